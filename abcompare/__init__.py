@@ -1,0 +1,38 @@
+"""abcompare: did a retrieval change really help? Paired A/B evaluation of search and RAG retrieval.
+
+The public API is imported lazily so that ``abcompare --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "RagHit": "abcompare.hits",
+    "stable_key": "abcompare.hits",
+    "RagEvaluator": "abcompare.evaluation.rag_evaluator",
+    "RagEvaluation": "abcompare.evaluation.rag_evaluator",
+    "evaluate_run": "abcompare.evaluation.batch",
+    "paired_comparison": "abcompare.stats.comparison",
+    "fuse": "abcompare.retrieval.fusion",
+    "load_comparison": "abcompare.analysis",
+    "AbcompareError": "abcompare.errors",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'abcompare' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
