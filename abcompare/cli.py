@@ -1,0 +1,111 @@
+"""The command line: parses arguments, calls the runner, renders errors once. Nothing else lives here."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="abcompare",
+    help="Did a retrieval change really help? Paired A/B comparison of retrieval variants, logged to MLflow.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+ConfigArg = Annotated[Path, typer.Argument(help="The experiment config (YAML).", show_default=False)]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", "-s", help="Override a config value: key.path=value (repeatable).", show_default=False
+    ),
+]
+
+
+def _route_warnings(stderr) -> None:
+    """Show our warnings as one readable line each instead of Python's file:line format."""
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 - stdlib hook signature
+        stderr.print(f"[bold yellow]warning:[/] {message}")
+
+    warnings.showwarning = show
+
+
+@app.command()
+def run(
+    config: ConfigArg,
+    set_: SetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+) -> None:
+    """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
+    from rich.console import Console
+
+    from abcompare.config import load_config
+    from abcompare.report import ConsoleReporter, print_report, result_as_json
+    from abcompare.runner import run_comparison
+
+    reporter = ConsoleReporter(quiet=quiet or as_json)
+    _route_warnings(reporter.console)
+    settings = load_config(config, set_ or [])
+    result = run_comparison(settings, config_path=config, reporter=reporter)
+    if as_json:
+        typer.echo(json.dumps(result_as_json(result), indent=2, default=str))
+    else:
+        print_report(result, Console())
+
+
+@app.command()
+def validate(config: ConfigArg, set_: SetOpt = None) -> None:
+    """Check a config (keys, types, files) without running anything."""
+    from rich.console import Console
+
+    from abcompare.config import load_config
+
+    console = Console(stderr=True)
+    _route_warnings(console)
+    settings = load_config(config, set_ or [])
+    names = ", ".join(settings.treatments)
+    typer.echo(f"{config}: valid — control vs {names} on {settings.dataset.name or settings.dataset.path}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON schema of the experiment config."""
+    from abcompare.config import config_schema
+
+    typer.echo(json.dumps(config_schema(), indent=2))
+
+
+def main() -> None:
+    """Entry point: user errors become one line and exit code 2; other failures exit 1; Ctrl-C 130."""
+    from abcompare.errors import AbcompareError
+
+    try:
+        app(standalone_mode=False)
+    except AbcompareError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except (typer.Abort, typer.Exit) as exc:
+        sys.exit(getattr(exc, "exit_code", 1))
+    except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(2)
+        typer.echo(f"error: unexpected failure: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,398 @@
+"""The experiment config: pydantic models, YAML loading with located errors, treatment overrides.
+
+A config names a dataset, a control variant, treatments written as overrides of the control, and the
+evaluation, significance and tracking settings. It is validated once, then treated as immutable.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from abcompare.errors import AbcompareWarning, ConfigError
+from abcompare.evaluation.measures import MEASURES
+from abcompare.retrieval.settings import VariantSettings
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetSettings(_Model):
+    """Where the queries, annotations and corpus come from, and at which level hits are judged."""
+
+    name: str | None = Field(
+        None, description="A builtin example dataset (e.g. 'hr-docs'); used when no path is given."
+    )
+    path: Path | None = Field(
+        None, description="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
+    )
+    split: str = Field("test", description="The qrels split to evaluate.")
+    level: Literal["chunk", "document", "span"] = Field(
+        "chunk",
+        description="chunk: annotation ids are hit keys; document: hits collapse to their document id; "
+        "span: a chunk is relevant when it overlaps an evidence span.",
+    )
+    queries: Path | None = Field(None, description="A query file overriding the dataset's queries.")
+    annotations: Path | None = Field(None, description="An annotation file overriding the dataset's qrels.")
+    spans: Path | None = Field(None, description="Evidence spans (JSONL) for level: span.")
+    corpus: Path | None = Field(None, description="A corpus file overriding the dataset's corpus.")
+    strict: bool = Field(False, description="Make queries without annotations an error instead of excluded.")
+    max_queries: int | None = Field(
+        None, ge=2, description="Evaluate only the first N annotated queries (quick runs)."
+    )
+
+    @model_validator(mode="after")
+    def _needs_a_source(self) -> DatasetSettings:
+        if self.name is None and self.path is None and (self.queries is None or self.annotations is None):
+            raise ValueError(
+                "give a builtin dataset 'name', a BEIR folder 'path', or 'queries' + 'annotations'"
+            )
+        return self
+
+
+class EvaluationSettings(_Model):
+    """Which metrics at which cutoffs, under which convention."""
+
+    cutoffs: list[int] = Field([1, 5, 10], min_length=1, description="Cutoffs k for metric@k.")
+    metrics: list[Literal["precision", "recall", "f1", "mrr", "ndcg"]] = Field(
+        list(MEASURES), min_length=1, description="Measures to compute and compare."
+    )
+    convention: Literal["ai4j", "trec"] = Field(
+        "ai4j", description="ai4j: the seed RagEvaluator exactly; trec: trec_eval's definitions."
+    )
+    relevance_threshold: int = Field(1, ge=1, description="Minimum grade that counts as relevant.")
+    min_alignment: float = Field(
+        0.5, ge=0, le=1, description="Fail when fewer annotated ids than this ever match a hit key."
+    )
+    allow_misaligned: bool = Field(False, description="Report, but do not fail on, poor alignment.")
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _positive_unique(cls, value: list[int]) -> list[int]:
+        if any(k < 1 for k in value):
+            raise ValueError("cutoffs must be positive integers")
+        return sorted(set(value))
+
+
+class SignificanceSettings(_Model):
+    """Paired tests of each treatment against the control."""
+
+    tests: list[Literal["t", "permutation", "bootstrap", "wilcoxon"]] = Field(
+        ["t", "permutation", "bootstrap", "wilcoxon"], min_length=1
+    )
+    primary: Literal["t", "permutation", "bootstrap", "wilcoxon"] = Field(
+        "permutation", description="The test whose adjusted p-value decides the verdict."
+    )
+    alpha: float = Field(0.05, gt=0, lt=1)
+    n_resamples: int = Field(10_000, ge=100, description="Resamples for permutation and bootstrap.")
+    seed: int = Field(0, description="Seed for every resampling test; same seed, same p-values.")
+    correction: Literal["holm", "bh", "none"] = Field(
+        "holm", description="Multiple-comparison correction over all metrics x cutoffs x treatments."
+    )
+    zero_method: Literal["pratt", "wilcox", "zsplit"] = Field(
+        "pratt", description="Wilcoxon zero-difference policy."
+    )
+    power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
+
+    @model_validator(mode="after")
+    def _primary_is_run(self) -> SignificanceSettings:
+        if self.primary not in self.tests:
+            raise ValueError(f"primary test {self.primary!r} is not among tests {self.tests}")
+        return self
+
+
+class TrackingSettings(_Model):
+    """Where results are logged in MLflow."""
+
+    enabled: bool = True
+    uri: str | None = Field(
+        None, description="MLflow tracking URI; default sqlite:///mlflow.db in the working directory."
+    )
+    experiment: str = Field("abcompare", min_length=1)
+    run_name: str | None = None
+    artifact_location: str | None = Field(
+        None, description="Artifact root for a new experiment; default ./mlruns beside a SQLite store."
+    )
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+class ExperimentConfig(_Model):
+    """One comparison: a control, one or more treatments, and how to judge them."""
+
+    name: str = Field("comparison", description="A short name for this comparison.")
+    description: str = ""
+    dataset: DatasetSettings
+    control: VariantSettings
+    treatments: dict[str, VariantSettings] = Field(
+        ..., min_length=1, description="Each treatment, written as overrides of the control."
+    )
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    significance: SignificanceSettings = Field(default_factory=SignificanceSettings)
+    tracking: TrackingSettings = Field(default_factory=TrackingSettings)
+    cache_dir: Path | None = Field(
+        None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
+    )
+
+    @field_validator("treatments")
+    @classmethod
+    def _no_control_name(cls, value: dict[str, VariantSettings]) -> dict[str, VariantSettings]:
+        if "control" in value:
+            raise ValueError("'control' is reserved for the control variant; rename the treatment")
+        return value
+
+    def variants(self) -> dict[str, VariantSettings]:
+        """The control first, then the treatments in config order."""
+        return {"control": self.control, **self.treatments}
+
+    def fingerprint(self) -> str:
+        """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``)."""
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def resolved_cache_dir(self) -> Path:
+        if self.cache_dir is not None:
+            return self.cache_dir
+        env = os.environ.get("ABCOMPARE_CACHE_DIR")
+        return Path(env) if env else Path.home() / ".cache" / "abcompare"
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """``override`` laid over ``base``: mappings merge key by key, anything else replaces."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def changed_settings(base: Any, override: Any, prefix: str = "") -> list[str]:
+    """The leaf paths that ``override`` sets to a value different from ``base``."""
+    if isinstance(override, dict):
+        changed: list[str] = []
+        for key, value in override.items():
+            sub = base.get(key) if isinstance(base, dict) else None
+            changed += changed_settings(sub, value, f"{prefix}{key}.")
+        return changed
+    return [] if override == base else [prefix.rstrip(".")]
+
+
+def apply_set_option(raw: dict[str, Any], assignment: str) -> None:
+    """Apply one ``--set a.b.c=value`` to the raw config; the value is parsed as YAML (so 5 is a number)."""
+    if "=" not in assignment:
+        raise ConfigError(f"--set expects key.path=value, got {assignment!r}", field=assignment)
+    path, _, text = assignment.partition("=")
+    keys = [k for k in path.strip().split(".") if k]
+    if not keys:
+        raise ConfigError(f"--set has an empty key in {assignment!r}", field=assignment)
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError:
+        value = text
+    node = raw
+    for key in keys[:-1]:
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"cannot set {path}: {key} is not a mapping", field=path)
+        node = child
+    node[keys[-1]] = value
+
+
+def _yaml_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Map each YAML key path to its 1-based line, so errors can point into the file."""
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                lines[(*path, key)] = key_node.start_mark.line + 1
+                walk(value_node, (*path, key))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines[(*path, str(i))] = item.start_mark.line + 1
+                walk(item, (*path, str(i)))
+
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return lines
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
+def _all_field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[str]:
+    """Every field name reachable from ``model`` (for 'did you mean' suggestions)."""
+    seen = seen or set()
+    if model in seen:
+        return set()
+    seen.add(model)
+    names: set[str] = set()
+    for name, field in model.model_fields.items():
+        names.add(name)
+        stack = [field.annotation]
+        while stack:
+            tp = stack.pop()
+            if isinstance(tp, type) and issubclass(tp, BaseModel):
+                names |= _all_field_names(tp, seen)
+            stack.extend(getattr(tp, "__args__", ()) or ())
+    return names
+
+
+def _describe(error: dict[str, Any], vocabulary: set[str]) -> str:
+    loc = [str(p) for p in error["loc"]]
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        key = loc[-1]
+        close = difflib.get_close_matches(key, sorted(vocabulary), n=1, cutoff=0.6)
+        return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    if kind == "missing":
+        return "required setting is missing"
+    return error["msg"]
+
+
+def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...], int]) -> ConfigError:
+    vocabulary = _all_field_names(ExperimentConfig)
+    first = exc.errors()[0]
+    loc = tuple(str(p) for p in first["loc"])
+    # pydantic inserts the union member tag (e.g. 'bm25', 'dense') into the location: drop unknown parts
+    loc = tuple(
+        p for p in loc if not p.startswith("function-") and p not in {"BM25Settings", "DenseSettings"}
+    )
+    yaml_loc = loc
+    line = None
+    for cut in range(len(yaml_loc), 0, -1):
+        line = lines.get(yaml_loc[:cut])
+        if line is not None:
+            break
+    more = len(exc.errors()) - 1
+    message = _describe(first, vocabulary) + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+    return ConfigError(message, file=path, line=line, field=".".join(yaml_loc) or None)
+
+
+_PATH_FIELDS = ("path", "queries", "annotations", "spans", "corpus")
+
+
+def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
+    """Relative paths resolve against the config file's folder, so a config runs from anywhere."""
+
+    def fix(mapping: Any, key: str) -> None:
+        if isinstance(mapping, dict) and isinstance(mapping.get(key), str):
+            value = os.path.expanduser(mapping[key])
+            mapping[key] = str(Path(value) if os.path.isabs(value) else (base_dir / value).resolve())
+
+    dataset = raw.get("dataset")
+    for key in _PATH_FIELDS:
+        fix(dataset, key)
+    fix(raw, "cache_dir")
+    variants = [raw.get("control")] + list((raw.get("treatments") or {}).values())
+    for variant in variants:
+        if isinstance(variant, dict):
+            fix(variant.get("run"), "path")
+            fix(variant.get("rerank"), "model_path")
+
+
+def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+    """Every file or folder named in the config must exist, reported with its YAML path."""
+    checks: list[tuple[tuple[str, ...], Path | None]] = [
+        (("dataset", key), getattr(config.dataset, key)) for key in _PATH_FIELDS
+    ]
+    for name, variant in config.variants().items():
+        if variant.run is not None:
+            where = ("control",) if name == "control" else ("treatments", name)
+            checks.append(((*where, "run", "path"), Path(variant.run.path)))
+    for loc, value in checks:
+        if value is not None and not Path(value).exists():
+            raise ConfigError(
+                f"file not found: {value}",
+                file=path,
+                line=lines.get(loc) or lines.get(loc[:-1]),
+                field=".".join(loc),
+                hint="relative paths are resolved against the config file's folder",
+            )
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
+    """Read, override, validate and resolve a YAML experiment config; errors name the file, line and key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("config file not found", file=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config: {exc}", file=path) from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(
+            f"invalid YAML: {problem}", file=path, line=mark.line + 1 if mark else None
+        ) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError("the config must be a YAML mapping (key: value)", file=path, line=1)
+    for assignment in overrides:
+        apply_set_option(raw, assignment)
+    lines = _yaml_lines(text)
+    _resolve_paths(raw, path.resolve().parent)
+
+    # treatments are overrides of the control: merge before validation, remember where each came from
+    control = raw.get("control")
+    treatments = raw.get("treatments")
+    if isinstance(treatments, dict) and isinstance(control, dict):
+        merged = {}
+        for name, override in treatments.items():
+            if override is None:
+                override = {}
+            if not isinstance(override, dict):
+                raise ConfigError(
+                    "a treatment must be a mapping of settings that override the control",
+                    file=path,
+                    line=lines.get(("treatments", str(name))),
+                    field=f"treatments.{name}",
+                )
+            merged[name] = deep_merge(control, override)
+            changed = changed_settings(control, override)
+            if len(changed) > 1:
+                warnings.warn(
+                    f"{path}: treatment {name!r} changes {len(changed)} settings ({', '.join(changed)}): "
+                    "a difference can then not be attributed to one change",
+                    AbcompareWarning,
+                    stacklevel=2,
+                )
+            elif not changed:
+                warnings.warn(
+                    f"{path}: treatment {name!r} changes nothing relative to the control",
+                    AbcompareWarning,
+                    stacklevel=2,
+                )
+        raw = {**raw, "treatments": merged}
+    try:
+        config = ExperimentConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise _config_error(exc, path, lines) from None
+    _check_files(config, path, lines)
+    return config
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON schema of the experiment config (``abcompare schema``)."""
+    return ExperimentConfig.model_json_schema()

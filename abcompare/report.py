@@ -1,0 +1,255 @@
+"""What a person sees: the console verdict table, progress, and the plots logged to MLflow.
+
+Consumes tables only (per-query metrics, the comparison table); knows nothing of retrieval or MLflow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "no significant difference": "yellow"}
+
+
+# ------------------------------------------------------------------------------------------ progress
+class Reporter:
+    """Receives the runner's progress; this base class stays silent (library and test use)."""
+
+    def stage(self, message: str) -> None:
+        """A new step has started."""
+
+    def warn(self, message: str) -> None:
+        """Something the user should know about, that does not stop the run."""
+
+    @contextmanager
+    def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
+        """A progress context yielding ``advance(step, total)``; silent here."""
+        yield lambda step, total=None: None
+
+
+class ConsoleReporter(Reporter):
+    """Progress bars and stage lines on stderr with rich, so stdout stays clean for ``--json``."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.quiet = quiet
+
+    def stage(self, message: str) -> None:
+        if not self.quiet:
+            self.console.print(f"[bold cyan]•[/] {message}")
+
+    def warn(self, message: str) -> None:
+        self.console.print(f"[bold yellow]warning:[/] {message}")
+
+    @contextmanager
+    def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
+        if self.quiet:
+            yield lambda step, total=None: None
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=self.console, transient=True) as bar:
+            task = bar.add_task(description, total=total)
+
+            def advance(step: int, new_total: int | None = None) -> None:
+                if new_total is not None:
+                    bar.update(task, total=new_total)
+                bar.update(task, completed=step)
+
+            yield advance
+
+
+# ------------------------------------------------------------------------------------------ console
+def _fmt(value: float, digits: int = 4) -> str:
+    return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _fmt_p(value: float) -> str:
+    if value is None or np.isnan(value):
+        return "–"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any:
+    """A rich table for one treatment: control, treatment, delta, CI, adjusted p, verdict per metric."""
+    from rich.table import Table
+
+    table = Table(title=f"{treatment} vs control", title_justify="left", header_style="bold")
+    for column in ("metric", "control", "treatment", "delta", "95% CI", f"p ({primary}, adj.)", "verdict"):
+        table.add_column(column, justify="left" if column in {"metric", "verdict"} else "right")
+    rows = comparison[comparison["treatment"] == treatment]
+    for row in rows.itertuples(index=False):
+        style = VERDICT_STYLE.get(row.verdict, "")
+        delta = f"{row.delta:+.4f}"
+        table.add_row(
+            row.metric,
+            _fmt(row.control_mean),
+            _fmt(row.treatment_mean),
+            f"[{style}]{delta}[/]" if style else delta,
+            f"[{_fmt(row.ci_low)}, {_fmt(row.ci_high)}]",
+            _fmt_p(row.p_adjusted),
+            f"[{style}]{row.verdict}[/]" if style else row.verdict,
+        )
+    return table
+
+
+def headline(comparison: pd.DataFrame, treatment: str, metric: str) -> str:
+    """One sentence a person can act on, for the headline metric."""
+    rows = comparison[(comparison["treatment"] == treatment) & (comparison["metric"] == metric)]
+    if rows.empty:
+        return f"{treatment}: {metric} was not compared"
+    row = rows.iloc[0]
+    rel = f" ({row.relative_delta:+.1%})" if np.isfinite(row.relative_delta) else ""
+    change = f"{row.delta:+.4f}{rel}, adjusted p = {_fmt_p(row.p_adjusted)}"
+    if row.verdict == "better":
+        return f"{treatment} beats the control on {metric}: {change}"
+    if row.verdict == "worse":
+        return f"{treatment} is worse than the control on {metric}: {change}"
+    mde = (
+        f"; this query set detects differences of about {row.mde:.3f} or more" if np.isfinite(row.mde) else ""
+    )
+    return f"{treatment}: no significant difference on {metric} ({change}){mde}"
+
+
+def print_report(result: Any, console: Any | None = None) -> None:
+    """The final report: alignment lines, one verdict table per treatment, headlines, MLflow pointers."""
+    from rich.console import Console
+
+    console = console or Console()
+    cfg = result.config
+    console.print()
+    console.print(
+        f"[bold]{cfg.name}[/]  dataset [bold]{result.dataset_name}[/] ({result.n_queries} queries, "
+        f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
+    )
+    for name, report in result.alignment.items():
+        console.print(f"  alignment {name}: {report.summary()}")
+    for name in cfg.treatments:
+        console.print()
+        console.print(verdict_table(result.comparison, name, cfg.significance.primary))
+    console.print()
+    for name in cfg.treatments:
+        verdict = headline(result.comparison, name, result.headline_metric)
+        console.print(f"[bold]Verdict[/] {verdict}")
+    settings = cfg.significance
+    console.print(
+        f"[dim]paired tests on {result.n_queries} queries; primary {settings.primary}, {settings.correction} "
+        f"correction over {len(result.comparison)} comparisons, alpha {settings.alpha}, "
+        f"B = {settings.n_resamples}, seed {settings.seed}[/]"
+    )
+    if result.parent_run_id:
+        console.print(
+            f"MLflow: experiment [bold]{cfg.tracking.experiment}[/], parent run {result.parent_run_id}"
+        )
+        for name, run_id in result.variant_run_ids.items():
+            console.print(f"  {name}: {run_id}")
+        console.print(f"View: [bold]{result.ui_hint}[/]")
+
+
+# ------------------------------------------------------------------------------------------ plots
+def _figure(width: float = 7.0, height: float = 4.0):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt.figure(figsize=(width, height), dpi=100)
+
+
+def save_metric_distribution(per_query: pd.DataFrame, metrics: list[str], path: Path, title: str) -> Path:
+    """Histogram of per-query scores for each metric: the same file name in every variant run."""
+    fig = _figure(3.2 * len(metrics), 3.2)
+    bins = np.linspace(0, 1, 21)
+    for i, metric in enumerate(metrics, start=1):
+        ax = fig.add_subplot(1, len(metrics), i)
+        values = per_query[metric].to_numpy(dtype=float)
+        ax.hist(np.clip(values, 0, 1), bins=bins, color="#4477aa", edgecolor="white")
+        ax.axvline(values.mean(), color="#cc3311", linestyle="--", label=f"mean {values.mean():.3f}")
+        ax.set_title(metric)
+        ax.set_xlim(0, 1)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def save_delta_forest(comparison: pd.DataFrame, path: Path) -> Path:
+    """Mean difference and confidence interval per (treatment, metric): the comparison at a glance."""
+    rows = comparison.reset_index(drop=True)
+    fig = _figure(7.5, 0.35 * len(rows) + 1.2)
+    ax = fig.add_subplot(1, 1, 1)
+    y = np.arange(len(rows))[::-1]
+    colors = [{"better": "#228833", "worse": "#cc3311"}.get(v, "#777777") for v in rows["verdict"].tolist()]
+    ax.errorbar(
+        rows["delta"],
+        y,
+        xerr=[rows["delta"] - rows["ci_low"], rows["ci_high"] - rows["delta"]],
+        fmt="none",
+        ecolor=colors,
+        capsize=3,
+    )
+    ax.scatter(rows["delta"], y, c=colors, zorder=3)
+    ax.axvline(0, color="black", linewidth=0.8)
+    labels = [f"{t} · {m}" for t, m in zip(rows["treatment"], rows["metric"], strict=True)]
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlabel("treatment − control (mean, with CI)")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def save_paired_scatter(control: pd.Series, treatment: pd.Series, metric: str, name: str, path: Path) -> Path:
+    """Control vs treatment per query: points above the diagonal are queries the treatment won."""
+    fig = _figure(4.5, 4.5)
+    ax = fig.add_subplot(1, 1, 1)
+    joined = pd.concat([control.rename("c"), treatment.rename("t")], axis=1)
+    ax.scatter(joined["c"], joined["t"], alpha=0.6, s=18, color="#4477aa")
+    ax.plot([0, 1], [0, 1], color="black", linewidth=0.8)
+    ax.set_xlabel(f"control {metric}")
+    ax.set_ylabel(f"{name} {metric}")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def result_as_json(result: Any) -> dict[str, Any]:
+    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
+    comparison = result.comparison.replace({np.nan: None})
+    return {
+        "name": result.config.name,
+        "dataset": result.dataset_name,
+        "n_queries": result.n_queries,
+        "headline_metric": result.headline_metric,
+        "tracking_uri": result.tracking_uri,
+        "experiment": result.config.tracking.experiment,
+        "parent_run_id": result.parent_run_id,
+        "variant_run_ids": result.variant_run_ids,
+        "means": {name: _plain(means) for name, means in result.means.items()},
+        "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
+        "comparison": comparison.to_dict(orient="records"),
+        "timings": result.timings,
+    }
+
+
+def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: (float(v) if isinstance(v, (np.floating, float, int, np.integer)) else v)
+        for k, v in values.items()
+    }

@@ -1,0 +1,265 @@
+"""The experiment runner: the one module that knows the order config -> data -> retrieval -> evaluation
+-> statistics -> tracking -> report. Each stage is a function of its inputs, called here in turn."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from abcompare.config import ExperimentConfig
+from abcompare.errors import DataError
+from abcompare.report import Reporter
+from abcompare.retrieval.settings import VariantSettings
+
+
+@dataclass
+class VariantOutcome:
+    """What one variant produced: its hits as a run table, the per-query metrics and the alignment."""
+
+    name: str
+    role: str
+    run: pd.DataFrame
+    per_query: pd.DataFrame
+    alignment: Any
+    means: dict[str, float]
+
+
+@dataclass
+class ComparisonResult:
+    """Everything a comparison produced, for the console, ``--json`` and notebooks."""
+
+    config: ExperimentConfig
+    dataset_name: str
+    n_queries: int
+    headline_metric: str
+    variants: dict[str, VariantOutcome]
+    comparison: pd.DataFrame
+    tracking_uri: str | None = None
+    parent_run_id: str | None = None
+    variant_run_ids: dict[str, str] = field(default_factory=dict)
+    ui_hint: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def alignment(self) -> dict[str, Any]:
+        return {name: outcome.alignment for name, outcome in self.variants.items()}
+
+    @property
+    def means(self) -> dict[str, dict[str, float]]:
+        return {name: outcome.means for name, outcome in self.variants.items()}
+
+    @property
+    def per_query(self) -> dict[str, pd.DataFrame]:
+        return {name: outcome.per_query for name, outcome in self.variants.items()}
+
+
+class _Timer:
+    """Wall time per stage, so benchmarks and the report can show where time goes."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+
+
+# ------------------------------------------------------------------------------------------ stages
+def load_experiment_dataset(config: ExperimentConfig):
+    """The fixed query set, its annotations at the configured level, and the corpus (data stage)."""
+    from abcompare.data.experiment import load_dataset_for_experiment
+
+    return load_dataset_for_experiment(config.dataset)
+
+
+def produce_run(
+    variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
+) -> pd.DataFrame:
+    """A variant's hits for every query, as a run table: retrieved here, or read from a run file."""
+    from abcompare.data.runs import read_run, run_frame_from_hits
+
+    if variant.run is not None:
+        run = read_run(variant.run.path, format=variant.run.format)
+        return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True)
+    if dataset.corpus is None:
+        raise DataError(
+            f"variant {name!r} retrieves from a corpus, but the dataset has none",
+            field="dataset",
+            hint="use a dataset with a corpus.jsonl, or give the variant a precomputed run file (run.path)",
+        )
+    from abcompare.retrieval.pipeline import run_variant
+
+    with reporter.progress(f"{name}: retrieving", total=len(dataset.queries)) as advance:
+        hits = run_variant(
+            variant, dataset.corpus, dataset.queries, cache_dir=cache_dir, progress=advance, cache=cache
+        )
+    return run_frame_from_hits(hits)
+
+
+def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, config: ExperimentConfig):
+    """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics."""
+    from abcompare.data.alignment import alignment_report, check_alignment
+    from abcompare.data.levels import apply_level
+    from abcompare.evaluation.batch import evaluate_run
+
+    evaluation = config.evaluation
+    run, annotations = apply_level(
+        run,
+        dataset.annotations,
+        config.dataset.level,
+        spans=dataset.spans,
+        chunking=variant.chunking,
+        corpus=dataset.corpus,
+    )
+    report = alignment_report(run, annotations)
+    check_alignment(
+        report, min_fraction=evaluation.min_alignment, allow_misaligned=evaluation.allow_misaligned
+    )
+    per_query = evaluate_run(
+        run,
+        annotations,
+        k=tuple(evaluation.cutoffs),
+        convention=evaluation.convention,
+        relevance_threshold=evaluation.relevance_threshold,
+    )
+    # every variant is judged on the same fixed query set: queries without a relevant item score 0
+    query_ids = pd.Index(dataset.queries["query_id"].astype(str), name="query_id")
+    per_query = per_query.reindex(query_ids, fill_value=0)
+    return run, per_query, report
+
+
+def metric_columns(config: ExperimentConfig) -> list[str]:
+    """``precision@1`` ... in config order: measures x cutoffs."""
+    return [f"{m}@{k}" for m in config.evaluation.metrics for k in config.evaluation.cutoffs]
+
+
+def headline_metric(config: ExperimentConfig) -> str:
+    """The metric the one-line verdict speaks of: nDCG at the largest cutoff when computed."""
+    measure = "ndcg" if "ndcg" in config.evaluation.metrics else config.evaluation.metrics[0]
+    return f"{measure}@{max(config.evaluation.cutoffs)}"
+
+
+def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter) -> pd.DataFrame:
+    """Paired tests of every treatment against the control (statistics stage)."""
+    from abcompare.stats.comparison import paired_comparison
+
+    sig = config.significance
+    treatments = {name: frame for name, frame in per_query.items() if name != "control"}
+    total = len(treatments) * len(metric_columns(config))
+    with reporter.progress("paired tests", total=total) as advance:
+        return paired_comparison(
+            per_query["control"],
+            treatments,
+            alpha=sig.alpha,
+            n_resamples=sig.n_resamples,
+            seed=sig.seed,
+            correction=sig.correction,
+            primary=sig.primary,
+            tests=list(sig.tests),
+            metrics=metric_columns(config),
+            zero_method=sig.zero_method,
+            power=sig.power,
+            progress=advance,
+        )
+
+
+def code_version() -> str:
+    """The git commit of the abcompare checkout when there is one, else the package version."""
+    from abcompare import __version__
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            return f"{__version__}+g{out.stdout.strip()}"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return __version__
+
+
+# ------------------------------------------------------------------------------------------ the run
+def run_comparison(
+    config: ExperimentConfig,
+    *,
+    config_path: Path | None = None,
+    reporter: Reporter | None = None,
+) -> ComparisonResult:
+    """Run the control and every treatment, judge them on the same queries, test, log and return."""
+    from abcompare.tracking import closing_runs, open_tracker
+
+    reporter = reporter or Reporter()
+    timer = _Timer()
+    tracker = None
+    if config.tracking.enabled:
+        with timer("tracking"):
+            reporter.stage("connecting to MLflow")
+            tracking = config.tracking
+            tracker = open_tracker(tracking.uri, tracking.experiment, tracking.artifact_location)
+    with timer("data"):
+        reporter.stage("loading the dataset")
+        dataset = load_experiment_dataset(config)
+    n_queries = len(dataset.queries)
+    reporter.stage(f"dataset {dataset.name}: {n_queries} annotated queries")
+
+    from abcompare.tracking_log import ComparisonLogger
+
+    logger = ComparisonLogger(tracker, config, config_path, dataset, code_version()) if tracker else None
+    outcomes: dict[str, VariantOutcome] = {}
+    from abcompare.retrieval.pipeline import RetrievalCache
+
+    cache = RetrievalCache()
+    with closing_runs(tracker), tempfile.TemporaryDirectory(prefix="abcompare-") as tmp:
+        if logger:
+            logger.start()
+        for name, variant in config.variants().items():
+            role = "control" if name == "control" else "treatment"
+            reporter.stage(f"{role} {name}")
+            with timer("retrieval"):
+                run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
+            with timer("evaluation"):
+                run, per_query, report = judge_variant(run, dataset, variant, config)
+            per_query = per_query[metric_columns(config) + [c for c in per_query.columns if "count" in c]]
+            means = per_query[metric_columns(config)].mean().to_dict()
+            outcomes[name] = VariantOutcome(name, role, run, per_query, report, means)
+            if logger:
+                with timer("tracking"):
+                    logger.log_variant(outcomes[name], variant, Path(tmp))
+        with timer("statistics"):
+            reporter.stage("paired significance tests")
+            comparison = compare(config, {n: o.per_query for n, o in outcomes.items()}, reporter)
+        result = ComparisonResult(
+            config=config,
+            dataset_name=dataset.name,
+            n_queries=n_queries,
+            headline_metric=headline_metric(config),
+            variants=outcomes,
+            comparison=comparison,
+            timings=timer.seconds,
+        )
+        if logger:
+            with timer("tracking"):
+                logger.log_comparison(result, Path(tmp))
+                logger.finish()
+            result.tracking_uri = tracker.uri
+            result.parent_run_id = logger.parent_id
+            result.variant_run_ids = dict(logger.variant_ids)
+            result.ui_hint = tracker.run_url_hint()
+    return result
