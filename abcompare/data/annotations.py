@@ -1,0 +1,302 @@
+"""Relevance annotations (TREC qrels, BEIR qrels TSV, JSONL) and evidence spans, read into the tables
+of docs/architecture.md: annotations ``query_id, key, grade`` and spans ``query_id, document_id, start, end``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from abcompare.data._lines import content_lines, first_true, parse_floats
+from abcompare.errors import DataError
+
+__all__ = ["ANNOTATION_FORMATS", "read_annotations", "read_spans", "write_trec_qrels"]
+
+ANNOTATION_FORMATS = ("trec", "beir", "jsonl")
+_TREC_HINT = "each line is 'query_id 0 doc_id grade' separated by whitespace"
+_BEIR_HINT = "a header 'query-id<TAB>corpus-id<TAB>score', then one tab-separated row per judgment"
+_JSONL_HINT = (
+    'each line is {"query_id": ..., "relevant_ids": [...]} or {"query_id": ..., "relevant": {"id": grade}}'
+)
+
+
+def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
+    """Read relevance judgments into ``query_id, key, grade`` (format trec, beir, jsonl or auto).
+
+    Identical repeated judgments are kept once; the same (query, id) with two grades is an error.
+    """
+    fmt = _detect(path) if format == "auto" else format
+    if fmt == "trec":
+        frame = _read_columns(path, fields=4, hint=_TREC_HINT, tab_only=False, header=False)
+    elif fmt == "beir":
+        frame = _read_columns(path, fields=3, hint=_BEIR_HINT, tab_only=True, header=True)
+    elif fmt == "jsonl":
+        frame = _read_jsonl(path)
+    else:
+        raise DataError(
+            f"unknown annotation format {format!r}",
+            file=path,
+            hint=f"use one of auto, {', '.join(ANNOTATION_FORMATS)}",
+        )
+    return _deduplicate(frame, path)
+
+
+def _detect(path: str | Path) -> str:
+    lines, _ = content_lines(path, "annotation")
+    if len(lines) == 0:
+        raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
+    first = lines[0].as_py()
+    if first.startswith("{"):
+        return "jsonl"
+    fields = first.split()
+    if "\t" in first and (len(fields) == 3 or not _is_number(fields[-1])):
+        return "beir"
+    return "trec"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_columns(path: str | Path, *, fields: int, hint: str, tab_only: bool, header: bool) -> pd.DataFrame:
+    """TREC qrels (4 whitespace fields) or BEIR TSV (3 tab fields, optional header) → annotation rows."""
+    lines, numbers = content_lines(path, "annotation")
+    if header and len(lines) and not _is_number(lines[0].as_py().split("\t")[-1].strip()):
+        lines, numbers = lines.slice(1), numbers[1:]
+    if len(lines) == 0:
+        raise DataError("annotation file has no judgments", file=path, hint=hint)
+    parts = pc.split_pattern(lines, "\t") if tab_only else pc.ascii_split_whitespace(lines)
+    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+    bad = first_true(counts != fields)
+    if bad is not None:
+        raise DataError(
+            f"wrong column count: expected {fields} fields, found {counts[bad]}",
+            file=path,
+            line=int(numbers[bad]),
+            hint=hint,
+        )
+    query = pc.utf8_trim_whitespace(pc.list_element(parts, 0))
+    key = pc.utf8_trim_whitespace(pc.list_element(parts, fields - 2))
+    grade_text = pc.utf8_trim_whitespace(pc.list_element(parts, fields - 1))
+    for values, name in ((query, "query id"), (key, "document id")):
+        empty = first_true(pc.equal(values, "").to_numpy(zero_copy_only=False))
+        if empty is not None:
+            raise DataError(f"empty {name}", file=path, line=int(numbers[empty]), hint=hint)
+    grade = parse_floats(
+        grade_text,
+        path=path,
+        numbers=numbers,
+        what="grade",
+        hint="the grade is an integer (0 = not relevant, higher = more relevant)",
+    )
+    bad = first_true(~np.isfinite(grade) | (np.floor(grade) != grade))
+    if bad is not None:
+        raise DataError(
+            f"grade {grade_text[bad].as_py()!r} is not an integer",
+            file=path,
+            line=int(numbers[bad]),
+            hint="the grade is an integer (0 = not relevant)",
+        )
+    frame = pd.DataFrame(
+        {
+            "query_id": query.to_pandas().astype("str"),
+            "key": key.to_pandas().astype("str"),
+            "grade": grade.astype(np.int64),
+        }
+    )
+    frame.attrs["line_numbers"] = numbers
+    return frame
+
+
+def _jsonl_records(path: str | Path, what: str, hint: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    lines, numbers = content_lines(path, what, comments=False)
+    for text, number in zip(lines.to_pylist(), numbers.tolist(), strict=True):
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed line: not JSON ({exc.msg})", file=path, line=number, hint=hint
+            ) from None
+        if not isinstance(record, dict):
+            raise DataError("malformed line: expected a JSON object", file=path, line=number, hint=hint)
+        yield number, record
+
+
+def _text_field(
+    record: dict[str, Any], names: tuple[str, ...], *, path: str | Path, line: int, hint: str
+) -> str:
+    for name in names:
+        if name in record:
+            value = record[name]
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+                return str(value).strip()
+            raise DataError(f"empty or invalid {name} {value!r}", file=path, line=line, field=name, hint=hint)
+    raise DataError(f"missing field {names[0]!r}", file=path, line=line, field=names[0], hint=hint)
+
+
+def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise DataError(
+            f"non-numeric grade {value!r}",
+            file=path,
+            line=line,
+            field=field,
+            hint="grades are integers (0 = not relevant)",
+        )
+    try:
+        number = float(value)
+    except ValueError:
+        raise DataError(
+            f"non-numeric grade {value!r}",
+            file=path,
+            line=line,
+            field=field,
+            hint="grades are integers (0 = not relevant)",
+        ) from None
+    if not np.isfinite(number) or number != int(number):
+        raise DataError(
+            f"grade {value!r} is not an integer",
+            file=path,
+            line=line,
+            field=field,
+            hint="grades are integers (0 = not relevant)",
+        )
+    return int(number)
+
+
+def _read_jsonl(path: str | Path) -> pd.DataFrame:
+    rows: list[tuple[str, str, int]] = []
+    line_numbers: list[int] = []
+    for number, record in _jsonl_records(path, "annotation", _JSONL_HINT):
+        qid = _text_field(record, ("query_id", "qid", "_id"), path=path, line=number, hint=_JSONL_HINT)
+        if "relevant" in record:
+            graded = record["relevant"]
+            if not isinstance(graded, dict):
+                raise DataError(
+                    "'relevant' must map ids to grades",
+                    file=path,
+                    line=number,
+                    field="relevant",
+                    hint=_JSONL_HINT,
+                )
+            items = [(k, _grade(v, path=path, line=number, field=f"relevant.{k}")) for k, v in graded.items()]
+        elif "relevant_ids" in record:
+            ids = record["relevant_ids"]
+            if not isinstance(ids, list):
+                raise DataError(
+                    "'relevant_ids' must be a list",
+                    file=path,
+                    line=number,
+                    field="relevant_ids",
+                    hint=_JSONL_HINT,
+                )
+            items = [(k, 1) for k in ids]
+        else:
+            raise DataError("needs 'relevant_ids' or 'relevant'", file=path, line=number, hint=_JSONL_HINT)
+        for key, grade in items:
+            text = str(key).strip() if isinstance(key, (str, int)) and not isinstance(key, bool) else ""
+            if not text:
+                raise DataError(
+                    f"empty or invalid relevant id {key!r}",
+                    file=path,
+                    line=number,
+                    hint="ids are non-empty strings",
+                )
+            rows.append((qid, text, grade))
+            line_numbers.append(number)
+    frame = pd.DataFrame(rows, columns=["query_id", "key", "grade"])
+    frame = frame.astype({"query_id": "str", "key": "str", "grade": np.int64})
+    frame.attrs["line_numbers"] = np.asarray(line_numbers, dtype=np.int64)
+    return frame
+
+
+def _deduplicate(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    """Drop repeated identical judgments; a (query, id) judged with two different grades is an error."""
+    numbers = frame.attrs.pop("line_numbers", None)
+    repeated = frame.duplicated(["query_id", "key"], keep="first").to_numpy()
+    if not repeated.any():
+        return frame
+    grades = frame.groupby(["query_id", "key"], sort=False)["grade"].transform("nunique").to_numpy()
+    bad = first_true(repeated & (grades > 1))
+    if bad is not None:
+        q, k = frame.at[bad, "query_id"], frame.at[bad, "key"]
+        same = np.flatnonzero(((frame["query_id"] == q) & (frame["key"] == k)).to_numpy())
+        values = sorted(set(frame["grade"].to_numpy()[same].tolist()))
+        where = f" (lines {', '.join(str(numbers[i]) for i in same)})" if numbers is not None else ""
+        raise DataError(
+            f"conflicting grades {values} for query {q!r}, id {k!r}{where}",
+            file=path,
+            line=int(numbers[bad]) if numbers is not None else None,
+            hint="keep one judgment per (query, id)",
+        )
+    return frame[~repeated].reset_index(drop=True)
+
+
+def read_spans(path: str | Path) -> pd.DataFrame:
+    """Evidence spans from JSONL ``{"query_id", "document_id", "start", "end"[, "grade"]}``.
+
+    Offsets are characters into the corpus ``text``, end exclusive; grade defaults to 1.
+    """
+    hint = 'each line is {"query_id": ..., "document_id": ..., "start": int, "end": int}'
+    rows: list[tuple[str, str, int, int, int]] = []
+    for number, record in _jsonl_records(path, "span", hint):
+        qid = _text_field(record, ("query_id",), path=path, line=number, hint=hint)
+        doc = _text_field(record, ("document_id",), path=path, line=number, hint=hint)
+        bounds = []
+        for name in ("start", "end"):
+            value = record.get(name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise DataError(
+                    f"{name} must be an integer character offset, got {value!r}",
+                    file=path,
+                    line=number,
+                    field=name,
+                    hint=hint,
+                )
+            bounds.append(value)
+        start, end = bounds
+        if start < 0 or end <= start:
+            raise DataError(
+                f"empty or negative span [{start}, {end})",
+                file=path,
+                line=number,
+                field="end",
+                hint="0 <= start < end (end is exclusive)",
+            )
+        grade = _grade(record.get("grade", 1), path=path, line=number, field="grade")
+        rows.append((qid, doc, start, end, grade))
+    if not rows:
+        raise DataError("span file has no spans", file=path, hint=hint)
+    frame = pd.DataFrame(rows, columns=["query_id", "document_id", "start", "end", "grade"])
+    return frame.astype(
+        {"query_id": "str", "document_id": "str", "start": np.int64, "end": np.int64, "grade": np.int64}
+    )
+
+
+def write_trec_qrels(annotations: pd.DataFrame, path: str | Path) -> Path:
+    """Write annotations as TREC qrels (``query_id 0 key grade``); ids must not contain whitespace."""
+    path = Path(path)
+    frame = annotations[["query_id", "key", "grade"]].astype({"query_id": "str", "key": "str"})
+    for column in ("query_id", "key"):
+        bad = first_true(frame[column].str.contains(r"\s|^$", regex=True).to_numpy())
+        if bad is not None:
+            raise DataError(
+                f"{column} {frame[column].iloc[bad]!r} is empty or contains whitespace; TREC qrels "
+                "cannot hold it",
+                field=column,
+                hint="use ids without spaces",
+            )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.insert(1, "iter", 0)
+    frame.to_csv(path, sep=" ", header=False, index=False, lineterminator="\n")
+    return path

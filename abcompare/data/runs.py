@@ -1,0 +1,655 @@
+"""Run files (precomputed hit lists): read TREC / JSONL / Parquet / CSV into the run table, and write them.
+
+The run table is the contract of docs/architecture.md: one row per (query, hit) with ``query_id, rank, key,
+score`` plus hit fields, sorted by query (first appearance) then rank. TREC files follow trec_eval: the
+rank column is ignored and hits are ordered by score (descending), ties by docno (descending).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from abcompare.data._lines import content_lines, first_true, parse_floats, read_bytes
+from abcompare.errors import AbcompareWarning, DataError
+from abcompare.hits import RagHit, stable_key
+
+__all__ = [
+    "RUN_COLUMNS",
+    "hits_from_run_frame",
+    "read_run",
+    "run_frame_from_hits",
+    "stable_keys",
+    "write_run",
+]
+
+RUN_COLUMNS: tuple[str, ...] = ("query_id", "rank", "key", "score")
+_STR_FIELDS = (
+    "id",
+    "document_id",
+    "content",
+    "retriever_source",
+    "source_name",
+    "source_path",
+    "source_uri",
+    "section_title",
+    "title",
+)
+_FLOAT_FIELDS = ("retrieval_score", "fusion_score", "rerank_score")
+_INT_FIELDS = ("chunk_index", "page_number", "start", "end")
+_HIT_COLUMNS = (
+    "id",
+    "document_id",
+    "chunk_index",
+    "content",
+    "retriever_source",
+    "retrieval_score",
+    "fusion_score",
+    "rerank_score",
+    "source_name",
+    "source_path",
+    "source_uri",
+    "page_number",
+    "section_title",
+    "start",
+    "end",
+    "title",
+)
+_META_FIELDS = ("start", "end", "title")
+_TREC_HINT = "each line is 'query_id Q0 doc_id rank score run_tag' separated by whitespace"
+FORMATS = ("trec", "jsonl", "parquet", "csv")
+
+
+# ----------------------------------------------------------------------------------------------- reading
+def read_run(path: str | Path, format: str = "auto") -> pd.DataFrame:
+    """Read a run file into the run table; ``format`` is trec, jsonl, parquet, csv or auto (by content)."""
+    fmt = _detect_format(path) if format == "auto" else format
+    if fmt == "trec":
+        return _read_trec(path)
+    if fmt == "jsonl":
+        return _read_jsonl(path)
+    if fmt == "parquet":
+        return _read_parquet(path)
+    if fmt == "csv":
+        return _read_csv(path)
+    raise DataError(
+        f"unknown run format {format!r}", file=path, hint=f"use one of auto, {', '.join(FORMATS)}"
+    )
+
+
+def _detect_format(path: str | Path) -> str:
+    p = Path(path)
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    head = read_bytes(p, "run")[:4096].lstrip()
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"{"):
+        return "jsonl"
+    return "trec"
+
+
+def _read_trec(path: str | Path) -> pd.DataFrame:
+    lines, numbers = content_lines(path, "run")
+    if len(lines) == 0:
+        raise DataError("run file has no hits", file=path, hint=_TREC_HINT)
+    parts = pc.ascii_split_whitespace(lines)
+    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+    bad = first_true(counts < 6)
+    if bad is not None:
+        raise DataError(
+            f"malformed line: expected 6 fields, found {counts[bad]}",
+            file=path,
+            line=int(numbers[bad]),
+            hint=_TREC_HINT,
+        )
+    score = parse_floats(
+        pc.list_element(parts, 4),
+        path=path,
+        numbers=numbers,
+        what="score",
+        hint="the 5th field is the score; trec_eval orders hits by it",
+    )
+    bad = first_true(~np.isfinite(score))
+    if bad is not None:
+        raise DataError(
+            f"score is {score[bad]} (NaN/inf)",
+            file=path,
+            line=int(numbers[bad]),
+            hint="write a finite score for every hit",
+        )
+    qid = pc.list_element(parts, 0).to_pandas()
+    doc = pc.list_element(parts, 2).to_pandas()
+    frame = pd.DataFrame({"query_id": qid.astype("str"), "key": doc.astype("str"), "score": score})
+    dup = frame.duplicated(["query_id", "key"]).to_numpy()
+    bad = first_true(dup)
+    if bad is not None:
+        q, k = frame.at[bad, "query_id"], frame.at[bad, "key"]
+        first = numbers[first_true(((frame["query_id"] == q) & (frame["key"] == k)).to_numpy())]
+        raise DataError(
+            f"duplicate document {k!r} for query {q!r} (first at line {first})",
+            file=path,
+            line=int(numbers[bad]),
+            hint="trec_eval rejects repeated docnos; keep one line each",
+        )
+    frame = _order_by_score(frame)
+    frame["id"] = frame["key"]
+    frame.attrs["run_tag"] = str(pc.list_element(parts.slice(len(parts) - 1), 5)[0].as_py())
+    return frame[["query_id", "rank", "key", "score", "id"]]
+
+
+def _order_by_score(frame: pd.DataFrame) -> pd.DataFrame:
+    """Sort by query (first appearance), score descending, key descending (trec_eval); number ranks from 1."""
+    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
+    kcodes, _ = pd.factorize(frame["key"], sort=True)
+    order = np.lexsort((-kcodes, -frame["score"].to_numpy(dtype=float), qcodes))
+    out = frame.iloc[order].reset_index(drop=True)
+    out.insert(1, "rank", _ranks_within(qcodes[order]))
+    return out
+
+
+def _ranks_within(sorted_codes: np.ndarray) -> np.ndarray:
+    """1-based position within each run of equal codes (the codes are already grouped)."""
+    n = len(sorted_codes)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
+    start_idx = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    return (np.arange(n) - start_idx + 1).astype(np.int64)
+
+
+def _read_jsonl(path: str | Path) -> pd.DataFrame:
+    lines, numbers = content_lines(path, "run", comments=False)
+    hits_by_query: dict[str, list[RagHit]] = {}
+    line_of: dict[str, int] = {}
+    hint = 'each line is {"query_id": "...", "hits": [{RagHit fields}, ...]}'
+    for text, number in zip(lines.to_pylist(), numbers.tolist(), strict=True):
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed line: not JSON ({exc.msg})", file=path, line=number, hint=hint
+            ) from None
+        if not isinstance(record, dict) or "query_id" not in record or "hits" not in record:
+            raise DataError("malformed line: needs 'query_id' and 'hits'", file=path, line=number, hint=hint)
+        qid = _clean_id(record["query_id"])
+        if qid is None:
+            raise DataError("empty query_id", file=path, line=number, field="query_id", hint=hint)
+        if qid in hits_by_query:
+            raise DataError(
+                f"duplicate query id {qid!r} (first at line {line_of[qid]})",
+                file=path,
+                line=number,
+                hint="put all hits of a query on one line",
+            )
+        if not isinstance(record["hits"], list):
+            raise DataError("'hits' must be a list", file=path, line=number, field="hits", hint=hint)
+        hits = []
+        for i, raw in enumerate(record["hits"]):
+            hits.append(_validate_hit(raw, path=path, line=number, index=i))
+        _check_hit_ranks(hits, qid, path=path, line=number)
+        hits_by_query[qid] = hits
+        line_of[qid] = number
+    return _finite_scores(run_frame_from_hits(hits_by_query), path)
+
+
+def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHit:
+    from pydantic import ValidationError
+
+    if not isinstance(raw, dict):
+        raise DataError(
+            f"hit {index} is not an object",
+            file=path,
+            line=line,
+            field=f"hits[{index}]",
+            hint="each hit is a JSON object of RagHit fields",
+        )
+    try:
+        return RagHit.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise DataError(
+            f"invalid hit: {err['msg']}",
+            file=path,
+            line=line,
+            field=f"hits[{index}].{where}",
+            hint="fix the value's type (numbers for scores and ranks)",
+        ) from None
+
+
+def _check_hit_ranks(hits: Sequence[RagHit], qid: str, *, path: str | Path, line: int) -> None:
+    ranks = [h.rank for h in hits]
+    if not hits or any(r is None for r in ranks):
+        return
+    expected = list(range(1, len(hits) + 1))
+    if sorted(ranks) != expected:
+        raise DataError(
+            _rank_problem(sorted(ranks)) + f" for query {qid!r}",
+            file=path,
+            line=line,
+            field="rank",
+            hint="ranks of one query must be 1, 2, ..., n",
+        )
+
+
+def _rank_problem(sorted_ranks: Sequence[int]) -> str:
+    for position, r in enumerate(sorted_ranks, start=1):
+        if position > 1 and r == sorted_ranks[position - 2]:
+            return f"duplicate rank {r}"
+        if r != position:
+            return f"rank gap: expected rank {position}, found {r}"
+    return "bad ranks"  # pragma: no cover
+
+
+def _read_parquet(path: str | Path) -> pd.DataFrame:
+    read_bytes(path, "run")  # existence and readability, with our error
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a corrupt file
+        raise DataError(
+            f"cannot read Parquet run: {exc}", file=path, hint="write it with pandas/pyarrow"
+        ) from None
+    return _finish_table(frame, path, lambda i: {"field": f"row {i + 1}"})
+
+
+def _read_csv(path: str | Path) -> pd.DataFrame:
+    import pyarrow.csv as pacsv
+
+    data = read_bytes(path, "run")
+    header_line = data.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    names = next(csv.reader([header_line]))
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(data),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names}, strings_can_be_null=True
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        raise DataError(
+            f"malformed CSV: {exc}", file=path, hint="one header line, then one row per hit"
+        ) from None
+    physical = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    exact_lines = physical == table.num_rows + 1
+
+    def where(i: int) -> dict[str, Any]:
+        return {"line": i + 2} if exact_lines else {"field": f"row {i + 1}"}
+
+    frame = pd.DataFrame({name: table.column(name).to_pandas() for name in table.column_names})
+    for name in ("rank", "score", *_FLOAT_FIELDS, *_INT_FIELDS):
+        if name in frame:
+            frame[name] = _numeric_column(frame[name], name, path, where)
+    return _finish_table(frame, path, where)
+
+
+def _numeric_column(values: pd.Series, name: str, path: str | Path, where) -> pd.Series:
+    converted = pd.to_numeric(values, errors="coerce")
+    bad = first_true((converted.isna() & values.notna()).to_numpy())
+    if bad is not None and str(values.iloc[bad]).strip().lower() not in ("nan", "+nan", "-nan"):
+        raise DataError(
+            f"non-numeric {name} {values.iloc[bad]!r}",
+            file=path,
+            **_merge(where(bad), name),
+            hint=f"{name} must be a number",
+        )
+    return converted.astype(float)
+
+
+def _merge(location: dict[str, Any], name: str) -> dict[str, Any]:
+    out = dict(location)
+    out["field"] = f"{out['field']}: {name}" if "field" in out else name
+    return out
+
+
+def _finish_table(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
+    """Validate a tabular run (CSV/Parquet): ids, numbers, ranks; compute keys; sort into the run table."""
+    if "query_id" not in frame:
+        raise DataError(
+            "missing column 'query_id'",
+            file=path,
+            field="query_id",
+            hint="a tabular run needs query_id and rank or score, plus hit fields or key",
+        )
+    if "rank" not in frame and "score" not in frame:
+        raise DataError(
+            "needs a 'rank' or a 'score' column",
+            file=path,
+            field="rank",
+            hint="give rank (1 = best) or score (higher = better)",
+        )
+    frame = frame.reset_index(drop=True).copy()
+    qids = frame["query_id"]
+    if pd.api.types.is_float_dtype(qids):
+        qids = qids.astype("Int64")
+    qids = qids.astype("str").str.strip()
+    blank = first_true((frame["query_id"].isna() | (qids == "")).to_numpy())
+    if blank is not None:
+        raise DataError(
+            "empty query_id",
+            file=path,
+            **_merge(where(blank), "query_id"),
+            hint="every hit needs the id of its query",
+        )
+    frame["query_id"] = qids
+    for name in ("rank", "score", *_FLOAT_FIELDS, *_INT_FIELDS):
+        if name in frame and not pd.api.types.is_numeric_dtype(frame[name]):
+            frame[name] = _numeric_column(frame[name], name, path, where)
+    if "score" in frame:
+        score = frame["score"].to_numpy(dtype=float)
+        bad = first_true(np.isinf(score) | (np.isnan(score) & ("rank" not in frame)))
+        if bad is not None:
+            raise DataError(
+                f"score is {score[bad]} (NaN/inf)",
+                file=path,
+                **_merge(where(bad), "score"),
+                hint="scores must be finite (leave them empty only when a rank column orders hits)",
+            )
+        frame["score"] = score
+    else:
+        frame["score"] = np.nan
+    for name in _INT_FIELDS:
+        if name in frame:
+            frame[name] = _integral(frame[name], name, path, where)
+    if "rank" in frame:
+        frame["rank"] = _integral(frame["rank"], "rank", path, where)
+        frame = _order_by_rank(frame, path, where)
+    else:
+        frame["key"] = stable_keys(frame, index=None) if "key" not in frame else frame["key"]
+        frame = _order_by_score(frame)
+    if "key" not in frame:
+        frame["key"] = stable_keys(frame)
+    else:
+        frame["key"] = frame["key"].astype("str").str.strip()
+    return _column_order(frame)
+
+
+def _integral(values: pd.Series, name: str, path: str | Path, where) -> pd.Series:
+    arr = values.to_numpy(dtype=float, na_value=np.nan)
+    bad = first_true(~np.isnan(arr) & (np.floor(arr) != arr))
+    if bad is None and name == "rank":
+        bad = first_true(np.isnan(arr))
+    if bad is not None:
+        raise DataError(
+            f"{name} {values.iloc[bad]!r} is not an integer",
+            file=path,
+            **_merge(where(bad), name),
+            hint=f"{name} must be a whole number",
+        )
+    return pd.array(np.where(np.isnan(arr), 0, arr).astype(np.int64), dtype="Int64").where(~np.isnan(arr))
+
+
+def _order_by_rank(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
+    """Sort by query (first appearance) then rank; ranks of each query must be exactly 1..n."""
+    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
+    rank = frame["rank"].to_numpy(dtype=np.int64)
+    order = np.lexsort((rank, qcodes))
+    expected = _ranks_within(qcodes[order])
+    bad = first_true(rank[order] != expected)
+    if bad is not None:
+        row = int(order[bad])
+        previous = rank[order[bad - 1]] if bad > 0 and qcodes[order[bad - 1]] == qcodes[row] else None
+        problem = (
+            f"duplicate rank {rank[row]}"
+            if previous == rank[row]
+            else f"rank gap: expected rank {expected[bad]}, found {rank[row]}"
+        )
+        raise DataError(
+            f"{problem} for query {frame.at[row, 'query_id']!r}",
+            file=path,
+            **_merge(where(row), "rank"),
+            hint="ranks of one query must be 1, 2, ..., n",
+        )
+    out = frame.iloc[order].reset_index(drop=True)
+    out["rank"] = out["rank"].astype(np.int64)
+    return out
+
+
+def _finite_scores(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    bad = first_true(np.isinf(frame["score"].to_numpy(dtype=float)))
+    if bad is not None:
+        raise DataError(
+            f"score is inf for query {frame.at[bad, 'query_id']!r}, rank {frame.at[bad, 'rank']}",
+            file=path,
+            field="score",
+            hint="scores must be finite",
+        )
+    return frame
+
+
+def _column_order(frame: pd.DataFrame) -> pd.DataFrame:
+    extra = [c for c in frame.columns if c not in RUN_COLUMNS]
+    return frame[[*RUN_COLUMNS, *extra]]
+
+
+# ----------------------------------------------------------------------------------------- stable keys
+def _clean_id(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _clean_series(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The column as stripped strings with blanks as NA (integers written without '.0'), or all-NA."""
+    if name not in frame:
+        return pd.Series(pd.NA, index=frame.index, dtype="str")
+    col = frame[name]
+    if pd.api.types.is_float_dtype(col) or pd.api.types.is_integer_dtype(col):
+        arr = col.to_numpy(dtype=float, na_value=np.nan)
+        if np.all(np.isnan(arr) | (np.floor(arr) == arr)):
+            col = pd.array(np.where(np.isnan(arr), 0, arr).astype(np.int64), dtype="Int64").where(
+                ~np.isnan(arr)
+            )
+            col = pd.Series(col, index=frame.index)
+    text = col.astype("str").where(col.notna()).str.strip()
+    return text.where(text != "")
+
+
+def stable_keys(frame: pd.DataFrame, index: pd.Series | None = None) -> pd.Series:
+    """``abcompare.hits.stable_key`` for every row of a hit table, vectorised.
+
+    ``index`` is the 0-based position used by the last fallback; by default ``rank - 1``.
+    """
+    if index is None:
+        index = frame["rank"] - 1 if "rank" in frame else pd.Series(np.arange(len(frame)), index=frame.index)
+    idx = _clean_series(frame, "chunk_index").fillna("-")
+    key = _clean_series(frame, "id")
+    for name in ("document_id", "source_path", "source_uri"):
+        value = _clean_series(frame, name)
+        key = key.fillna(value + "#" + idx)
+    name_title = _clean_series(frame, "source_name") + "#" + _clean_series(frame, "section_title") + "#" + idx
+    key = key.fillna(name_title).fillna(_clean_series(frame, "content"))
+    return key.fillna(pd.Series(index, index=frame.index).astype("Int64").astype("str")).astype("str")
+
+
+# ------------------------------------------------------------------------------------------ hits <-> run
+def _hit_score(hit: RagHit) -> float:
+    for value in (hit.score, hit.rerank_score, hit.fusion_score, hit.retrieval_score):
+        if value is not None:
+            return float(value)
+    return math.nan
+
+
+def run_frame_from_hits(hits_by_query: Mapping[str, Sequence[RagHit | Mapping[str, Any]]]) -> pd.DataFrame:
+    """The run table for ranked hit lists: key = stable_key(hit, position), rank = position + 1.
+
+    score is ``hit.score`` or else the most specific of rerank / fusion / retrieval score; ``start``,
+    ``end`` and ``title`` are promoted from ``hit.metadata``.
+    """
+    rows: list[dict[str, Any]] = []
+    for query_id, hits in hits_by_query.items():
+        for position, raw in enumerate(hits):
+            hit = raw if isinstance(raw, RagHit) else RagHit.model_validate(raw)
+            row: dict[str, Any] = {
+                "query_id": str(query_id),
+                "rank": position + 1,
+                "key": stable_key(hit, position),
+                "score": _hit_score(hit),
+            }
+            for name in _HIT_COLUMNS:
+                value = (hit.metadata or {}).get(name) if name in _META_FIELDS else getattr(hit, name)
+                if value is not None:
+                    row[name] = value
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *_HIT_COLUMNS])
+    present = [c for c in _HIT_COLUMNS if frame[c].notna().any()]
+    frame = frame[[*RUN_COLUMNS, *present]]
+    frame = frame.astype({"query_id": "str", "key": "str", "rank": np.int64, "score": float})
+    for name in present:
+        if name in _INT_FIELDS:
+            frame[name] = frame[name].astype("Int64")
+        elif name in _FLOAT_FIELDS:
+            frame[name] = frame[name].astype(float)
+        else:
+            frame[name] = frame[name].astype("str").where(frame[name].notna())
+    return frame
+
+
+def _py(value: Any) -> Any:
+    """A frame cell as a plain Python value, with NaN/NA as None."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def hits_from_run_frame(frame: pd.DataFrame) -> dict[str, list[RagHit]]:
+    """Ranked ``RagHit`` lists per query from a run table (the inverse of ``run_frame_from_hits``).
+
+    When a row's key is not what its fields compute, the hit's ``id`` is set to the key so keys survive.
+    """
+    ordered = frame.sort_values("rank", kind="stable") if "rank" in frame else frame
+    qcodes, uniques = pd.factorize(ordered["query_id"], sort=False)
+    ordered = ordered.iloc[np.argsort(qcodes, kind="stable")]
+    out: dict[str, list[RagHit]] = {str(q): [] for q in uniques}
+    columns = [c for c in _HIT_COLUMNS if c in ordered]
+    for row in ordered.itertuples(index=False):
+        values = row._asdict()
+        fields = {c: _py(values[c]) for c in columns if c not in _META_FIELDS}
+        meta = {c: _py(values[c]) for c in _META_FIELDS if c in values and _py(values[c]) is not None}
+        fields["score"] = _py(values.get("score"))
+        if meta:
+            fields["metadata"] = meta
+        hit = RagHit(**fields)
+        hits = out[str(values["query_id"])]
+        key = str(values["key"])
+        if stable_key(hit, len(hits)) != key:
+            hit = hit.model_copy(update={"id": key})
+        hits.append(hit)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- writing
+def write_run(
+    run_df: pd.DataFrame,
+    path: str | Path,
+    format: str = "trec",
+    *,
+    tag: str = "abcompare",
+    scores: str = "auto",
+) -> Path:
+    """Write a run table as trec, jsonl, parquet or csv; returns the path.
+
+    For TREC, trec_eval re-orders hits by score (ties by docno), so with ``scores="auto"`` a query whose
+    scores do not reproduce its ranks (ties, inversions, NaN) gets rank-derived scores (n - rank + 1) and
+    an ``AbcompareWarning``; ``scores="keep"`` writes them untouched.
+    """
+    path = Path(path)
+    for column in RUN_COLUMNS:
+        if column not in run_df:
+            raise DataError(
+                f"run table has no {column!r} column",
+                field=column,
+                hint="build runs with read_run or run_frame_from_hits",
+            )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if format == "trec":
+        _write_trec(run_df, path, tag=tag, scores=scores)
+    elif format == "jsonl":
+        with path.open("w", encoding="utf-8") as out:
+            for query_id, hits in hits_from_run_frame(run_df).items():
+                payload = [h.model_dump(exclude_none=True) for h in hits]
+                out.write(json.dumps({"query_id": query_id, "hits": payload}, ensure_ascii=False) + "\n")
+    elif format == "parquet":
+        run_df.to_parquet(path, index=False)
+    elif format == "csv":
+        run_df.to_csv(path, index=False)
+    else:
+        raise DataError(
+            f"unknown run format {format!r}", field="format", hint=f"use one of {', '.join(FORMATS)}"
+        )
+    return path
+
+
+def _write_trec(run_df: pd.DataFrame, path: Path, *, tag: str, scores: str) -> None:
+    if not tag or any(ch.isspace() for ch in tag):
+        raise DataError(f"run tag {tag!r} must be one word", field="tag", hint="e.g. tag='bm25'")
+    frame = run_df[list(RUN_COLUMNS)].copy()
+    frame["query_id"] = frame["query_id"].astype("str")
+    frame["key"] = frame["key"].astype("str")
+    for column in ("query_id", "key"):
+        bad = first_true((frame[column] == "") | frame[column].str.contains(r"\s", regex=True).to_numpy())
+        if bad is not None:
+            raise DataError(
+                f"{column} {frame[column].iloc[bad]!r} is empty or contains whitespace; a TREC run "
+                "cannot hold it",
+                field=column,
+                hint="set hit ids without spaces, or write jsonl",
+            )
+    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
+    order = np.lexsort((frame["rank"].to_numpy(), qcodes))
+    frame = frame.iloc[order].reset_index(drop=True)
+    if scores == "auto":
+        frame = _scores_that_keep_ranks(frame)
+    elif scores != "keep":
+        raise DataError(f"unknown scores option {scores!r}", field="scores", hint="use auto or keep")
+    elif frame["score"].isna().any():
+        raise DataError(
+            "a TREC run needs a score for every hit; some are NaN",
+            field="score",
+            hint="use scores='auto' to write rank-derived scores",
+        )
+    frame.insert(1, "iter", "Q0")
+    frame["tag"] = tag
+    frame[["query_id", "iter", "key", "rank", "score", "tag"]].to_csv(
+        path, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONE, lineterminator="\n"
+    )
+
+
+def _scores_that_keep_ranks(frame: pd.DataFrame) -> pd.DataFrame:
+    """Replace the scores of queries where trec_eval's order (score desc, key desc) differs from rank."""
+    trec = _order_by_score(frame[["query_id", "key", "score"]].fillna({"score": -np.inf}))
+    same = (trec["key"].to_numpy() == frame["key"].to_numpy()) & frame["score"].notna().to_numpy()
+    broken = pd.Series(~same).groupby(frame["query_id"].to_numpy(), sort=False).transform("any").to_numpy()
+    if broken.any():
+        n_queries = frame.loc[broken, "query_id"].nunique()
+        warnings.warn(
+            f"{n_queries} queries have tied, missing or out-of-order scores; wrote rank-derived scores "
+            "(n - rank + 1) so that trec_eval keeps the ranking",
+            AbcompareWarning,
+            stacklevel=3,
+        )
+        size = frame.groupby("query_id", sort=False)["rank"].transform("max").to_numpy()
+        frame = frame.copy()
+        frame.loc[broken, "score"] = (size - frame["rank"].to_numpy() + 1)[broken].astype(float)
+    return frame
