@@ -170,18 +170,22 @@ class ExperimentConfig(_Model):
 
 
 def deep_merge(base: Any, override: Any) -> Any:
-    """``override`` laid over ``base``: mappings merge key by key, anything else replaces."""
+    """``override`` laid over ``base``: mappings merge key by key, ``null`` removes a key (back to its
+    default, e.g. ``rerank: null`` or ``retrievers: {dense: null}``), anything else replaces."""
     if isinstance(base, dict) and isinstance(override, dict):
         merged = dict(base)
         for key, value in override.items():
-            merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
         return merged
     return copy.deepcopy(override)
 
 
 def changed_settings(base: Any, override: Any, prefix: str = "") -> list[str]:
     """The leaf paths that ``override`` sets to a value different from ``base``."""
-    if isinstance(override, dict):
+    if isinstance(override, dict) and isinstance(base, dict):
         changed: list[str] = []
         for key, value in override.items():
             sub = base.get(key) if isinstance(base, dict) else None
@@ -255,6 +259,19 @@ def _all_field_names(model: type[BaseModel], seen: set[type] | None = None) -> s
     return names
 
 
+def _yaml_path(loc: tuple[str, ...]) -> tuple[str, ...]:
+    """The pydantic error location as the user wrote it: drop the discriminator tag pydantic inserts
+    after ``retrievers.<name>`` (``bm25`` / ``dense``) and validator-function markers."""
+    path: list[str] = []
+    for i, part in enumerate(loc):
+        if i >= 2 and loc[i - 2] == "retrievers" and part in {"bm25", "dense"}:
+            continue
+        if part.startswith("function-"):
+            continue
+        path.append(part)
+    return tuple(path)
+
+
 def _describe(error: dict[str, Any], vocabulary: set[str]) -> str:
     loc = [str(p) for p in error["loc"]]
     kind = error["type"]
@@ -271,11 +288,7 @@ def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...],
     vocabulary = _all_field_names(ExperimentConfig)
     first = exc.errors()[0]
     loc = tuple(str(p) for p in first["loc"])
-    # pydantic inserts the union member tag (e.g. 'bm25', 'dense') into the location: drop unknown parts
-    loc = tuple(
-        p for p in loc if not p.startswith("function-") and p not in {"BM25Settings", "DenseSettings"}
-    )
-    yaml_loc = loc
+    yaml_loc = _yaml_path(loc)
     line = None
     for cut in range(len(yaml_loc), 0, -1):
         line = lines.get(yaml_loc[:cut])
