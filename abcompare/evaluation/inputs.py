@@ -1,0 +1,185 @@
+"""Turn the run and annotation inputs ``evaluate_run`` accepts into flat columns (one row per hit/judgment).
+
+Runs: a mapping ``query id -> ranked hits`` (``RagHit``, dicts of hit fields, plain key strings), a mapping
+``query id -> {key: score}``, or a run DataFrame. Annotations: a mapping ``query id -> ids`` or
+``-> {id: grade}``, or an annotations DataFrame. The only per-item Python work is computing stable keys
+of hit objects; DataFrames stay columnar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.errors import DataError
+from abcompare.evaluation.keys import clean_id, hit_keys
+
+
+@dataclass(frozen=True)
+class FlatRun:
+    """A run as columns. Rows of a query are ordered by ``score`` (descending, then key descending) when
+    ``by_score``, else by ``rank`` (ties and a missing ``rank`` keep row order)."""
+
+    query_id: Any  # array-like of query ids (not yet strings)
+    key: Any  # array-like of keys
+    rank: np.ndarray | None
+    score: np.ndarray | None
+    by_score: bool
+    keys_are_clean: bool  # True when keys came from hit_key (stripped, never blank)
+
+
+@dataclass(frozen=True)
+class FlatAnnotations:
+    """Annotations as columns: query id (str), key (stripped, never blank), grade (float)."""
+
+    query_id: np.ndarray
+    key: np.ndarray
+    grade: np.ndarray
+
+
+RUN_COLUMNS_HINT = "a run DataFrame has the columns query_id, rank, key, score (docs/architecture.md)"
+ANNOTATION_COLUMNS_HINT = "an annotations DataFrame has the columns query_id, key, grade"
+
+
+def flatten_run(run: Any, convention: str) -> FlatRun:
+    """The run as columns; a DataFrame with scores is ordered by score only in the trec convention."""
+    if isinstance(run, pd.DataFrame):
+        return _flatten_run_frame(run, convention)
+    if isinstance(run, Mapping):
+        return _flatten_run_mapping(run)
+    raise DataError(
+        f"a run must be a mapping or a DataFrame, not {type(run).__name__}",
+        field="run",
+        hint="pass {query_id: [hits]}, {query_id: {key: score}} or a run DataFrame",
+    )
+
+
+def _flatten_run_frame(frame: pd.DataFrame, convention: str) -> FlatRun:
+    for column in ("query_id", "key"):
+        if column not in frame.columns:
+            raise DataError(f"run has no {column!r} column", field=column, hint=RUN_COLUMNS_HINT)
+    rank = None
+    if "rank" in frame.columns:
+        rank = _numbers(frame["rank"], "rank", RUN_COLUMNS_HINT)
+        if np.isnan(rank).any():
+            raise DataError("run has a missing rank", field="rank", hint="number every hit from 1")
+    score = None
+    if convention == "trec" and "score" in frame.columns:
+        score = _numbers(frame["score"], "score", RUN_COLUMNS_HINT)
+    return FlatRun(
+        query_id=frame["query_id"].to_numpy(),
+        key=frame["key"].to_numpy(),
+        rank=rank,
+        score=score,
+        by_score=score is not None,
+        keys_are_clean=False,
+    )
+
+
+def _flatten_run_mapping(run: Mapping[Any, Any]) -> FlatRun:
+    values = [hits for hits in run.values() if hits is not None]
+    scored = [isinstance(hits, Mapping) for hits in values]
+    if any(scored) and not all(scored):
+        raise DataError(
+            "a run mixes {key: score} mappings and hit lists",
+            field="run",
+            hint="give every query the same form",
+        )
+    for qid, hits in run.items():
+        if isinstance(hits, str | bytes):
+            raise DataError(
+                f"query {qid!r}: hits are a string, not a list",
+                field="run",
+                hint="wrap a single hit in a list",
+            )
+    if values and all(scored):
+        return _flatten_scores(run)
+    keys: list[str] = []
+    lengths: list[int] = []
+    for hits in run.values():
+        query_keys = hit_keys(hits)
+        keys.extend(query_keys)
+        lengths.append(len(query_keys))
+    query_ids = np.repeat(np.array([str(q) for q in run], dtype=object), lengths)
+    return FlatRun(query_ids, np.array(keys, dtype=object), None, None, False, True)
+
+
+def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
+    scores_by_query = [scores or {} for scores in run.values()]
+    lengths = [len(scores) for scores in scores_by_query]
+    query_ids = np.repeat(np.array([str(q) for q in run], dtype=object), lengths)
+    keys = np.fromiter(chain.from_iterable(scores_by_query), dtype=object, count=sum(lengths))
+    try:
+        score = np.fromiter(
+            chain.from_iterable(s.values() for s in scores_by_query), dtype=np.float64, count=sum(lengths)
+        )
+    except (TypeError, ValueError) as err:
+        raise DataError(f"a score is not a number ({err})", field="score", hint="scores are numbers") from err
+    return FlatRun(query_ids, keys, None, score, True, False)
+
+
+def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
+    """A column as float64; anything non-numeric is a ``DataError`` naming the first bad row."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(values) & column.notna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(f"row {row}: {name} {column.iloc[row]!r} is not a number", field=name, hint=hint)
+    return values
+
+
+def flatten_annotations(annotations: Any) -> FlatAnnotations:
+    """Annotations as columns; None and blank ids are dropped, ids are stripped, a bare id list is grade 1."""
+    if isinstance(annotations, pd.DataFrame):
+        return _flatten_annotation_frame(annotations)
+    if not isinstance(annotations, Mapping):
+        raise DataError(
+            f"annotations must be a mapping or a DataFrame, not {type(annotations).__name__}",
+            field="annotations",
+            hint="pass {query_id: [relevant ids]}, {query_id: {id: grade}} or a DataFrame",
+        )
+    queries: list[str] = []
+    keys: list[Any] = []
+    grades: list[Any] = []
+    for qid, judged in annotations.items():
+        if judged is None:
+            continue
+        if isinstance(judged, Mapping):
+            items: Iterable[tuple[Any, Any]] = judged.items()
+        elif isinstance(judged, str):
+            items = ((judged, 1),)
+        else:
+            items = ((key, 1) for key in judged)
+        for key, grade in items:
+            queries.append(str(qid))
+            keys.append(key)
+            grades.append(grade)
+    frame = pd.DataFrame({"query_id": queries, "key": keys, "grade": grades}, dtype=object)
+    return _flatten_annotation_frame(frame)
+
+
+def _flatten_annotation_frame(frame: pd.DataFrame) -> FlatAnnotations:
+    for column in ("query_id", "key"):
+        if column not in frame.columns:
+            raise DataError(
+                f"annotations have no {column!r} column", field=column, hint=ANNOTATION_COLUMNS_HINT
+            )
+    if "grade" in frame.columns:
+        grade = _numbers(frame["grade"], "grade", ANNOTATION_COLUMNS_HINT)
+        missing = np.isnan(grade)
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise DataError(f"row {row}: missing grade", field="grade", hint="give every judgment a grade")
+    else:
+        grade = np.ones(len(frame), dtype=np.float64)
+    codes, uniques = pd.factorize(frame["key"].to_numpy(dtype=object), use_na_sentinel=True)
+    cleaned = np.array([clean_id(u) for u in uniques] + [None], dtype=object)
+    key = cleaned[codes]  # code -1 (NA) picks the trailing None
+    keep = pd.notna(key)
+    query_id = np.array([str(q) for q in frame["query_id"].to_numpy(dtype=object)], dtype=object)
+    return FlatAnnotations(query_id[keep], key[keep].astype(object), grade[keep])

@@ -1,0 +1,83 @@
+"""The seed library's per-query evaluator (the "ai4j" convention), reproduced exactly for parity.
+
+Binary relevance, repeated keys counted each time, precision over the evaluated depth
+``min(top_k, len(hits))``; see docs/evaluation.md for how it differs from the trec convention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from abcompare.evaluation.gains import discount
+from abcompare.evaluation.keys import HitLike, hit_keys, relevant_set
+
+
+class RagEvaluation(BaseModel):
+    """One query's metrics at one depth; field names as in the seed library."""
+
+    model_config = ConfigDict(frozen=True)
+
+    evaluated_at_k: int = 0
+    retrieved_count: int = 0
+    relevant_count: int = 0
+    true_positive_count: int = 0
+    precision_at_k: float = 0.0
+    recall_at_k: float = 0.0
+    f1_at_k: float = 0.0
+    mrr: float = 0.0
+    ndcg: float = 0.0
+
+
+def f1_score(precision: float, recall: float) -> float:
+    """The harmonic mean of precision and recall, 0 when both are 0."""
+    total = precision + recall
+    return 2.0 * precision * recall / total if total > 0 else 0.0
+
+
+def evaluation_depth(top_k: int | None, retrieved: int) -> int:
+    """The seed's depth: every hit when ``top_k`` is None or <= 0, else ``min(top_k, retrieved)``."""
+    return retrieved if top_k is None or top_k <= 0 else min(top_k, retrieved)
+
+
+class RagEvaluator:
+    """Scores one ranked hit list against the annotated relevant ids (the seed's ``RagEvaluator``)."""
+
+    def evaluate(
+        self,
+        hits: Sequence[HitLike] | None,
+        relevant_ids: Iterable[Any] | None,
+        top_k: int | None = None,
+    ) -> RagEvaluation:
+        """Precision/recall/F1/MRR/nDCG of ``hits`` (keys by ``stable_key``) at ``top_k``; never raises on
+        empty input. A key repeated in the hits counts each time it appears, as in the seed."""
+        keys = hit_keys(hits)
+        relevant = relevant_set(relevant_ids)
+        limit = evaluation_depth(top_k, len(keys))
+        true_positives = 0
+        first_rank = 0
+        dcg = 0.0
+        for position in range(limit):
+            if keys[position] in relevant:
+                true_positives += 1
+                if first_rank == 0:
+                    first_rank = position + 1
+                dcg += discount(position)
+        ideal = 0.0
+        for position in range(min(limit, len(relevant))):
+            ideal += discount(position)
+        precision = true_positives / limit if limit > 0 else 0.0
+        recall = true_positives / len(relevant) if relevant else 0.0
+        return RagEvaluation(
+            evaluated_at_k=limit,
+            retrieved_count=len(keys),
+            relevant_count=len(relevant),
+            true_positive_count=true_positives,
+            precision_at_k=precision,
+            recall_at_k=recall,
+            f1_at_k=f1_score(precision, recall),
+            mrr=1.0 / first_rank if first_rank else 0.0,
+            ndcg=dcg / ideal if ideal > 0 else 0.0,
+        )

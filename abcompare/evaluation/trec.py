@@ -1,0 +1,85 @@
+"""The standard ("trec") convention for one query: the measures as trec_eval and the literature define them.
+
+Repeated keys count once (first rank), P@k divides by k, RR is cut at k, nDCG@k uses the grades as gains
+with a log2 discount and the ideal over the top-k judged grades; binary measures count
+``grade >= relevance_threshold``. Scored hits are ordered as trec_eval orders them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from abcompare.errors import DataError
+from abcompare.evaluation.gains import discount
+from abcompare.evaluation.keys import HitLike, graded_ids, hit_keys
+from abcompare.evaluation.rag_evaluator import RagEvaluation, f1_score
+
+
+def trec_order(scores: Mapping[str, float]) -> list[str]:
+    """Keys ranked as trec_eval ranks a run: score descending, then key descending (byte order)."""
+    for key, score in scores.items():
+        if score is None or math.isnan(float(score)):
+            raise DataError(
+                f"hit {key!r} has no score", field="score", hint="give every hit of a query a number"
+            )
+    return sorted(scores, key=lambda key: (float(scores[key]), key), reverse=True)
+
+
+def first_occurrences(keys: Iterable[str]) -> list[str]:
+    """The keys with repeats removed, each kept at its first rank (later hits move up)."""
+    return list(dict.fromkeys(keys))
+
+
+class TrecEvaluator:
+    """Scores one ranked hit list against graded annotations in the trec convention."""
+
+    def __init__(self, relevance_threshold: float = 1) -> None:
+        self.relevance_threshold = relevance_threshold
+
+    def evaluate(
+        self,
+        hits: Sequence[HitLike] | None,
+        annotations: Mapping[Any, Any] | Iterable[Any] | None,
+        top_k: int | None = None,
+    ) -> RagEvaluation:
+        """Metrics of ``hits`` at cutoff ``top_k`` (every hit when None or <= 0); ``annotations`` is
+        ``{id: grade}`` or an iterable of relevant ids (grade 1)."""
+        try:
+            grades = graded_ids(annotations)
+        except (TypeError, ValueError) as err:
+            raise DataError(f"non-numeric grade ({err})", field="grade", hint="grades are numbers") from err
+        keys = first_occurrences(hit_keys(hits))
+        threshold = self.relevance_threshold
+        k = len(keys) if top_k is None or top_k <= 0 else top_k
+        relevant_count = sum(1 for grade in grades.values() if grade >= threshold)
+        true_positives = 0
+        first_rank = 0
+        dcg = 0.0
+        for position, key in enumerate(keys[:k]):
+            grade = grades.get(key)
+            if grade is None:
+                continue
+            if grade >= threshold:
+                true_positives += 1
+                if first_rank == 0:
+                    first_rank = position + 1
+            if grade > 0:
+                dcg += grade * discount(position)
+        ideal = 0.0
+        for position, grade in enumerate(sorted((g for g in grades.values() if g > 0), reverse=True)[:k]):
+            ideal += grade * discount(position)
+        precision = true_positives / k if k > 0 else 0.0
+        recall = true_positives / relevant_count if relevant_count else 0.0
+        return RagEvaluation(
+            evaluated_at_k=k,
+            retrieved_count=len(keys),
+            relevant_count=relevant_count,
+            true_positive_count=true_positives,
+            precision_at_k=precision,
+            recall_at_k=recall,
+            f1_at_k=f1_score(precision, recall),
+            mrr=1.0 / first_rank if first_rank else 0.0,
+            ndcg=dcg / ideal if ideal > 0 else 0.0,
+        )
