@@ -85,6 +85,7 @@ class ComparisonLogger:
             self.tracker.log_file(self.parent_id, self.config_path, "config")
         self.tracker.log_dict(self.parent_id, cfg.model_dump(mode="json"), "config/resolved_config.json")
         queries = self.dataset.queries
+        self.tracker.log_table(self.parent_id, queries.set_index("query_id"), "queries")
         self.tracker.log_dataset(
             self.parent_id,
             queries,
