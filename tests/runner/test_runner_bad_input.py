@@ -1,0 +1,127 @@
+"""Bad input: one clear line naming the file and line or field, exit code 2, no traceback, no RUNNING run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from mlflow import MlflowClient
+
+from .conftest import REPO, run_cli
+
+BASE = """\
+name: bad-input
+dataset:
+  name: hr-docs
+  level: chunk
+control:
+  retrievers:
+    bm25: {{}}
+  top_k: 20
+treatments:
+  other:
+{treatment}
+significance:
+  n_resamples: 200
+tracking:
+  experiment: bad-input
+"""
+
+
+def write_config(folder: Path, treatment: str) -> Path:
+    path = folder / "config.yaml"
+    path.write_text(BASE.format(treatment=treatment))
+    return path
+
+
+def assert_clean_failure(result, *fragments: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stderr[-3000:])
+    assert "Traceback" not in result.stderr
+    error_lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in error_lines[0], error_lines[0]
+
+
+def assert_no_run_left_running(workdir: Path) -> None:
+    db = workdir / "mlflow.db"
+    if not db.exists():
+        return
+    client = MlflowClient(tracking_uri=f"sqlite:///{db}")
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    for run in client.search_runs(experiments):
+        assert run.info.status != "RUNNING", run.info
+
+
+def test_unknown_config_key_exits_2_with_file_line_and_suggestion(
+    tmp_path: Path, embedding_cache: Path
+) -> None:
+    config = write_config(tmp_path, "    fusion: {method: rrf, kk: 3}")
+    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    assert_clean_failure(result, "config.yaml:11", "unknown key 'kk'", "did you mean 'k'")
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_validate_reports_the_same_error_without_running(tmp_path: Path, embedding_cache: Path) -> None:
+    config = write_config(tmp_path, "    top_k: many")
+    result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
+    assert_clean_failure(result, "config.yaml:11", "treatments.other.top_k")
+
+
+def test_malformed_run_file_fails_cleanly_and_marks_runs_failed(
+    tmp_path: Path, embedding_cache: Path
+) -> None:
+    run_file = tmp_path / "prod.trec"
+    lines = [
+        f"{q} Q0 expense-reimbursement#chunk-{i} {i + 1} {10 - i} prod" for q in ("qa-001",) for i in range(3)
+    ]
+    lines.insert(2, "qa-001 Q0 broken-line")
+    run_file.write_text("\n".join(lines) + "\n")
+    config = write_config(tmp_path, "    run: {path: prod.trec, format: trec}")
+    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    assert_clean_failure(result, "prod.trec:3")
+    assert_no_run_left_running(tmp_path)
+
+
+def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embedding_cache: Path) -> None:
+    # document-level qrels judged against chunk keys: every annotated id misses every hit key
+    config = write_config(tmp_path, "    top_k: 10")
+    text = config.read_text().replace("level: chunk", "level: chunk\n  annotations: qrels.tsv")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text(
+        "query-id\tcorpus-id\tscore\nqa-001\texpense-reimbursement\t1\nqa-002\tcorporate-card\t1\n"
+    )
+    config.write_text(text)
+    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    assert_clean_failure(result, "document")
+    assert_no_run_left_running(tmp_path)
+
+
+def test_unreachable_tracking_server_is_reported_within_seconds(
+    tmp_path: Path, embedding_cache: Path
+) -> None:
+    config = write_config(tmp_path, "    top_k: 10")
+    start = time.monotonic()
+    result = run_cli(
+        ["run", str(config), "--set", "tracking.uri=http://127.0.0.1:9"], tmp_path, embedding_cache
+    )
+    elapsed = time.monotonic() - start
+    assert_clean_failure(result, "tracking.uri", "cannot reach the MLflow tracking server")
+    assert elapsed < 60, "reported before any expensive work (import time included)"
+
+
+def test_missing_config_file_exits_2(tmp_path: Path, embedding_cache: Path) -> None:
+    result = run_cli(["run", str(tmp_path / "nope.yaml")], tmp_path, embedding_cache)
+    assert_clean_failure(result, "nope.yaml", "config file not found")
+
+
+def test_schema_prints_json(tmp_path: Path, embedding_cache: Path) -> None:
+    result = run_cli(["schema"], tmp_path, embedding_cache)
+    assert result.returncode == 0
+    assert '"treatments"' in result.stdout
+
+
+def test_repo_configs_validate_from_another_directory(tmp_path: Path, embedding_cache: Path) -> None:
+    result = run_cli(["validate", str(REPO / "configs" / "chunk_size.yaml")], tmp_path, embedding_cache)
+    assert result.returncode == 0, result.stderr
+    assert "valid" in result.stdout
