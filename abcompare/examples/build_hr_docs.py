@@ -229,33 +229,51 @@ def read_all_queries(source_dir: Path) -> list[LocatedQuery]:
 # --------------------------------------------------------------------------- pure building blocks
 
 
-def locate_spans(queries: Sequence[LocatedQuery], documents: dict[str, SourceDocument]) -> list[Span]:
-    """Character spans of every evidence quote; each quote must occur exactly once in its document."""
+def locate_spans(
+    queries: Sequence[LocatedQuery],
+    documents: dict[str, SourceDocument],
+    problems: list[DataError] | None = None,
+) -> list[Span]:
+    """Character spans of every evidence quote; each quote must occur exactly once in its document.
+
+    Raises the first problem, or, when a ``problems`` list is given, collects them all there instead.
+    """
     spans: list[Span] = []
+    collected: list[DataError] = []
     for item in queries:
         for n, ev in enumerate(item.query.evidence):
             field = f"{item.query.id}.evidence[{n}]"
             doc = documents.get(ev.doc)
             if doc is None:
-                raise DataError(
-                    f"evidence cites unknown document {ev.doc!r}",
-                    file=item.file,
-                    line=item.line,
-                    field=field,
-                    hint="use the file name of a docs/<doc-id>.md without .md",
+                collected.append(
+                    DataError(
+                        f"evidence cites unknown document {ev.doc!r}",
+                        file=item.file,
+                        line=item.line,
+                        field=field,
+                        hint="use the file name of a docs/<doc-id>.md without .md",
+                    )
                 )
+                continue
             count = doc.text.count(ev.quote)
             if count != 1:
                 what = "not found" if count == 0 else f"found {count} times"
-                raise DataError(
-                    f"quote {what} in {ev.doc}: {ev.quote[:60]!r}...",
-                    file=item.file,
-                    line=item.line,
-                    field=field,
-                    hint="copy the quote character for character from the document (and make it unique)",
+                collected.append(
+                    DataError(
+                        f"quote {what} in {ev.doc}: {ev.quote[:60]!r}...",
+                        file=item.file,
+                        line=item.line,
+                        field=field,
+                        hint="copy the quote character for character from the document (and make it unique)",
+                    )
                 )
+                continue
             start = doc.text.index(ev.quote)
             spans.append(Span(item.query.id, ev.doc, start, start + len(ev.quote), ev.grade))
+    if problems is not None:
+        problems.extend(collected)
+    elif collected:
+        raise collected[0]
     return spans
 
 
@@ -382,7 +400,13 @@ def build(
     documents = read_documents(source_dir / "docs")
     by_id = {d.doc_id: d for d in documents}
     queries = read_all_queries(source_dir)
-    spans = locate_spans(queries, by_id)
+    problems: list[DataError] = []
+    spans = locate_spans(queries, by_id, problems)
+    if problems:
+        first = problems[0]
+        if len(problems) > 1:
+            first.message += f" [and {len(problems) - 1} more quote problems: --check lists them all]"
+        raise first
     try:
         chunks_by_doc = chunk_documents(documents)
     except ImportError:  # the chunker is not installed yet: validation can still run
@@ -410,6 +434,14 @@ def build(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8", newline="\n")
     return summary
+
+
+def quote_problems(source_dir: Path = SOURCE_DIR) -> list[DataError]:
+    """Every evidence problem of the sources (unknown doc, quote missing or repeated), not only the first."""
+    documents = {d.doc_id: d for d in read_documents(source_dir / "docs")}
+    problems: list[DataError] = []
+    locate_spans(read_all_queries(source_dir), documents, problems)
+    return problems
 
 
 def stale_files(example_dir: Path = EXAMPLE_DIR) -> list[str]:
@@ -442,6 +474,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             print("generated files are up to date")
             return 0
+        if args.check:
+            problems = quote_problems(args.source)
+            for problem in problems:
+                print(f"error: {problem}", file=sys.stderr)
+            if problems:
+                return 2
         summary = build(args.source, args.out, allow_small=args.allow_small, write=not args.check)
     except DataError as err:
         print(f"error: {err}", file=sys.stderr)
