@@ -61,8 +61,12 @@ def evaluate_run(
     cutoffs = normalise_cutoffs(k)
     coded = _encode(flatten_annotations(annotations), flatten_run(run, convention), relevance_threshold)
     n_queries = len(coded.query_ids)
-    relevant_ann = coded.ann_grade >= relevance_threshold
-    relevant_count = np.bincount(coded.ann_query[relevant_ann], minlength=n_queries)
+    # each (query, key) pair keeps its best grade (stripped ids can collide)
+    ann_pair = coded.ann_query * coded.n_keys + coded.ann_key
+    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=False).max()
+    best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
+    relevant_pair = best_grade >= relevance_threshold
+    relevant_count = np.bincount(best_pair[relevant_pair] // coded.n_keys, minlength=n_queries)
 
     order = _order(coded)
     run_query = coded.run_query[order]
@@ -72,12 +76,9 @@ def evaluate_run(
     if convention == "trec":
         run_query, pair = run_query[~repeated], pair[~repeated]
 
-    # the grade of each hit: the best judgment of its (query, key) pair
-    ann_pair = coded.ann_query * coded.n_keys + coded.ann_key
-    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=False).max()
-    found = pd.Index(best.index.to_numpy()).get_indexer(pair)
+    found = pd.Index(best_pair).get_indexer(pair)
     judged = found >= 0
-    hit_grade = np.where(judged, best.to_numpy()[np.maximum(found, 0)], 0.0)
+    hit_grade = np.where(judged, best_grade[np.maximum(found, 0)], 0.0)
     hit_relevant = judged & (hit_grade >= relevance_threshold)
 
     retrieved = np.bincount(run_query, minlength=n_queries)
@@ -90,7 +91,7 @@ def evaluate_run(
         ideal_by_depth = np.concatenate(([0.0], np.cumsum(discounts(max(cutoffs)))))
     else:
         gain = np.where(judged & (hit_grade > 0), hit_grade, 0.0)
-        ideal_query, ideal_position, ideal_gain = _ideal_ranking(best, coded.n_keys)
+        ideal_query, ideal_position, ideal_gain = _ideal_ranking(best_pair, best_grade, coded.n_keys)
 
     columns: dict[str, np.ndarray] = {}
     for cutoff in cutoffs:
@@ -251,10 +252,10 @@ def _first_relevant_position(
     return first
 
 
-def _ideal_ranking(best: pd.Series, n_keys: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ideal_ranking(
+    pair: np.ndarray, gain: np.ndarray, n_keys: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ideal ranking of every query's positive grades (query, 0-based position, gain), best first."""
-    pair = best.index.to_numpy()
-    gain = best.to_numpy(dtype=np.float64)
     positive = gain > 0
     query, gain = pair[positive] // n_keys, gain[positive]
     order = np.lexsort((-gain, query))

@@ -1,0 +1,135 @@
+"""Property tests: the vectorised evaluate_run equals the per-query evaluators, query by query, for both
+conventions, with repeated keys, None hits, blank ids, empty lists and k beyond the list."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abcompare.evaluation import RagEvaluator, TrecEvaluator, trec_order
+from abcompare.evaluation.batch import evaluate_run
+from abcompare.evaluation.keys import hit_keys
+from abcompare.hits import RagHit
+
+ATOL = 1e-12
+KEYS = ["a", "b", "c", "d", " a", "b ", "", "  ", "0", "1", "2", "A"]
+QUERIES = ["q1", "q2", "q3", "q4"]
+
+key = st.sampled_from(KEYS)
+hit = st.one_of(
+    key,
+    st.none(),
+    key.map(lambda k: RagHit(id=k)),
+    st.builds(lambda doc, idx: RagHit(document_id=doc, chunk_index=idx), key, st.none() | st.integers(0, 2)),
+    key.map(lambda k: {"content": k}),
+)
+hits_lists = st.dictionaries(st.sampled_from(QUERIES), st.lists(hit, max_size=9), max_size=4)
+grade = st.integers(-1, 3)
+graded = st.dictionaries(st.sampled_from([*KEYS, "d#0", "d#-", "a#1"]) | st.none(), grade, max_size=6)
+annotations_maps = st.dictionaries(st.sampled_from(QUERIES), graded, max_size=4)
+cutoffs = st.lists(st.integers(1, 12), min_size=1, max_size=3)
+thresholds = st.sampled_from([1, 2])
+
+
+def _expected_rows(annotations, threshold):
+    rows = []
+    for qid, judged in annotations.items():
+        cleaned = {}
+        for raw, g in judged.items():
+            if raw is None or not raw.strip():
+                continue
+            cleaned[raw.strip()] = max(g, cleaned.get(raw.strip(), g))
+        if any(g >= threshold for g in cleaned.values()):
+            rows.append(qid)
+    return rows
+
+
+def _per_query(convention, hits, judged, k, threshold):
+    if convention == "ai4j":
+        relevant = [raw for raw, g in judged.items() if g >= threshold]
+        return RagEvaluator().evaluate(hits, relevant, k)
+    return TrecEvaluator(relevance_threshold=threshold).evaluate(hits, judged, k)
+
+
+def _assert_matches(frame, run, annotations, ks, convention, threshold):
+    assert list(frame.index) == _expected_rows(annotations, threshold)
+    for qid in frame.index:
+        hits = run.get(qid, [])
+        for k in ks:
+            want = _per_query(convention, hits, annotations[qid], k, threshold)
+            got = frame.loc[qid]
+            np.testing.assert_allclose(
+                [
+                    got[f"precision@{k}"],
+                    got[f"recall@{k}"],
+                    got[f"f1@{k}"],
+                    got[f"mrr@{k}"],
+                    got[f"ndcg@{k}"],
+                ],
+                [want.precision_at_k, want.recall_at_k, want.f1_at_k, want.mrr, want.ndcg],
+                rtol=0,
+                atol=ATOL,
+                err_msg=f"{convention} {qid} k={k}",
+            )
+            assert got[f"true_positive_count@{k}"] == want.true_positive_count
+            assert got["relevant_count"] == want.relevant_count
+            assert got["retrieved_count"] == want.retrieved_count
+
+
+def _quiet_evaluate(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate_run(*args, **kwargs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hits_lists, annotations_maps, cutoffs, st.sampled_from(["ai4j", "trec"]), thresholds)
+def test_batch_equals_per_query_on_hit_lists(run, annotations, ks, convention, threshold):
+    frame = _quiet_evaluate(run, annotations, k=ks, convention=convention, relevance_threshold=threshold)
+    _assert_matches(frame, run, annotations, ks, convention, threshold)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hits_lists, annotations_maps, cutoffs, st.sampled_from(["ai4j", "trec"]), thresholds)
+def test_run_and_annotation_frames_equal_the_mappings(run, annotations, ks, convention, threshold):
+    rows = [
+        (qid, rank, key, np.nan) for qid, hits in run.items() for rank, key in enumerate(hit_keys(hits), 1)
+    ]
+    run_df = pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"]).sample(frac=1.0, random_state=0)
+    ann_df = pd.DataFrame(
+        [(qid, key, g) for qid, judged in annotations.items() for key, g in judged.items()],
+        columns=["query_id", "key", "grade"],
+    )
+    kwargs = {"k": ks, "convention": convention, "relevance_threshold": threshold}
+    pd.testing.assert_frame_equal(
+        _quiet_evaluate(run_df, ann_df, **kwargs), _quiet_evaluate(run, annotations, **kwargs)
+    )
+
+
+scores = st.dictionaries(
+    st.sampled_from(["a", "b", "c", "d", "e", "B", "d#0"]),
+    st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0]),
+    max_size=7,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(QUERIES), scores, max_size=4),
+    annotations_maps,
+    cutoffs,
+    st.sampled_from(["ai4j", "trec"]),
+)
+def test_score_mappings_equal_per_query_on_the_trec_order(run, annotations, ks, convention):
+    frame = _quiet_evaluate(run, annotations, k=ks, convention=convention)
+    ordered = {qid: trec_order(s) for qid, s in run.items()}
+    _assert_matches(frame, ordered, annotations, ks, convention, 1)
+    # the same run as a scored trec DataFrame with shuffled ranks: re-ordered by score, same numbers
+    if convention == "trec":
+        rows = [(qid, 1, key, s) for qid, qs in run.items() for key, s in qs.items()]
+        run_df = pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"])
+        pd.testing.assert_frame_equal(_quiet_evaluate(run_df, annotations, k=ks, convention="trec"), frame)
