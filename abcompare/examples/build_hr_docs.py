@@ -187,6 +187,8 @@ def read_queries(path: Path) -> list[LocatedQuery]:
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                where = f"{item['id']}.{where}" if where else item["id"]
             raise DataError(
                 f"query #{index + 1}: {first['msg']}",
                 file=path,
