@@ -1,0 +1,33 @@
+"""Paired significance tests of each treatment against the control, and the comparison table built on them."""
+
+from __future__ import annotations
+
+from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
+from abcompare.stats.comparison import TreatmentComparison, compare_treatment, paired_comparison
+from abcompare.stats.correction import adjust_pvalues, benjamini_hochberg, holm
+from abcompare.stats.paired import PairedDifferences, metric_columns, paired_differences
+from abcompare.stats.permutation import PermutationResult, sign_flip_test
+from abcompare.stats.power import minimum_detectable_effect
+from abcompare.stats.ttest import TTestResult, paired_ttest
+from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
+
+__all__ = [
+    "BootstrapResult",
+    "PairedDifferences",
+    "PermutationResult",
+    "TTestResult",
+    "TreatmentComparison",
+    "WilcoxonResult",
+    "adjust_pvalues",
+    "benjamini_hochberg",
+    "compare_treatment",
+    "holm",
+    "metric_columns",
+    "minimum_detectable_effect",
+    "paired_bootstrap",
+    "paired_comparison",
+    "paired_differences",
+    "paired_ttest",
+    "sign_flip_test",
+    "wilcoxon_test",
+]
