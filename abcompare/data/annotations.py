@@ -4,8 +4,6 @@ of docs/architecture.md: annotations ``query_id, key, grade`` and spans ``query_
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
+from abcompare.data._jsonl import jsonl_records, text_field
 from abcompare.data._lines import content_lines, first_true, parse_floats
 from abcompare.errors import DataError
 
@@ -118,32 +117,6 @@ def _read_columns(path: str | Path, *, fields: int, hint: str, tab_only: bool, h
     return frame
 
 
-def _jsonl_records(path: str | Path, what: str, hint: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    lines, numbers = content_lines(path, what, comments=False)
-    for text, number in zip(lines.to_pylist(), numbers.tolist(), strict=True):
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                f"malformed line: not JSON ({exc.msg})", file=path, line=number, hint=hint
-            ) from None
-        if not isinstance(record, dict):
-            raise DataError("malformed line: expected a JSON object", file=path, line=number, hint=hint)
-        yield number, record
-
-
-def _text_field(
-    record: dict[str, Any], names: tuple[str, ...], *, path: str | Path, line: int, hint: str
-) -> str:
-    for name in names:
-        if name in record:
-            value = record[name]
-            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
-                return str(value).strip()
-            raise DataError(f"empty or invalid {name} {value!r}", file=path, line=line, field=name, hint=hint)
-    raise DataError(f"missing field {names[0]!r}", file=path, line=line, field=names[0], hint=hint)
-
-
 def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise DataError(
@@ -177,8 +150,8 @@ def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
 def _read_jsonl(path: str | Path) -> pd.DataFrame:
     rows: list[tuple[str, str, int]] = []
     line_numbers: list[int] = []
-    for number, record in _jsonl_records(path, "annotation", _JSONL_HINT):
-        qid = _text_field(record, ("query_id", "qid", "_id"), path=path, line=number, hint=_JSONL_HINT)
+    for number, record in jsonl_records(path, "annotation", _JSONL_HINT):
+        qid = text_field(record, ("query_id", "qid", "_id"), path=path, line=number, hint=_JSONL_HINT)
         if "relevant" in record:
             graded = record["relevant"]
             if not isinstance(graded, dict):
@@ -249,9 +222,9 @@ def read_spans(path: str | Path) -> pd.DataFrame:
     """
     hint = 'each line is {"query_id": ..., "document_id": ..., "start": int, "end": int}'
     rows: list[tuple[str, str, int, int, int]] = []
-    for number, record in _jsonl_records(path, "span", hint):
-        qid = _text_field(record, ("query_id",), path=path, line=number, hint=hint)
-        doc = _text_field(record, ("document_id",), path=path, line=number, hint=hint)
+    for number, record in jsonl_records(path, "span", hint):
+        qid = text_field(record, ("query_id",), path=path, line=number, hint=hint)
+        doc = text_field(record, ("document_id",), path=path, line=number, hint=hint)
         bounds = []
         for name in ("start", "end"):
             value = record.get(name)
@@ -288,11 +261,12 @@ def write_trec_qrels(annotations: pd.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     frame = annotations[["query_id", "key", "grade"]].astype({"query_id": "str", "key": "str"})
     for column in ("query_id", "key"):
-        bad = first_true(frame[column].str.contains(r"\s|^$", regex=True).to_numpy())
+        pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
+        bad = first_true(frame[column].str.contains(pattern, regex=True).to_numpy())
         if bad is not None:
             raise DataError(
-                f"{column} {frame[column].iloc[bad]!r} is empty or contains whitespace; TREC qrels "
-                "cannot hold it",
+                f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
+                "with '#'; TREC qrels cannot hold it",
                 field=column,
                 hint="use ids without spaces",
             )

@@ -392,7 +392,7 @@ def _integral(values: pd.Series, name: str, path: str | Path, where) -> pd.Serie
             **_merge(where(bad), name),
             hint=f"{name} must be a whole number",
         )
-    return pd.array(np.where(np.isnan(arr), 0, arr).astype(np.int64), dtype="Int64").where(~np.isnan(arr))
+    return pd.Series(arr, index=values.index).astype("Int64")
 
 
 def _order_by_rank(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
@@ -454,10 +454,7 @@ def _clean_series(frame: pd.DataFrame, name: str) -> pd.Series:
     if pd.api.types.is_float_dtype(col) or pd.api.types.is_integer_dtype(col):
         arr = col.to_numpy(dtype=float, na_value=np.nan)
         if np.all(np.isnan(arr) | (np.floor(arr) == arr)):
-            col = pd.array(np.where(np.isnan(arr), 0, arr).astype(np.int64), dtype="Int64").where(
-                ~np.isnan(arr)
-            )
-            col = pd.Series(col, index=frame.index)
+            col = pd.Series(arr, index=frame.index).astype("Int64")
     text = col.astype("str").where(col.notna()).str.strip()
     return text.where(text != "")
 
@@ -565,7 +562,7 @@ def write_run(
     path: str | Path,
     format: str = "trec",
     *,
-    tag: str = "abcompare",
+    run_name: str = "abcompare",
     scores: str = "auto",
 ) -> Path:
     """Write a run table as trec, jsonl, parquet or csv; returns the path.
@@ -584,7 +581,7 @@ def write_run(
             )
     path.parent.mkdir(parents=True, exist_ok=True)
     if format == "trec":
-        _write_trec(run_df, path, tag=tag, scores=scores)
+        _write_trec(run_df, path, tag=_run_tag(run_name), scores=scores)
     elif format == "jsonl":
         with path.open("w", encoding="utf-8") as out:
             for query_id, hits in hits_from_run_frame(run_df).items():
@@ -601,18 +598,23 @@ def write_run(
     return path
 
 
+def _run_tag(run_name: str) -> str:
+    """The run name as the one-word tag of a TREC run's 6th column (whitespace becomes '_')."""
+    tag = "_".join(str(run_name).split())
+    return tag or "abcompare"
+
+
 def _write_trec(run_df: pd.DataFrame, path: Path, *, tag: str, scores: str) -> None:
-    if not tag or any(ch.isspace() for ch in tag):
-        raise DataError(f"run tag {tag!r} must be one word", field="tag", hint="e.g. tag='bm25'")
     frame = run_df[list(RUN_COLUMNS)].copy()
     frame["query_id"] = frame["query_id"].astype("str")
     frame["key"] = frame["key"].astype("str")
     for column in ("query_id", "key"):
-        bad = first_true((frame[column] == "") | frame[column].str.contains(r"\s", regex=True).to_numpy())
+        pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
+        bad = first_true(frame[column].str.contains(pattern, regex=True).to_numpy())
         if bad is not None:
             raise DataError(
-                f"{column} {frame[column].iloc[bad]!r} is empty or contains whitespace; a TREC run "
-                "cannot hold it",
+                f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
+                "with '#'; a TREC run cannot hold it",
                 field=column,
                 hint="set hit ids without spaces, or write jsonl",
             )

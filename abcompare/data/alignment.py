@@ -1,0 +1,257 @@
+"""Alignment diagnostics: do the annotated ids match the keys the hits compute?
+
+The number-one pitfall: annotations written as ``doc-1`` while hits are keyed ``doc-1#chunk-0`` make
+every relevant item a miss and recall silently zero. ``alignment_report`` measures the overlap and
+names the likely cause; ``check_alignment`` fails loudly when under half the annotated ids could match.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.errors import AbcompareWarning, AlignmentError
+
+__all__ = ["AlignmentReport", "alignment_report", "check_alignment"]
+
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class AlignmentReport:
+    """How well the annotated ids (grade >= threshold) of a run's queries match the run's hit keys.
+
+    ``annotated_ids`` counts distinct relevant ids; ``annotated_ids_in_run`` how many of them appear
+    anywhere among the run's keys (so could ever match). ``diagnosis``/``fix`` explain a shape mismatch.
+    """
+
+    annotated_ids: int
+    annotated_ids_in_run: int
+    fraction_in_run: float
+    annotated_queries: int
+    run_queries: int
+    queries_without_annotated_hits: tuple[str, ...]
+    queries_missing_from_run: tuple[str, ...]
+    hit_lists_with_repeated_keys: int
+    example_annotated_ids: tuple[str, ...] = ()
+    example_hit_keys: tuple[str, ...] = ()
+    diagnosis: str | None = None
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat scalars for MLflow (lists become counts plus a few examples)."""
+        out = asdict(self)
+        for name in ("queries_without_annotated_hits", "queries_missing_from_run"):
+            out[name] = len(getattr(self, name))
+        for name in ("example_annotated_ids", "example_hit_keys"):
+            out[name] = ", ".join(getattr(self, name))
+        out["diagnosis"] = self.diagnosis or ""
+        out["fix"] = self.fix or ""
+        return out
+
+    def summary(self) -> str:
+        """One line for the console."""
+        text = (
+            f"alignment: {self.annotated_ids_in_run}/{self.annotated_ids} annotated ids appear among "
+            f"hit keys ({self.fraction_in_run:.0%}); {len(self.queries_without_annotated_hits)} queries "
+            f"never retrieve one; {self.hit_lists_with_repeated_keys} hit lists repeat a key"
+        )
+        return f"{text}. {self.diagnosis}" if self.diagnosis else text
+
+
+def _before_hash(values: pd.Series) -> pd.Series:
+    return values.str.split("#", n=1).str[0]
+
+
+def _no_space(values: pd.Series) -> pd.Series:
+    return values.str.replace(r"\s+", "", regex=True)
+
+
+def _no_zeros(values: pd.Series) -> pd.Series:
+    return values.str.replace(r"(?<![0-9])0+(?=[0-9])", "", regex=True)
+
+
+# (name, transform of annotated ids, transform of hit keys, diagnosis template, fix)
+_SHAPES: tuple[tuple[str, Callable | None, Callable | None, str, str], ...] = (
+    (
+        "document-vs-chunk",
+        None,
+        _before_hash,
+        "annotation ids look like document ids (e.g. {a}) while hit keys look like chunk keys (e.g. {k}); "
+        "{p} of annotated ids match once the '#...' chunk suffix is dropped",
+        "use level: document (hits collapse to their document id), or set hit ids equal to the annotated ids",
+    ),
+    (
+        "chunk-vs-document",
+        _before_hash,
+        None,
+        "annotation ids look like chunk keys (e.g. {a}) while hit keys look like document ids (e.g. {k}); "
+        "{p} of annotated ids match once the '#...' chunk suffix is dropped",
+        "annotate document ids (and use level: document), or give hits chunk_index/id so keys name the chunk",
+    ),
+    (
+        "case",
+        lambda s: s.str.lower(),
+        lambda s: s.str.lower(),
+        "annotation ids and hit keys differ in upper/lower case (e.g. {a} vs {k}); {p} match ignoring case",
+        "write annotation ids exactly as the hits' ids (keys are case-sensitive)",
+    ),
+    (
+        "whitespace",
+        _no_space,
+        _no_space,
+        "annotation ids and hit keys differ in whitespace (e.g. {a} vs {k}); {p} match without it",
+        "strip stray spaces/tabs from the ids in the annotation file or the hits",
+    ),
+    (
+        "leading-zeros",
+        _no_zeros,
+        _no_zeros,
+        "annotation ids and hit keys differ in zero padding (e.g. {a} vs {k}); {p} match without it",
+        "write numeric ids the same way in both (e.g. '7' or '007', not a mix)",
+    ),
+)
+
+
+def _fraction(annotated: pd.Series, keys: pd.Index) -> float:
+    return float(annotated.isin(keys).mean()) if len(annotated) else float("nan")
+
+
+def alignment_report(
+    run_df: pd.DataFrame, annotations_df: pd.DataFrame, *, relevance_threshold: int = 1
+) -> AlignmentReport:
+    """Measure how the run's keys meet the relevant annotations of the run's queries.
+
+    When no query id is shared, all annotations are measured (and the diagnosis says so).
+    """
+    run_q = run_df["query_id"].astype("str")
+    run_keys = run_df["key"].astype("str")
+    relevant = annotations_df[annotations_df["grade"] >= relevance_threshold]
+    ann_q = relevant["query_id"].astype("str")
+    run_query_set = pd.Index(pd.unique(run_q))
+    shared_queries = ann_q.isin(run_query_set)
+    scope = relevant[shared_queries.to_numpy()] if shared_queries.any() else relevant
+    scope_keys = pd.Series(pd.unique(scope["key"].astype("str")), dtype="str")
+    key_index = pd.Index(pd.unique(run_keys))
+    in_run = int(scope_keys.isin(key_index).sum())
+    fraction = in_run / len(scope_keys) if len(scope_keys) else float("nan")
+
+    annotated_queries = pd.Index(pd.unique(ann_q))
+    pairs = pd.MultiIndex.from_arrays([ann_q, relevant["key"].astype("str")])
+    hit_pairs = pd.MultiIndex.from_arrays([run_q, run_keys])
+    found = pd.Index(pd.unique(run_q[hit_pairs.isin(pairs)]))
+    in_run_queries = annotated_queries[annotated_queries.isin(run_query_set)]
+    without = tuple(str(q) for q in in_run_queries[~in_run_queries.isin(found)])
+    missing = tuple(str(q) for q in annotated_queries[~annotated_queries.isin(run_query_set)])
+    repeated = int(run_q[run_df.duplicated(["query_id", "key"]).to_numpy()].nunique())
+
+    diagnosis, fix = _diagnose(
+        scope_keys, run_keys, key_index, fraction, shared_queries.any(), ann_q, run_query_set, run_df
+    )
+    return AlignmentReport(
+        annotated_ids=len(scope_keys),
+        annotated_ids_in_run=in_run,
+        fraction_in_run=fraction,
+        annotated_queries=len(annotated_queries),
+        run_queries=len(run_query_set),
+        queries_without_annotated_hits=without,
+        queries_missing_from_run=missing,
+        hit_lists_with_repeated_keys=repeated,
+        example_annotated_ids=tuple(scope_keys[:_EXAMPLES].tolist()),
+        example_hit_keys=tuple(str(k) for k in key_index[:_EXAMPLES]),
+        diagnosis=diagnosis,
+        fix=fix,
+    )
+
+
+def _quote(values) -> str:
+    return ", ".join(repr(str(v)) for v in list(values)[:2])
+
+
+def _diagnose(
+    annotated: pd.Series,
+    run_keys: pd.Series,
+    key_index: pd.Index,
+    fraction: float,
+    queries_overlap: bool,
+    ann_q: pd.Series,
+    run_query_set: pd.Index,
+    run_df: pd.DataFrame,
+) -> tuple[str | None, str | None]:
+    """The most likely reason annotated ids miss the hit keys, with its fix; None when nothing stands out."""
+    if len(annotated) == 0:
+        return (
+            "there are no relevant annotations for the run's queries",
+            "check the annotation file and the relevance threshold",
+        )
+    if not queries_overlap and len(run_query_set):
+        return (
+            f"no query id of the run appears in the annotations (run {_quote(run_query_set)}, "
+            f"annotations {_quote(pd.unique(ann_q))})",
+            "use the same query ids in the run and in the query set / annotations",
+        )
+    if np.isnan(fraction) or fraction >= 0.999:
+        return None, None
+    best: tuple[float, str, str] | None = None
+    for _, on_ann, on_keys, template, fix in _SHAPES:
+        a = on_ann(annotated) if on_ann else annotated
+        k = pd.Index(pd.unique(on_keys(run_keys))) if on_keys else key_index
+        matched = _fraction(a, k)
+        if matched >= fraction + 0.2 and (best is None or matched > best[0]):
+            example_a = annotated[~annotated.isin(key_index)]
+            text = template.format(a=_quote(example_a), k=_quote(key_index), p=f"{matched:.0%}")
+            best = (matched, text, fix)
+    if best is not None:
+        return best[1], best[2]
+    positions = (run_df["rank"] - 1).astype("str").to_numpy() if "rank" in run_df else None
+    if positions is not None and len(run_keys) and (run_keys.to_numpy() == positions).mean() > 0.5:
+        return (
+            "hit keys are list positions ('0', '1', ...): the hits carry no id, document_id, source "
+            "or content",
+            "set RagHit.id (or document_id + chunk_index) so keys name what was retrieved",
+        )
+    if fraction < 0.5:
+        return (
+            f"only {fraction:.0%} of annotated ids appear among hit keys (annotations {_quote(annotated)}, "
+            f"hit keys {_quote(key_index)})",
+            "make annotation ids equal the hit keys: a hit's key is its id, else document_id#chunk_index, "
+            "else source_path#chunk_index, ... (see abcompare.hits.stable_key)",
+        )
+    return None, None
+
+
+def check_alignment(
+    report: AlignmentReport, min_fraction: float = 0.5, allow_misaligned: bool = False
+) -> AlignmentReport:
+    """Raise ``AlignmentError`` when fewer than ``min_fraction`` of annotated ids could ever match a hit key.
+
+    With ``allow_misaligned`` the problem is an ``AbcompareWarning`` instead. Returns the report.
+    """
+    fraction = report.fraction_in_run
+    if not np.isnan(fraction) and fraction >= min_fraction:
+        return report
+    what = (
+        f"only {report.annotated_ids_in_run} of {report.annotated_ids} annotated ids "
+        f"({fraction:.0%}) appear among the hit keys"
+        if not np.isnan(fraction)
+        else "no relevant annotations for the run's queries"
+    )
+    message = (
+        f"{what}: {report.diagnosis}"
+        if report.diagnosis and not report.diagnosis.startswith("only")
+        else what
+    )
+    hint = report.fix or "make annotation ids equal the hit keys"
+    if allow_misaligned:
+        warnings.warn(
+            f"{message} ({hint}); continuing because allow_misaligned is set", AbcompareWarning, stacklevel=2
+        )
+        return report
+    raise AlignmentError(
+        message, field="annotations", hint=f"{hint}; or set evaluation.allow_misaligned to report anyway"
+    )

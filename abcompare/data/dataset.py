@@ -1,0 +1,131 @@
+"""The Dataset value object: queries, annotations, optional corpus and spans, and how they were reconciled.
+
+``assemble`` applies the evaluation rules once: only queries with annotations are kept (counted, or an
+error when strict), annotations for unknown queries are dropped with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from abcompare.data.subset import restrict_to_queries
+from abcompare.errors import AbcompareWarning, DataError
+
+__all__ = ["Dataset", "assemble"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A query set with its judgments, ready to evaluate; tables as in docs/architecture.md.
+
+    ``excluded_queries`` counts queries dropped for having no annotations; ``unknown_annotation_queries``
+    counts annotated query ids missing from the query set (their annotations are dropped).
+    """
+
+    name: str
+    corpus: pd.DataFrame | None
+    queries: pd.DataFrame
+    annotations: pd.DataFrame
+    spans: pd.DataFrame | None = None
+    source: Path | None = None
+    excluded_queries: int = 0
+    unknown_annotation_queries: int = 0
+
+    def fingerprint(self) -> str:
+        """A stable sha256 of the content (queries, annotations, spans, corpus), independent of row order."""
+        digest = hashlib.sha256()
+        for label, frame, by in (
+            ("queries", self.queries, ["query_id"]),
+            ("annotations", self.annotations, ["query_id", "key"]),
+            ("spans", self.spans, ["query_id", "document_id", "start", "end"]),
+            ("corpus", self.corpus, ["doc_id"]),
+        ):
+            digest.update(label.encode())
+            if frame is None:
+                digest.update(b"<none>")
+                continue
+            canonical = frame[sorted(frame.columns, key=str)].sort_values(by, kind="stable")
+            canonical = canonical.astype("str").reset_index(drop=True)
+            digest.update(",".join(map(str, canonical.columns)).encode())
+            digest.update(pd.util.hash_pandas_object(canonical, index=False).to_numpy().tobytes())
+        return digest.hexdigest()
+
+    @property
+    def query_ids(self) -> list[str]:
+        """The evaluated query ids, in query-set order."""
+        return self.queries["query_id"].astype("str").tolist()
+
+    def restrict(self, query_ids: Iterable[str]) -> Dataset:
+        """The same dataset limited to ``query_ids`` (e.g. the queries every run answered)."""
+        ids = list(query_ids)
+        spans = None if self.spans is None else restrict_to_queries(self.spans, ids)
+        return replace(
+            self,
+            queries=restrict_to_queries(self.queries, ids),
+            annotations=restrict_to_queries(self.annotations, ids),
+            spans=spans,
+        )
+
+
+def assemble(
+    name: str,
+    queries: pd.DataFrame,
+    annotations: pd.DataFrame,
+    *,
+    corpus: pd.DataFrame | None = None,
+    spans: pd.DataFrame | None = None,
+    source: Path | None = None,
+    strict: bool = False,
+    annotation_file: str | Path | None = None,
+) -> Dataset:
+    """Reconcile queries with annotations (and spans) into a Dataset.
+
+    Annotations for queries not in the query set are dropped with an ``AbcompareWarning``; queries with
+    no annotation (nor span) are excluded and counted, or, with ``strict``, are a ``DataError``.
+    """
+    query_ids = pd.Index(queries["query_id"].astype("str"))
+    judged = pd.Index(pd.unique(annotations["query_id"].astype("str")))
+    if spans is not None:
+        judged = judged.union(pd.Index(pd.unique(spans["query_id"].astype("str"))), sort=False)
+    unknown = judged[~judged.isin(query_ids)]
+    if len(unknown):
+        examples = ", ".join(repr(q) for q in unknown[:5])
+        warnings.warn(
+            f"{annotation_file or 'annotations'}: {len(unknown)} annotated queries are not in the query set "
+            f"(e.g. {examples}); their annotations are ignored",
+            AbcompareWarning,
+            stacklevel=2,
+        )
+    missing = query_ids[~query_ids.isin(judged)]
+    if strict and len(missing):
+        examples = ", ".join(repr(q) for q in missing[:5])
+        raise DataError(
+            f"{len(missing)} queries have no annotations (e.g. {examples})",
+            file=annotation_file,
+            field="query_id",
+            hint="annotate them, remove them from the query set, or turn strict off to exclude them",
+        )
+    keep = query_ids[query_ids.isin(judged)]
+    if len(keep) == 0:
+        raise DataError(
+            "no query has annotations: the query ids of the query set and the annotations never match",
+            file=annotation_file,
+            field="query_id",
+            hint=f"query ids look like {list(query_ids[:3])}, annotated ones like {list(judged[:3])}",
+        )
+    return Dataset(
+        name=name,
+        corpus=corpus,
+        queries=restrict_to_queries(queries, keep),
+        annotations=restrict_to_queries(annotations, keep),
+        spans=None if spans is None else restrict_to_queries(spans, keep),
+        source=source,
+        excluded_queries=len(missing),
+        unknown_annotation_queries=len(unknown),
+    )

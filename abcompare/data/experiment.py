@@ -1,0 +1,79 @@
+"""The data stage of an experiment: turn the config's dataset settings into one Dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from abcompare.data.annotations import read_annotations, read_spans
+from abcompare.data.corpus import read_corpus
+from abcompare.data.dataset import Dataset, assemble
+from abcompare.data.queries import read_queries
+from abcompare.errors import DataError
+
+__all__ = ["load_dataset_for_experiment"]
+
+
+def _folder(settings: Any) -> Path | None:
+    if settings.path is not None:
+        return Path(settings.path)
+    if settings.name is not None and (settings.queries is None or settings.annotations is None):
+        from abcompare.examples import example_path
+
+        return example_path(settings.name)
+    return None
+
+
+def _spans_file(settings: Any, folder: Path | None) -> Path | None:
+    if settings.spans is not None:
+        return Path(settings.spans)
+    if folder is None:
+        return None
+    for candidate in (folder / "spans" / f"{settings.split}.jsonl", folder / "spans.jsonl"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def load_dataset_for_experiment(settings: Any) -> Dataset:
+    """Queries, annotations (BEIR qrels of ``split`` or an override), corpus and spans as one Dataset.
+
+    ``settings`` is ``abcompare.config.DatasetSettings``; file overrides win over the folder's files;
+    ``max_queries`` keeps the first N annotated queries.
+    """
+    folder = _folder(settings)
+    if folder is not None and not folder.is_dir():
+        raise DataError(
+            "dataset folder not found",
+            file=folder,
+            field="dataset.path",
+            hint="give a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
+        )
+    queries_file = settings.queries or (folder / "queries.jsonl" if folder else None)
+    annotations_file = settings.annotations or (
+        folder / "qrels" / f"{settings.split}.tsv" if folder else None
+    )
+    corpus_file = settings.corpus or (folder / "corpus.jsonl" if folder else None)
+    if queries_file is None or annotations_file is None:
+        raise DataError(
+            "the dataset needs queries and annotations",
+            field="dataset",
+            hint="give a BEIR folder 'path', a builtin 'name', or 'queries' + 'annotations'",
+        )
+    corpus = None
+    if corpus_file is not None and (settings.corpus is not None or Path(corpus_file).exists()):
+        corpus = read_corpus(corpus_file)
+    spans_file = _spans_file(settings, folder)
+    dataset = assemble(
+        settings.name or (folder.name if folder else Path(queries_file).stem),
+        read_queries(queries_file),
+        read_annotations(annotations_file),
+        corpus=corpus,
+        spans=read_spans(spans_file) if spans_file is not None else None,
+        source=folder or Path(queries_file),
+        strict=settings.strict,
+        annotation_file=annotations_file,
+    )
+    if settings.max_queries is not None:
+        dataset = dataset.restrict(dataset.query_ids[: settings.max_queries])
+    return dataset

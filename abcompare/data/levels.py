@@ -1,0 +1,176 @@
+"""Annotation levels: judge hits as chunks (keys as they are), as documents, or by evidence-span overlap.
+
+``apply_level`` turns (run, annotations) into the pair the evaluator consumes as chunk-level input:
+- ``chunk``: unchanged.
+- ``document``: hits collapse to their document id (``document_id`` column, else the key before ``#``);
+  the first (best-ranked) hit of each document wins, ranks are renumbered, the key becomes the document id.
+- ``span``: a hit is relevant when its ``[start, end)`` overlaps an evidence span of the same document for
+  that query; its grade is the highest grade among the spans it overlaps. Spans no hit of the run
+  overlaps stay in the annotations under a span key (``document_id@start-end``), so missed evidence
+  still counts against recall.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.errors import AbcompareWarning, DataError
+
+__all__ = ["LEVELS", "apply_level", "document_ids", "span_key"]
+
+LEVELS = ("chunk", "document", "span")
+
+
+def apply_level(
+    run_df: pd.DataFrame,
+    annotations: pd.DataFrame | None,
+    level: str,
+    spans: pd.DataFrame | None = None,
+    *,
+    corpus: pd.DataFrame | None = None,
+    chunking: Any = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The run and annotations to evaluate at ``level`` (chunk | document | span); see the module doc.
+
+    At span level, hits without ``start``/``end`` are located in ``corpus`` by their ``content`` when a
+    corpus is given. ``chunking`` is accepted for callers that pass the variant's settings; unused.
+    """
+    if level == "chunk":
+        return run_df, _require_annotations(annotations, level)
+    if level == "document":
+        return collapse_to_documents(run_df), _require_annotations(annotations, level)
+    if level == "span":
+        if spans is None:
+            raise DataError(
+                "level 'span' needs evidence spans",
+                field="dataset.spans",
+                hint="give a spans JSONL file ({query_id, document_id, start, end})",
+            )
+        return run_df, span_annotations(run_df, spans, corpus=corpus)
+    raise DataError(
+        f"unknown annotation level {level!r}", field="level", hint=f"use one of {', '.join(LEVELS)}"
+    )
+
+
+def _require_annotations(annotations: pd.DataFrame | None, level: str) -> pd.DataFrame:
+    if annotations is None:
+        raise DataError(
+            f"level {level!r} needs annotations",
+            field="dataset.annotations",
+            hint="give an annotation file, or use level: span with evidence spans",
+        )
+    return annotations
+
+
+def document_ids(run_df: pd.DataFrame) -> pd.Series:
+    """Each hit's document: its ``document_id`` when set, else the part of its key before the first '#'."""
+    from_key = run_df["key"].astype("str").str.split("#", n=1).str[0]
+    if "document_id" not in run_df:
+        return from_key
+    doc = run_df["document_id"].astype("str").where(run_df["document_id"].notna()).str.strip()
+    return doc.where(doc.notna() & (doc != ""), from_key)
+
+
+def collapse_to_documents(run_df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (query, document): the best-ranked hit, ranks renumbered 1..n, key = document id."""
+    frame = run_df.copy()
+    frame["key"] = document_ids(run_df).to_numpy()
+    if "id" in frame:
+        frame["id"] = frame["key"]
+    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
+    order = np.lexsort((frame["rank"].to_numpy(), qcodes))
+    frame = frame.iloc[order]
+    frame = frame[~frame.duplicated(["query_id", "key"], keep="first")].reset_index(drop=True)
+    codes = pd.factorize(frame["query_id"], sort=False)[0]
+    frame["rank"] = frame.groupby(codes, sort=False).cumcount().to_numpy() + 1
+    return frame
+
+
+def span_key(document_id: str, start: int, end: int) -> str:
+    """The annotation key of an evidence span no hit overlapped."""
+    return f"{document_id}@{start}-{end}"
+
+
+def _offsets(run_df: pd.DataFrame, corpus: pd.DataFrame | None) -> pd.DataFrame:
+    """query_id, key, document, start, end for every hit whose character offsets are known."""
+    hits = pd.DataFrame(
+        {
+            "query_id": run_df["query_id"].astype("str").to_numpy(),
+            "key": run_df["key"].astype("str").to_numpy(),
+            "document_id": document_ids(run_df).to_numpy(),
+        }
+    )
+    start = run_df["start"] if "start" in run_df else pd.Series(pd.NA, index=run_df.index)
+    end = run_df["end"] if "end" in run_df else pd.Series(pd.NA, index=run_df.index)
+    hits["start"] = pd.to_numeric(start, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    hits["end"] = pd.to_numeric(end, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    unknown = np.isnan(hits["start"].to_numpy()) | np.isnan(hits["end"].to_numpy())
+    if unknown.any() and corpus is not None and "content" in run_df:
+        texts = dict(zip(corpus["doc_id"].astype("str"), corpus["text"].astype("str"), strict=True))
+        contents = run_df["content"].to_numpy()
+        for i in np.flatnonzero(unknown):
+            content, text = contents[i], texts.get(hits.at[i, "document_id"])
+            if isinstance(content, str) and content and text is not None:
+                found = text.find(content)
+                if found >= 0:
+                    hits.loc[i, ["start", "end"]] = [found, found + len(content)]
+        unknown = np.isnan(hits["start"].to_numpy()) | np.isnan(hits["end"].to_numpy())
+    if unknown.all():
+        raise DataError(
+            "level 'span' needs each hit's character offsets, and no hit has them",
+            field="start",
+            hint="give hits document_id plus metadata start/end (or content and the corpus)",
+        )
+    if unknown.any():
+        warnings.warn(
+            f"{int(unknown.sum())} of {len(hits)} hits have no character offsets and cannot match a span",
+            AbcompareWarning,
+            stacklevel=3,
+        )
+    return hits[~unknown].reset_index(drop=True)
+
+
+def span_annotations(
+    run_df: pd.DataFrame,
+    spans: pd.DataFrame,
+    *,
+    corpus: pd.DataFrame | None = None,
+    count_missed_spans: bool = True,
+) -> pd.DataFrame:
+    """Annotations keyed by hit keys: a hit overlapping an evidence span of its document for its query is
+    relevant with the highest grade among the spans it overlaps; missed spans keep a span key."""
+    hits = _offsets(run_df, corpus)
+    evidence = spans.assign(
+        query_id=spans["query_id"].astype("str"),
+        document_id=spans["document_id"].astype("str"),
+        grade=spans.get("grade", 1),
+    ).reset_index(drop=True)
+    evidence["span"] = np.arange(len(evidence))
+    pairs = hits.merge(evidence, on=["query_id", "document_id"], suffixes=("", "_span"))
+    overlap = (pairs["start"] < pairs["end_span"]) & (pairs["start_span"] < pairs["end"])
+    pairs = pairs[overlap]
+    relevant = pairs.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
+    frames = [relevant]
+    if count_missed_spans:
+        missed = evidence[~evidence["span"].isin(pairs["span"])]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "query_id": missed["query_id"],
+                    "key": [
+                        span_key(d, s, e)
+                        for d, s, e in zip(missed["document_id"], missed["start"], missed["end"], strict=True)
+                    ],
+                    "grade": missed["grade"],
+                }
+            )
+        )
+    out = pd.concat(frames, ignore_index=True)
+    out = out.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
+    order = pd.Index(pd.unique(evidence["query_id"]))
+    out = out.iloc[np.argsort(order.get_indexer(out["query_id"]), kind="stable")].reset_index(drop=True)
+    return out.astype({"query_id": "str", "key": "str", "grade": np.int64})
