@@ -72,17 +72,22 @@ def read_text_lines(path: str | Path, what: str) -> pa.Array:
     return lines
 
 
-def content_lines(path: str | Path, what: str, *, comments: bool = True) -> tuple[pa.Array, np.ndarray]:
-    """Non-blank lines, stripped of surrounding whitespace, and their 1-based line numbers.
+def content_lines(
+    path: str | Path, what: str, *, comments: bool = True, strip: bool = True
+) -> tuple[pa.Array, np.ndarray]:
+    """Non-blank lines and their 1-based line numbers; stripped of surrounding whitespace by default.
 
-    With ``comments`` lines whose first non-blank character is ``#`` are skipped, as trec_eval does.
+    With ``strip=False`` only the line ending is removed (tab-separated fields may be empty). With
+    ``comments`` lines whose first non-blank character is ``#`` are skipped, as trec_eval does.
     """
-    lines = pc.utf8_trim_whitespace(read_text_lines(path, what))
-    keep = pc.not_equal(lines, "")
+    raw = read_text_lines(path, what)
+    trimmed = pc.utf8_trim_whitespace(raw)
+    keep = pc.not_equal(trimmed, "")
     if comments:
-        keep = pc.and_(keep, pc.invert(pc.starts_with(lines, "#")))
+        keep = pc.and_(keep, pc.invert(pc.starts_with(trimmed, "#")))
     keep_np = keep.to_numpy(zero_copy_only=False)
     numbers = np.flatnonzero(keep_np) + 1
+    lines = trimmed if strip else pc.utf8_rtrim(raw, characters="\r")
     return lines.filter(keep), numbers
 
 

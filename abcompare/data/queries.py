@@ -26,12 +26,12 @@ def read_queries(path: str | Path, format: str = "auto") -> pd.DataFrame:
 
     Ids must be unique and texts non-empty.
     """
-    lines, numbers = content_lines(path, "query", comments=False)
+    lines, numbers = content_lines(path, "query", comments=False, strip=False)
     if len(lines) == 0:
         raise DataError("query file is empty", file=path, hint=_JSONL_HINT)
     fmt = format
     if fmt == "auto":
-        fmt = "jsonl" if lines[0].as_py().startswith("{") else "tsv"
+        fmt = "jsonl" if lines[0].as_py().lstrip().startswith("{") else "tsv"
     if fmt == "jsonl":
         frame, line_of = _read_jsonl(path)
     elif fmt == "tsv":
