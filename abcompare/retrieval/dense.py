@@ -6,7 +6,6 @@ Search is exact inner product over L2-normalised float32 vectors in numpy (cosin
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,11 +58,9 @@ def model_identity(name: str, max_seq_length: int | None = None) -> str:
 
 @functools.lru_cache(maxsize=4)
 def load_model(name: str, max_seq_length: int | None = None) -> Any:
-    """A SentenceTransformer on CPU (memoised); local folders load with no network access."""
+    """A SentenceTransformer on CPU (memoised); local folders load with ``local_files_only`` (no network)."""
     resolved = resolve_model(name)
     local = Path(resolved).is_dir()
-    if local:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:

@@ -6,7 +6,6 @@ A reranker returns the hits best first with ``rerank_score`` (and ``score``) set
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,8 +47,6 @@ def load_cross_encoder(name: str) -> Any:
 
     resolved = resolve_model(name)
     local = Path(resolved).is_dir()
-    if local:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import CrossEncoder
 
     try:
