@@ -106,13 +106,9 @@ class DenseEncoder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    def encode(
-        self, texts: Sequence[str], *, progress: Progress | None = None, what: str = "texts"
-    ) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> np.ndarray:
         """Normalised float32 vectors for ``texts`` (cached ones are not re-encoded)."""
-        matrix, encoded = self.cache.encode(
-            texts, self._encode, progress=progress, description=f"encoding {what} with {self.name}"
-        )
+        matrix, encoded = self.cache.encode(texts, self._encode, progress=progress)
         self.encoded += encoded
         return matrix
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-Progress = Callable[[str, int, int], None]
+Progress = Callable[[int, int], None]
+"""``progress(completed, total)``, e.g. the runner's progress-bar ``advance``."""
 
 
 def default_cache_dir() -> Path:
@@ -94,7 +95,6 @@ class EmbeddingCache:
         *,
         block: int = 512,
         progress: Progress | None = None,
-        description: str = "encoding",
     ) -> tuple[np.ndarray, int]:
         """Vectors for ``texts`` in order, encoding only uncached ones (in blocks, each saved at once).
 
@@ -105,10 +105,10 @@ class EmbeddingCache:
         if todo:
             by_hash = dict(zip(hashes, texts, strict=True))
             if progress is not None:
-                progress(description, 0, len(todo))
+                progress(0, len(todo))
             for begin in range(0, len(todo), block):
                 part = todo[begin : begin + block]
                 self.add(part, encode([by_hash[h] for h in part]))
                 if progress is not None:
-                    progress(description, min(begin + block, len(todo)), len(todo))
+                    progress(min(begin + block, len(todo)), len(todo))
         return self.get(hashes), len(todo)

@@ -1,6 +1,6 @@
 """Run one retrieval variant end to end: chunk, retrieve with each retriever, fuse, rerank, cut to top_k.
 
-Chunks, BM25 indexes and chunk embeddings are memoised in-process by their settings (``RetrievalMemo``),
+Chunks, BM25 indexes and chunk embeddings are memoised in-process by their settings (``RetrievalCache``),
 so a treatment that only changes fusion or rerank reuses the control's work; embeddings also persist in
 the on-disk cache.
 """
@@ -22,12 +22,15 @@ from abcompare.retrieval.chunking import Chunk, chunk_corpus
 from abcompare.retrieval.dense import DenseEncoder, search
 from abcompare.retrieval.embedding_cache import Progress
 from abcompare.retrieval.fusion import fuse
-from abcompare.retrieval.rerank import make_reranker, rerank_top
+from abcompare.retrieval.rerank import make_reranker
 from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSettings
 
 
-class RetrievalMemo:
-    """A small LRU of expensive per-corpus artefacts (chunks, BM25 indexes, chunk embeddings)."""
+class RetrievalCache:
+    """A small in-process LRU of expensive per-corpus artefacts (chunks, BM25 indexes, chunk embeddings).
+
+    One per experiment run lets a treatment reuse what the control built; ``builds`` counts misses.
+    """
 
     def __init__(self, max_entries: int = 16) -> None:
         self.max_entries = max_entries
@@ -50,7 +53,7 @@ class RetrievalMemo:
         self._items.clear()
 
 
-DEFAULT_MEMO = RetrievalMemo()
+DEFAULT_CACHE = RetrievalCache()
 
 
 def corpus_fingerprint(corpus: Any) -> str:
@@ -108,7 +111,7 @@ def _retrieve(
     depth: int,
     cache_dir: Path,
     progress: Progress | None,
-    memo: RetrievalMemo,
+    memo: RetrievalCache,
 ) -> list[list[RagHit]]:
     """One retriever's ranked hits for every query."""
     if isinstance(settings, BM25Settings):
@@ -124,12 +127,10 @@ def _retrieve(
         doc_vectors = memo.get(
             ("dense", chunks_key, encoder.cache.model_key, settings.document_prefix, str(cache_dir)),
             lambda: encoder.encode(
-                [settings.document_prefix + indexed_text(c) for c in chunks], progress=progress, what="chunks"
+                [settings.document_prefix + indexed_text(c) for c in chunks], progress=progress
             ),
         )
-        query_vectors = encoder.encode(
-            [settings.query_prefix + q for q in query_texts], progress=progress, what="queries"
-        )
+        query_vectors = encoder.encode([settings.query_prefix + q for q in query_texts], progress=progress)
         results = search(query_vectors, doc_vectors, depth)
     return [_hits(chunks, rows, scores, name) for rows, scores in results]
 
@@ -141,12 +142,14 @@ def run_variant(
     *,
     cache_dir: Path,
     progress: Progress | None = None,
-    memo: RetrievalMemo | None = None,
+    cache: RetrievalCache | None = None,
 ) -> dict[str, list[RagHit]]:
     """Ranked hits (best first, at most ``top_k``) per query id, in the queries' order.
 
     ``corpus`` has columns ``doc_id, title, text``; ``queries`` ``query_id, text``. ``progress`` is called
-    as ``progress(description, completed, total)`` while encoding.
+    as ``progress(completed, total)``: over the texts being encoded, then over the queries. ``cache``
+    memoises chunks, BM25 indexes and chunk embeddings across variants (default: a module-level one).
+    With a rerank stage the list is the reranked top ``rerank.top_n`` (one score scale throughout).
     """
     if variant.run is not None:
         raise RetrievalError(
@@ -156,7 +159,7 @@ def run_variant(
         )
     _check_columns(corpus, "corpus", ("doc_id", "text"))
     _check_columns(queries, "queries", ("query_id", "text"))
-    memo = memo if memo is not None else DEFAULT_MEMO
+    memo = cache if cache is not None else DEFAULT_CACHE
     chunks_key = (corpus_fingerprint(corpus), variant.chunking.model_dump_json())
     chunks: list[Chunk] = memo.get(("chunks", chunks_key), lambda: chunk_corpus(corpus, variant.chunking))
     query_ids = [str(q) for q in queries["query_id"]]
@@ -180,6 +183,8 @@ def run_variant(
             assert fusion is not None  # guaranteed by VariantSettings for 2+ retrievers
             ranked = fuse(lists, method=fusion.method, k=fusion.k, weights=weights)
         if reranker is not None:
-            ranked = rerank_top(reranker, text, ranked, variant.rerank.top_n)
+            ranked = reranker.rerank(text, list(ranked[: variant.rerank.top_n]))
         results[query_id] = ranked[: variant.top_k]
+        if progress is not None:
+            progress(i + 1, len(query_ids))
     return results

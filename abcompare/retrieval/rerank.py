@@ -94,8 +94,8 @@ class BiEncoderReranker:
         """The hits reordered by cosine similarity to the query."""
         if not hits:
             return []
-        query_vector = self.encoder.encode([query], what="queries")[0]
-        passages = self.encoder.encode([passage(h) for h in hits], what="passages")
+        query_vector = self.encoder.encode([query])[0]
+        passages = self.encoder.encode([passage(h) for h in hits])
         return order_by(hits, passages @ query_vector)
 
 
@@ -104,14 +104,3 @@ def make_reranker(settings: RerankSettings, cache_dir: Path | None = None) -> Re
     if settings.type == "bi-encoder":
         return BiEncoderReranker(settings.model, batch_size=settings.batch_size, cache_dir=cache_dir)
     return CrossEncoderReranker(settings.model, batch_size=settings.batch_size)
-
-
-def rerank_top(reranker: Reranker, query: str, hits: list[RagHit], top_n: int) -> list[RagHit]:
-    """Rerank the first ``top_n`` hits; the rest follow in their order with ``score`` unset.
-
-    The tail's score is cleared because it is on another scale than the rerank scores (its fusion and
-    retrieval scores are kept); ranks are renumbered over the whole list.
-    """
-    head = reranker.rerank(query, list(hits[:top_n]))
-    tail = [h.model_copy(update={"score": None}) for h in hits[top_n:]]
-    return [h.model_copy(update={"rank": rank}) for rank, h in enumerate(head + tail, start=1)]

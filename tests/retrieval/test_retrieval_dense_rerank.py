@@ -16,8 +16,8 @@ import pytest
 from abcompare.errors import RetrievalError
 from abcompare.hits import RagHit
 from abcompare.retrieval.dense import load_model, model_identity, resolve_model, search
-from abcompare.retrieval.pipeline import RetrievalMemo, run_variant
-from abcompare.retrieval.rerank import order_by, passage, rerank_top
+from abcompare.retrieval.pipeline import RetrievalCache, run_variant
+from abcompare.retrieval.rerank import order_by, passage
 from abcompare.retrieval.settings import VariantSettings
 
 needs_minilm = pytest.mark.skipif(
@@ -70,12 +70,12 @@ def test_an_unavailable_model_is_a_retrieval_error_with_a_hint(monkeypatch, tmp_
 @needs_minilm
 def test_dense_finds_the_paraphrase_and_reuses_cached_embeddings(tmp_path):
     variant = VariantSettings.model_validate({"chunking": {"strategy": "none"}, "retrievers": {"dense": {}}})
-    first = run_variant(variant, CORPUS, QUERIES, cache_dir=tmp_path, memo=RetrievalMemo())
+    first = run_variant(variant, CORPUS, QUERIES, cache_dir=tmp_path, cache=RetrievalCache())
     assert first["q1"][0].id == "it#chunk-0"
     assert first["q2"][0].id == "leave#chunk-0"
     assert first["q1"][0].retriever_source == "dense"
     shards = sorted(p.name for p in tmp_path.rglob("*.npy"))
-    again = run_variant(variant, CORPUS, QUERIES, cache_dir=tmp_path, memo=RetrievalMemo())
+    again = run_variant(variant, CORPUS, QUERIES, cache_dir=tmp_path, cache=RetrievalCache())
     assert sorted(p.name for p in tmp_path.rglob("*.npy")) == shards  # nothing re-encoded
     assert [(h.id, h.score) for h in again["q1"]] == [(h.id, h.score) for h in first["q1"]]
     # the scores are cosines of title + "\n" + text against the query, straight from the model
@@ -109,16 +109,25 @@ class ByLength:
         return order_by(hits, [len(h.content) for h in hits])
 
 
-def test_rerank_top_reorders_the_head_and_keeps_the_tail_without_a_score():
-    hits = [
-        RagHit(id=c, content=c, score=1.0 / (i + 1), rank=i + 1)
-        for i, c in enumerate(["a", "ccc", "bb", "dddd"])
-    ]
-    out = rerank_top(ByLength(), "q", hits, top_n=3)
-    assert [h.id for h in out] == ["ccc", "bb", "a", "dddd"]
-    assert [h.rank for h in out] == [1, 2, 3, 4]
-    assert [h.rerank_score for h in out] == [3.0, 2.0, 1.0, None]
-    assert out[3].score is None
+def test_a_rerank_stage_reorders_the_fused_top_n_and_cuts_the_list_there(tmp_path, monkeypatch):
+    import abcompare.retrieval.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "make_reranker", lambda settings, cache_dir: ByLength())
+    variant = VariantSettings.model_validate(
+        {
+            "chunking": {"strategy": "none"},
+            "retrievers": {"bm25": {}},
+            "rerank": {"top_n": 2},
+        }
+    )
+    queries = pd.DataFrame({"query_id": ["q"], "text": ["leave laptop receipts"]})
+    plain = run_variant(variant.model_copy(update={"rerank": None}), CORPUS, queries, cache_dir=tmp_path)["q"]
+    reranked = run_variant(variant, CORPUS, queries, cache_dir=tmp_path)["q"]
+    head = sorted(plain[:2], key=lambda h: -len(h.content))
+    assert [h.id for h in reranked] == [h.id for h in head]
+    assert [h.rank for h in reranked] == [1, 2]
+    assert [h.rerank_score for h in reranked] == [float(len(h.content)) for h in head]
+    assert [h.retrieval_score for h in reranked] == [h.retrieval_score for h in head]
 
 
 def test_order_by_keeps_input_order_for_equal_scores():

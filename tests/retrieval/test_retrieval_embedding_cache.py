@@ -43,7 +43,7 @@ def test_blocks_are_saved_as_they_finish_and_progress_is_reported(tmp_path):
     seen = []
     cache = EmbeddingCache(tmp_path, "m")
     cache.encode(
-        [str(i) for i in range(5)], FakeEncoder(), block=2, progress=lambda d, a, b: seen.append((a, b))
+        [str(i) for i in range(5)], FakeEncoder(), block=2, progress=lambda a, b: seen.append((a, b))
     )
     assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)]
     assert len(list(cache.folder.glob("*.npy"))) == 3

@@ -11,7 +11,7 @@ import pytest
 
 from abcompare.errors import RetrievalError
 from abcompare.retrieval.fusion import fuse
-from abcompare.retrieval.pipeline import RetrievalMemo, run_variant
+from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.settings import VariantSettings
 
 CORPUS = pd.DataFrame(
@@ -57,7 +57,7 @@ def lucene_bm25(query: str, docs: list[str], k1=1.5, b=0.75) -> list[float]:
 
 
 def test_bm25_scores_match_a_reference_lucene_bm25(tmp_path):
-    result = run_variant(variant(), CORPUS, QUERIES, cache_dir=tmp_path, memo=RetrievalMemo())
+    result = run_variant(variant(), CORPUS, QUERIES, cache_dir=tmp_path, cache=RetrievalCache())
     docs = [f"{t}\n{x}" for t, x in zip(CORPUS["title"], CORPUS["text"], strict=True)]
     for query_id, text in zip(QUERIES["query_id"], QUERIES["text"], strict=True):
         expected = lucene_bm25(text, docs)
@@ -90,7 +90,7 @@ def test_hits_carry_chunk_ids_offsets_title_and_source(tmp_path):
 
 def test_no_chunking_keeps_chunk_zero_ids_and_stopword_only_queries_get_no_hits(tmp_path):
     result = run_variant(
-        variant(retrievers={"bm25": {}}), CORPUS, QUERIES, cache_dir=tmp_path, memo=RetrievalMemo()
+        variant(retrievers={"bm25": {}}), CORPUS, QUERIES, cache_dir=tmp_path, cache=RetrievalCache()
     )
     assert list(result) == ["q1", "q2", "q3"]
     assert result["q2"][0].id == "expenses#chunk-0"
@@ -98,7 +98,7 @@ def test_no_chunking_keeps_chunk_zero_ids_and_stopword_only_queries_get_no_hits(
 
 
 def test_two_retrievers_are_fused_exactly_as_fuse_does(tmp_path):
-    memo = RetrievalMemo()
+    memo = RetrievalCache()
     first = {"type": "bm25", **PLAIN_BM25}
     second = {"type": "bm25", "k1": 0.9, "b": 0.4}
     fused = run_variant(
@@ -106,24 +106,24 @@ def test_two_retrievers_are_fused_exactly_as_fuse_does(tmp_path):
         CORPUS,
         QUERIES,
         cache_dir=tmp_path,
-        memo=memo,
+        cache=memo,
     )
-    only_a = run_variant(variant(retrievers={"a": first}), CORPUS, QUERIES, cache_dir=tmp_path, memo=memo)
-    only_b = run_variant(variant(retrievers={"b": second}), CORPUS, QUERIES, cache_dir=tmp_path, memo=memo)
+    only_a = run_variant(variant(retrievers={"a": first}), CORPUS, QUERIES, cache_dir=tmp_path, cache=memo)
+    only_b = run_variant(variant(retrievers={"b": second}), CORPUS, QUERIES, cache_dir=tmp_path, cache=memo)
     for query_id in ["q1", "q2"]:
         expected = fuse([only_a[query_id], only_b[query_id]], method="rsf", weights=[1.0, 2.0])
         assert [(h.id, h.fusion_score) for h in fused[query_id]] == [(h.id, h.fusion_score) for h in expected]
 
 
 def test_a_fusion_only_change_reuses_chunks_and_indexes(tmp_path):
-    memo = RetrievalMemo()
+    memo = RetrievalCache()
     retrievers = {"a": {"type": "bm25"}, "b": {"type": "bm25", "k1": 1.0}}
     run_variant(
         variant(retrievers=retrievers, fusion={"method": "rrf"}),
         CORPUS,
         QUERIES,
         cache_dir=tmp_path,
-        memo=memo,
+        cache=memo,
     )
     builds = memo.builds
     assert builds == 3  # chunks + two indexes
@@ -132,7 +132,7 @@ def test_a_fusion_only_change_reuses_chunks_and_indexes(tmp_path):
         CORPUS,
         QUERIES,
         cache_dir=tmp_path,
-        memo=memo,
+        cache=memo,
     )
     assert memo.builds == builds
     run_variant(
@@ -140,7 +140,7 @@ def test_a_fusion_only_change_reuses_chunks_and_indexes(tmp_path):
         CORPUS,
         QUERIES,
         cache_dir=tmp_path,
-        memo=memo,
+        cache=memo,
     )
     assert memo.builds == builds + 3
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
-from abcompare.retrieval.pipeline import RetrievalMemo, run_variant
+from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.settings import VariantSettings
 
 pytestmark = pytest.mark.slow
@@ -59,7 +59,7 @@ def variant(retriever: dict) -> VariantSettings:
 
 def test_scifact_bm25_ndcg_at_10_matches_published(scifact, tmp_path):
     corpus, queries, qrels = scifact
-    hits = run_variant(variant({"bm25": {}}), corpus, queries, cache_dir=tmp_path, memo=RetrievalMemo())
+    hits = run_variant(variant({"bm25": {}}), corpus, queries, cache_dir=tmp_path, cache=RetrievalCache())
     assert all(h.id == f"{h.document_id}#chunk-0" for hits_ in hits.values() for h in hits_)
     assert ndcg_at_10(hits, qrels) == pytest.approx(0.675, abs=0.02)
 
@@ -71,6 +71,6 @@ def test_scifact_dense_minilm_ndcg_at_10_matches_published(scifact):
         pytest.skip("sentence-transformers is not installed")
     corpus, queries, qrels = scifact
     hits = run_variant(
-        variant({"dense": {}}), corpus, queries, cache_dir=default_cache_dir(), memo=RetrievalMemo()
+        variant({"dense": {}}), corpus, queries, cache_dir=default_cache_dir(), cache=RetrievalCache()
     )
     assert ndcg_at_10(hits, qrels) == pytest.approx(0.645, abs=0.015)
