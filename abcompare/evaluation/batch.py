@@ -14,11 +14,23 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from abcompare.errors import AbcompareWarning, ConfigError, DataError
+from abcompare.evaluation import codes
 from abcompare.evaluation.gains import discounts
-from abcompare.evaluation.inputs import FlatAnnotations, FlatRun, flatten_annotations, flatten_run
-from abcompare.evaluation.keys import clean_id
+from abcompare.evaluation.inputs import (
+    ANNOTATION_COLUMNS_HINT as _ANNOTATION_HINT,
+)
+from abcompare.evaluation.inputs import (
+    RUN_COLUMNS_HINT as _RUN_HINT,
+)
+from abcompare.evaluation.inputs import (
+    FlatAnnotations,
+    FlatRun,
+    flatten_annotations,
+    flatten_run,
+)
 from abcompare.evaluation.measures import COUNT_MEASURE, metric_columns, metric_name, normalise_cutoffs
 
 CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
@@ -36,7 +48,7 @@ class _Coded:
     run_key: np.ndarray
     run_rank: np.ndarray | None
     run_score: np.ndarray | None
-    key_labels: pd.Index  # labels of the run's key codes (annotation-only keys come after them)
+    key_labels: pa.Array  # labels of the run's key codes (annotation-only keys come after them)
     n_keys: int
 
 
@@ -63,7 +75,7 @@ def evaluate_run(
     n_queries = len(coded.query_ids)
     # each (query, key) pair keeps its best grade (stripped ids can collide)
     ann_pair = coded.ann_query * coded.n_keys + coded.ann_key
-    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=False).max()
+    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
     best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
     relevant_pair = best_grade >= relevance_threshold
     relevant_count = np.bincount(best_pair[relevant_pair] // coded.n_keys, minlength=n_queries)
@@ -76,9 +88,9 @@ def evaluate_run(
     if convention == "trec":
         run_query, pair = run_query[~repeated], pair[~repeated]
 
-    found = pd.Index(best_pair).get_indexer(pair)
-    judged = found >= 0
-    hit_grade = np.where(judged, best_grade[np.maximum(found, 0)], 0.0)
+    slot = np.minimum(np.searchsorted(best_pair, pair), max(best_pair.size - 1, 0))
+    judged = best_pair[slot] == pair if best_pair.size else np.zeros(pair.size, dtype=bool)
+    hit_grade = np.where(judged, best_grade[slot] if best_pair.size else 0.0, 0.0)
     hit_relevant = judged & (hit_grade >= relevance_threshold)
 
     retrieved = np.bincount(run_query, minlength=n_queries)
@@ -154,90 +166,118 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | N
 
 def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) -> _Coded:
     """Factorise query ids and keys; drop unannotated queries (no judgment at the threshold)."""
-    ann_query, query_labels = pd.factorize(judged.query_id)
+    ann_query, query_labels = codes.encode_grouped(codes.as_strings(judged.query_id))
+    if (ann_query < 0).any():
+        row = int(np.flatnonzero(ann_query < 0)[0])
+        raise DataError(f"row {row}: a judgment has no query id", field="query_id", hint=_ANNOTATION_HINT)
+    ann_key, ann_key_labels = codes.clean_labels(*codes.encode(codes.as_strings(judged.key)))
+    ann_keep = ann_key >= 0  # None and blank ids are dropped
     has_relevant = np.zeros(len(query_labels), dtype=bool)
-    has_relevant[ann_query[judged.grade >= relevance_threshold]] = True
+    has_relevant[ann_query[ann_keep & (judged.grade >= relevance_threshold)]] = True
     new_code = np.where(has_relevant, np.cumsum(has_relevant) - 1, -1)
     ann_query = new_code[ann_query]
-    ann_keep = ann_query >= 0
-    query_ids = np.asarray(query_labels, dtype=object)[has_relevant]
+    ann_keep &= ann_query >= 0
+    output_labels = query_labels.filter(pa.array(has_relevant))
 
-    run_codes, run_labels = pd.factorize(flat.query_id, use_na_sentinel=False)
-    run_labels_str = pd.Index([str(label) for label in run_labels], dtype=object)
-    to_output = pd.Index(query_ids, dtype=object).get_indexer(run_labels_str)
-    run_query = to_output[run_codes] if run_codes.size else np.zeros(0, dtype=np.int64)
+    run_query, run_query_labels = codes.encode_grouped(codes.as_strings(flat.query_id))
+    if (run_query < 0).any():
+        row = int(np.flatnonzero(run_query < 0)[0])
+        raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=_RUN_HINT)
+    run_query = np.append(codes.lookup(run_query_labels, output_labels), -1)[run_query]
     in_scope = run_query >= 0
 
-    key_codes, key_labels = pd.factorize(flat.key, use_na_sentinel=False)
+    run_key, key_labels = codes.encode(codes.as_strings(flat.key))
     if not flat.keys_are_clean:
-        cleaned = np.array([clean_id(label) for label in key_labels] + [""], dtype=object)[:-1]
-        blank = pd.isna(cleaned)
-        if blank.any():
-            row = int(np.flatnonzero(key_codes == int(np.flatnonzero(blank)[0]))[0])
-            raise DataError(
-                f"row {row}: a hit has no key",
-                field="key",
-                hint="every hit needs a key (its stable key, e.g. the document id)",
-            )
-        merged, key_labels = pd.factorize(cleaned)
-        key_codes = merged[key_codes]
-    key_labels = pd.Index(key_labels, dtype=object)
-    ann_key = key_labels.get_indexer(judged.key[ann_keep])
-    unseen = ann_key < 0
-    extra = 0
-    if unseen.any():
-        extra_codes, extra_labels = pd.factorize(judged.key[ann_keep][unseen])
-        ann_key[unseen] = len(key_labels) + extra_codes
-        extra = len(extra_labels)
+        run_key, key_labels = codes.clean_labels(run_key, key_labels)
+    if (run_key < 0).any():
+        row = int(np.flatnonzero(run_key < 0)[0])
+        raise DataError(
+            f"row {row}: a hit has no key",
+            field="key",
+            hint="every hit needs a key (its stable key, e.g. the document id)",
+        )
+    # annotation keys join the run's key space (probing the many run keys against the few annotated
+    # ones); keys no hit has get codes after the run's
+    run_to_ann = codes.lookup(key_labels, ann_key_labels)
+    label_code = np.full(len(ann_key_labels), -1, dtype=np.int64)
+    present = run_to_ann >= 0
+    label_code[run_to_ann[present]] = np.flatnonzero(present)
+    unseen = label_code < 0
+    label_code[unseen] = len(key_labels) + np.arange(int(unseen.sum()))
     return _Coded(
-        query_ids=query_ids,
-        ann_query=ann_query[ann_keep].astype(np.int64),
-        ann_key=ann_key.astype(np.int64),
-        ann_grade=judged.grade[ann_keep],
-        run_query=run_query[in_scope].astype(np.int64),
-        run_key=key_codes[in_scope].astype(np.int64),
+        query_ids=np.array(output_labels.to_pylist(), dtype=object),
+        ann_query=ann_query[ann_keep],
+        ann_key=label_code[ann_key[ann_keep]],
+        ann_grade=np.asarray(judged.grade, dtype=np.float64)[ann_keep],
+        run_query=run_query[in_scope],
+        run_key=run_key[in_scope],
         run_rank=None if flat.rank is None else flat.rank[in_scope],
         run_score=None if flat.score is None else flat.score[in_scope],
         key_labels=key_labels,
-        n_keys=max(len(key_labels) + extra, 1),
+        n_keys=max(len(key_labels) + int(unseen.sum()), 1),
     )
 
 
 def _order(coded: _Coded) -> np.ndarray:
     """The one sort: hits grouped by query, then by score (descending, key descending, as trec_eval)
-    when scores rule, else by rank; ties and missing ranks keep the given row order."""
+    when scores rule, else by rank; ties and missing ranks keep the given row order. Runs already in
+    that order (as the data layer writes them) are recognised and not sorted."""
     query = coded.run_query
-    rank = coded.run_rank if coded.run_rank is not None else np.arange(query.size, dtype=np.float64)
+    grouped = bool(np.all(query[1:] >= query[:-1]))
     if coded.run_score is None:
-        if query.size == 0 or (np.all(np.diff(query) >= 0) and np.all(_within_query_diff(query, rank) >= 0)):
+        if coded.run_rank is None:
+            return np.arange(query.size) if grouped else np.argsort(query, kind="stable")
+        rank = coded.run_rank
+        if grouped and np.all((rank[1:] >= rank[:-1]) | (query[1:] != query[:-1])):
             return np.arange(query.size)
-        return np.lexsort((rank, query))
-    score = coded.run_score
+        _, rank_code = np.unique(rank, return_inverse=True)
+        return np.argsort(query * (int(rank_code.max()) + 1) + rank_code, kind="stable")
+
+    score = _scores_or_rank_order(query, coded.run_score, coded.run_rank)
+    key = coded.run_key
+    if grouped:
+        same = query[1:] == query[:-1]
+        if np.all((score[1:] <= score[:-1]) | ~same):
+            tie = np.flatnonzero(same & (score[1:] == score[:-1]))
+            if codes.descending_at(coded.key_labels, key[tie], key[tie + 1]):
+                return np.arange(query.size)
+    _, score_code = np.unique(-score, return_inverse=True)
+    primary = query * (int(score_code.max()) + 1) + score_code
+    order = np.argsort(primary, kind="stable")
+    sorted_primary = primary[order]
+    tied = sorted_primary[1:] == sorted_primary[:-1]
+    if not tied.any():
+        return order
+    # only keys that tie on (query, score) need their byte order: sort those labels, not all of them
+    tied_rows = order[np.concatenate(([False], tied)) | np.concatenate((tied, [False]))]
+    tied_keys = np.unique(key[tied_rows])
+    key_rank = np.zeros(len(coded.key_labels), dtype=np.int64)
+    key_rank[tied_keys] = codes.sort_ranks(coded.key_labels.take(pa.array(tied_keys)))
+    span = tied_keys.size
+    if int(primary.max()) < np.iinfo(np.int64).max // (span + 1):
+        return np.argsort(primary * (span + 1) + (span - key_rank[key]), kind="stable")
+    return np.lexsort((-key_rank[key], primary))
+
+
+def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray | None) -> np.ndarray:
+    """The scores, with queries that have none ordered by rank instead; a query scored only in part is an
+    error (its order would be a guess)."""
     missing = np.isnan(score)
-    if missing.any():
-        n_queries = int(query.max()) + 1
-        missing_count = np.bincount(query[missing], minlength=n_queries)
-        total = np.bincount(query, minlength=n_queries)
-        partial = (missing_count > 0) & (missing_count < total)
-        if partial.any():
-            row = int(np.flatnonzero(missing & partial[query])[0])
-            raise DataError(
-                f"row {row}: a hit has no score while others of its query have one",
-                field="score",
-                hint="give every hit of a query a score, or none (then rank order is used)",
-            )
-        score = np.where(missing, -rank, score)  # all-unscored queries keep rank order
-    key_order = np.empty(len(coded.key_labels), dtype=np.int64)
-    key_order[np.argsort(np.asarray(coded.key_labels, dtype=str), kind="stable")] = np.arange(
-        len(coded.key_labels)
-    )
-    return np.lexsort((-key_order[coded.run_key], -score, query))
-
-
-def _within_query_diff(query: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """Rank steps between consecutive rows of the same query (for the already-sorted shortcut)."""
-    same = query[1:] == query[:-1]
-    return np.diff(rank)[same]
+    if not missing.any():
+        return score
+    n_queries = int(query.max()) + 1
+    missing_count = np.bincount(query[missing], minlength=n_queries)
+    partial = (missing_count > 0) & (missing_count < np.bincount(query, minlength=n_queries))
+    if partial.any():
+        row = int(np.flatnonzero(missing & partial[query])[0])
+        raise DataError(
+            f"row {row}: a hit has no score while others of its query have one",
+            field="score",
+            hint="give every hit of a query a score, or none (then rank order is used)",
+        )
+    if rank is None:
+        rank = np.arange(query.size, dtype=np.float64)
+    return np.where(missing, -rank, score)
 
 
 def _first_relevant_position(

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.errors import DataError
-from abcompare.evaluation.keys import clean_id, hit_keys
+from abcompare.evaluation.keys import hit_keys
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,10 @@ class FlatRun:
 
 @dataclass(frozen=True)
 class FlatAnnotations:
-    """Annotations as columns: query id (str), key (stripped, never blank), grade (float)."""
+    """Annotations as columns: raw query id and key (the evaluator strips keys, drops blank ones), grade."""
 
-    query_id: np.ndarray
-    key: np.ndarray
+    query_id: Any
+    key: Any
     grade: np.ndarray
 
 
@@ -72,8 +72,8 @@ def _flatten_run_frame(frame: pd.DataFrame, convention: str) -> FlatRun:
     if convention == "trec" and "score" in frame.columns:
         score = _numbers(frame["score"], "score", RUN_COLUMNS_HINT)
     return FlatRun(
-        query_id=frame["query_id"].to_numpy(),
-        key=frame["key"].to_numpy(),
+        query_id=frame["query_id"],
+        key=frame["key"],
         rank=rank,
         score=score,
         by_score=score is not None,
@@ -120,6 +120,8 @@ def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
         )
     except (TypeError, ValueError) as err:
         raise DataError(f"a score is not a number ({err})", field="score", hint="scores are numbers") from err
+    if np.isnan(score).any():
+        raise DataError("a hit has a NaN score", field="score", hint="give every hit a number")
     return FlatRun(query_ids, keys, None, score, True, False)
 
 
@@ -159,7 +161,9 @@ def flatten_annotations(annotations: Any) -> FlatAnnotations:
             queries.append(str(qid))
             keys.append(key)
             grades.append(grade)
-    frame = pd.DataFrame({"query_id": queries, "key": keys, "grade": grades}, dtype=object)
+    frame = pd.DataFrame(
+        {"query_id": pd.Series(queries, dtype=object), "key": pd.Series(keys, dtype=object), "grade": grades}
+    )
     return _flatten_annotation_frame(frame)
 
 
@@ -177,9 +181,4 @@ def _flatten_annotation_frame(frame: pd.DataFrame) -> FlatAnnotations:
             raise DataError(f"row {row}: missing grade", field="grade", hint="give every judgment a grade")
     else:
         grade = np.ones(len(frame), dtype=np.float64)
-    codes, uniques = pd.factorize(frame["key"].to_numpy(dtype=object), use_na_sentinel=True)
-    cleaned = np.array([clean_id(u) for u in uniques] + [None], dtype=object)
-    key = cleaned[codes]  # code -1 (NA) picks the trailing None
-    keep = pd.notna(key)
-    query_id = np.array([str(q) for q in frame["query_id"].to_numpy(dtype=object)], dtype=object)
-    return FlatAnnotations(query_id[keep], key[keep].astype(object), grade[keep])
+    return FlatAnnotations(frame["query_id"], frame["key"], grade)

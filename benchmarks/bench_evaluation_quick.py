@@ -1,0 +1,122 @@
+"""Quick benchmark of the vectorised evaluator against pytrec_eval on the same synthetic run.
+
+Usage: python benchmarks/bench_evaluation_quick.py [--queries 100000] [--hits 100] [--repeat 1]
+Measures evaluate_run (trec and ai4j, from a run DataFrame and from a {qid: {key: score}} mapping) and
+pytrec_eval (P, recall, nDCG@1,5,10 and RR) on identical data, and checks that they agree. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from abcompare.evaluation.batch import evaluate_run
+
+CUTOFFS = (1, 5, 10)
+
+
+def synthetic(n_queries: int, n_hits: int, n_docs: int, n_relevant: int, seed: int):
+    """A run DataFrame (distinct keys per query, scored) and graded annotations, half of them retrieved."""
+    rng = np.random.default_rng(seed)
+    query = np.repeat(np.arange(n_queries), n_hits)
+    position = np.tile(np.arange(n_hits), n_queries)
+    base = rng.integers(0, n_docs, size=n_queries)
+    doc = (base[query] + position * 7919) % n_docs  # distinct within a query
+    score = np.round(rng.random(query.size) * 1000) / 10  # ties on purpose
+    query_ids = np.array([f"q{i}" for i in range(n_queries)], dtype=object)
+    doc_ids = np.array([f"d{j}" for j in range(n_docs)], dtype=object)
+    run = pd.DataFrame(
+        {"query_id": query_ids[query], "rank": position + 1, "key": doc_ids[doc], "score": score}
+    )
+    # relevant: every other one is a retrieved hit, the rest random documents (may or may not be retrieved)
+    ann_query = np.repeat(np.arange(n_queries), n_relevant)
+    slot = np.tile(np.arange(n_relevant), n_queries)
+    retrieved_pick = (base[ann_query] + rng.integers(0, n_hits, size=ann_query.size) * 7919) % n_docs
+    random_pick = rng.integers(0, n_docs, size=ann_query.size)
+    ann_doc = np.where(slot % 2 == 0, retrieved_pick, random_pick)
+    annotations = pd.DataFrame(
+        {
+            "query_id": query_ids[ann_query],
+            "key": doc_ids[ann_doc],
+            "grade": rng.integers(1, 4, size=ann_query.size),
+        }
+    ).drop_duplicates(["query_id", "key"])
+    return run, annotations
+
+
+def timed(label: str, fn, repeat: int):
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    print(f"{label:<58s} {best:8.2f} s")
+    return result, best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--hits", type=int, default=100)
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--relevant", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(f"{args.queries} queries x {args.hits} hits, {args.docs} docs; python {platform.python_version()}")
+
+    run, annotations = synthetic(args.queries, args.hits, args.docs, args.relevant, args.seed)
+    warnings.simplefilter("ignore")
+    trec, t_trec = timed(
+        "evaluate_run(run DataFrame, trec)",
+        lambda: evaluate_run(run, annotations, k=CUTOFFS, convention="trec"),
+        args.repeat,
+    )
+    timed(
+        "evaluate_run(run DataFrame, ai4j)",
+        lambda: evaluate_run(run, annotations, k=CUTOFFS, convention="ai4j"),
+        args.repeat,
+    )
+
+    start = time.perf_counter()
+    run_dict: dict[str, dict[str, float]] = {}
+    for qid, key, score in zip(run["query_id"].tolist(), run["key"].tolist(), run["score"].tolist()):
+        run_dict.setdefault(qid, {})[key] = score
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, key, grade in zip(
+        annotations["query_id"].tolist(), annotations["key"].tolist(), annotations["grade"].tolist()
+    ):
+        qrels.setdefault(qid, {})[key] = int(grade)
+    print(f"{'(building the dict-of-dicts inputs, Python)':<58s} {time.perf_counter() - start:8.2f} s")
+
+    timed(
+        "evaluate_run({qid: {key: score}}, trec)",
+        lambda: evaluate_run(run_dict, qrels, k=CUTOFFS, convention="trec"),
+        args.repeat,
+    )
+
+    import pytrec_eval
+
+    measures = {"P.1,5,10", "recall.1,5,10", "ndcg_cut.1,5,10", "recip_rank"}
+
+    def with_pytrec():
+        return pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=1).evaluate(run_dict)
+
+    oracle, t_pytrec = timed("pytrec_eval (evaluator + evaluate, same dicts)", with_pytrec, args.repeat)
+    print(f"speed-up over pytrec_eval: {t_pytrec / t_trec:.1f}x (DataFrame path, trec)")
+
+    expected = pd.DataFrame.from_dict(oracle, orient="index").loc[trec.index]
+    worst = 0.0
+    for k in CUTOFFS:
+        for ours, theirs in (("precision", "P"), ("recall", "recall"), ("ndcg", "ndcg_cut")):
+            worst = max(worst, float(np.abs(trec[f"{ours}@{k}"] - expected[f"{theirs}_{k}"]).max()))
+    print(f"max |ours - pytrec_eval| over P/recall/nDCG@1,5,10: {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()
