@@ -162,6 +162,10 @@ def run_variant(
     memo = cache if cache is not None else DEFAULT_CACHE
     chunks_key = (corpus_fingerprint(corpus), variant.chunking.model_dump_json())
     chunks: list[Chunk] = memo.get(("chunks", chunks_key), lambda: chunk_corpus(corpus, variant.chunking))
+    if not chunks:
+        raise RetrievalError(
+            "the corpus has no documents", field="corpus", hint="check the dataset's corpus file"
+        )
     query_ids = [str(q) for q in queries["query_id"]]
     query_texts = ["" if t is None or t != t else str(t) for t in queries["text"]]
 

@@ -161,3 +161,9 @@ def test_a_run_file_variant_is_refused_with_a_hint(tmp_path):
 def test_missing_columns_are_a_retrieval_error(tmp_path):
     with pytest.raises(RetrievalError, match="query_id"):
         run_variant(variant(), CORPUS, pd.DataFrame({"text": ["x"]}), cache_dir=tmp_path)
+
+
+def test_an_empty_corpus_is_a_retrieval_error(tmp_path):
+    empty = pd.DataFrame({"doc_id": [], "title": [], "text": []})
+    with pytest.raises(RetrievalError, match="no documents"):
+        run_variant(variant(), empty, QUERIES, cache_dir=tmp_path, cache=RetrievalCache())
