@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes
-from abcompare.stats.paired import as_columns
+from abcompare.stats.paired import as_columns, constant_columns
 
 _RTOL = 100 * np.finfo(np.float64).eps
 
@@ -83,10 +83,13 @@ def paired_bootstrap(
         raise ValueError("n_resamples must be at least 2")
     rng = rng if rng is not None else np.random.default_rng()
     mean = x.mean(axis=0)
-    c = x - mean  # centred: resampled sums of c and c^2 give the mean and variance without cancellation
+    constant = constant_columns(x)  # every query has the same difference: nothing varies
+    c = np.where(
+        constant, 0.0, x - mean
+    )  # centred: resampled sums give mean and variance without cancellation
     both = np.concatenate([c, c * c], axis=1)
     tol = _RTOL * np.abs(c).sum(axis=0) / n
-    se = x.std(axis=0, ddof=1) / np.sqrt(n)
+    se = np.where(constant, 0.0, x.std(axis=0, ddof=1) / np.sqrt(n))
     with np.errstate(divide="ignore", invalid="ignore"):
         t_obs = np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.sign(mean) * np.inf)
     t_obs = np.abs(np.nan_to_num(t_obs, nan=0.0))
@@ -110,7 +113,6 @@ def paired_bootstrap(
     pvalue = (hits + 1.0) / (n_resamples + 1.0)
     pct_low, pct_high = np.percentile(means, [100.0 * alpha / 2.0, 100.0 * (1.0 - alpha / 2.0)], axis=0)
     bca_low, bca_high = _bca(means, dev, c, alpha, tol)
-    constant = np.all(np.abs(c) <= tol, axis=0)  # every query has the same difference: nothing varies
     bca_low = np.where(constant, mean, bca_low)
     bca_high = np.where(constant, mean, bca_high)
     pct_low = np.where(constant, mean, pct_low)

@@ -17,7 +17,7 @@ import pandas as pd
 from abcompare.errors import StatisticsError
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.correction import CORRECTIONS, adjust_pvalues
-from abcompare.stats.paired import PairedDifferences, paired_differences
+from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
 from abcompare.stats.ttest import TTestResult, paired_ttest
@@ -50,7 +50,7 @@ class TreatmentComparison:
         control_mean = self.pairs.control.mean(axis=0)
         treatment_mean = self.pairs.treatment.mean(axis=0)
         delta = d.mean(axis=0)
-        sd = d.std(axis=0, ddof=1)
+        sd = np.where(constant_columns(d), 0.0, d.std(axis=0, ddof=1))
         nan = np.full(d.shape[1], np.nan)
         perm, boot, wil = self.permutation, self.bootstrap, self.wilcoxon
         out = []
@@ -122,7 +122,8 @@ def compare_treatment(
     perm = sign_flip_test(d, n_resamples, rng, progress=progress) if "permutation" in tests else None
     boot = paired_bootstrap(d, n_resamples, rng, alpha, progress=progress) if "bootstrap" in tests else None
     wil = wilcoxon_test(d, zero_method) if "wilcoxon" in tests else None
-    mde = minimum_detectable_effect(d.std(axis=0, ddof=1), pairs.n_queries, alpha, power)
+    sd = np.where(constant_columns(d), 0.0, d.std(axis=0, ddof=1))
+    mde = minimum_detectable_effect(sd, pairs.n_queries, alpha, power)
     return TreatmentComparison(name, pairs, alpha, paired_ttest(d, alpha), perm, boot, wil, np.asarray(mde))
 
 

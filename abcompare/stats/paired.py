@@ -15,6 +15,8 @@ from abcompare.errors import StatisticsError
 METRIC_MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "mrr", "ndcg")
 _METRIC_RE = re.compile(r"^(" + "|".join(METRIC_MEASURES) + r")@\d+$")
 _MAX_IDS_SHOWN = 5
+#: Relative spread below which a column of differences counts as constant (float rounding only).
+_CONSTANT_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -159,3 +161,12 @@ def as_columns(d: np.ndarray) -> tuple[np.ndarray, bool]:
     if arr.ndim != 2:
         raise ValueError(f"differences must be 1-D or 2-D (queries x metrics), got shape {arr.shape}")
     return arr, False
+
+
+def constant_columns(x: np.ndarray) -> np.ndarray:
+    """Columns of (n, m) ``x`` whose values are all equal up to rounding (e.g. 0.4 - 0.3 vs 0.2 - 0.1).
+
+    Such columns have sd(d) = 0 in exact arithmetic; treating the rounding noise as spread would turn
+    t and d_z into meaningless huge numbers.
+    """
+    return np.ptp(x, axis=0) <= _CONSTANT_RTOL * np.abs(x).max(axis=0)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from abcompare.stats.paired import as_columns
+from abcompare.stats.paired import as_columns, constant_columns
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def paired_ttest(d: np.ndarray, alpha: float = 0.05) -> TTestResult:
     n = x.shape[0]
     df = n - 1
     mean = x.mean(axis=0)
-    se = x.std(axis=0, ddof=1) / np.sqrt(n)
+    se = np.where(constant_columns(x), 0.0, x.std(axis=0, ddof=1) / np.sqrt(n))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.sign(mean) * np.inf)
     t = np.where((se == 0) & (mean == 0), 0.0, t)

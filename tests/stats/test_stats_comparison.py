@@ -208,3 +208,15 @@ def test_p_values_are_probabilities_and_never_nan_on_small_discrete_runs(scores)
         assert np.isfinite(row[column]), column
     assert row["ci_low"] <= row["ci_high"] and row["pct_ci_low"] <= row["pct_ci_high"]
     assert row["wins"] + row["ties"] + row["losses"] == len(ids)
+
+
+def test_a_constant_shift_with_rounding_noise_counts_as_zero_spread():
+    ids = pd.Index(["a", "b", "c", "d"], name="query_id")
+    control = pd.DataFrame({"ndcg@10": [0.2, 0.3, 0.7, 0.0]}, index=ids)
+    treatment = control + 0.1  # 0.3 - 0.2, 0.4 - 0.3, ... differ from 0.1 in the last bits
+    row = paired_comparison(control, treatment, n_resamples=99).iloc[0]
+    assert row["sd_delta"] == 0 and row["effect_size"] == np.inf and row["mde"] == 0
+    assert row["p_t"] == 0 and row["p_bootstrap"] == pytest.approx(1 / 100)
+    # n = 4: the exact sign-flip p is 2 / 16 (all + or all -), and so is Wilcoxon's.
+    assert row["p_permutation"] == pytest.approx(2 / 16) and row["p_wilcoxon"] == pytest.approx(2 / 16)
+    assert row["ci_low"] == pytest.approx(0.1) and row["ci_high"] == pytest.approx(0.1)
