@@ -133,31 +133,68 @@ def _read_trec(path: str | Path) -> pd.DataFrame:
             line=int(numbers[bad]),
             hint="write a finite score for every hit",
         )
-    qid = pc.list_element(parts, 0).to_pandas()
-    doc = pc.list_element(parts, 2).to_pandas()
-    frame = pd.DataFrame({"query_id": qid.astype("str"), "key": doc.astype("str"), "score": score})
-    dup = frame.duplicated(["query_id", "key"]).to_numpy()
-    bad = first_true(dup)
-    if bad is not None:
-        q, k = frame.at[bad, "query_id"], frame.at[bad, "key"]
-        first = numbers[first_true(((frame["query_id"] == q) & (frame["key"] == k)).to_numpy())]
-        raise DataError(
-            f"duplicate document {k!r} for query {q!r} (first at line {first})",
-            file=path,
-            line=int(numbers[bad]),
-            hint="trec_eval rejects repeated docnos; keep one line each",
-        )
-    frame = _order_by_score(frame)
-    frame["id"] = frame["key"]
+    qid = pc.list_element(parts, 0)
+    doc = pc.list_element(parts, 2)
+    qcodes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
+    _check_unique_docs(qid, doc, qcodes, numbers, path)
+    order = _trec_order(qcodes, score, doc)
+    sorted_doc = doc.take(order).to_pandas().astype("str")
+    frame = pd.DataFrame(
+        {
+            "query_id": qid.take(order).to_pandas().astype("str"),
+            "rank": _ranks_within(qcodes[order]),
+            "key": sorted_doc,
+            "score": score[order],
+            "id": sorted_doc,
+        }
+    )
     frame.attrs["run_tag"] = str(pc.list_element(parts.slice(len(parts) - 1), 5)[0].as_py())
-    return frame[["query_id", "rank", "key", "score", "id"]]
+    return frame
+
+
+def _check_unique_docs(qid: pa.Array, doc: pa.Array, qcodes: np.ndarray, numbers: np.ndarray, path) -> None:
+    """trec_eval rejects a docno listed twice for one query; so do we, naming both lines.
+
+    Sorting by (query, docno) puts repeats side by side (cheaper than hashing millions of unique docnos).
+    """
+    n = len(doc)
+    order = pc.sort_indices(
+        pa.table({"q": qcodes, "k": doc}), sort_keys=[("q", "ascending"), ("k", "ascending")]
+    )
+    keys = doc.take(order)
+    q_sorted = qcodes[order.to_numpy(zero_copy_only=False)]
+    same = pc.equal(keys.slice(1), keys.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    same &= q_sorted[1:] == q_sorted[:-1]
+    if not same.any():
+        return
+    rows = np.sort(np.unique(np.r_[order.to_numpy()[1:][same], order.to_numpy()[:-1][same]]))
+    frame = pd.DataFrame({"q": qcodes[rows], "k": doc.take(pa.array(rows)).to_pandas()})
+    bad_local = first_true(frame.duplicated(["q", "k"]).to_numpy())
+    first_local = first_true(
+        ((frame["q"] == frame.at[bad_local, "q"]) & (frame["k"] == frame.at[bad_local, "k"])).to_numpy()
+    )
+    bad, first = int(rows[bad_local]), int(rows[first_local])
+    raise DataError(
+        f"duplicate document {doc[bad].as_py()!r} for query {qid[bad].as_py()!r} "
+        f"(first at line {numbers[first]})",
+        file=path,
+        line=int(numbers[bad]),
+        hint="trec_eval rejects repeated docnos; keep one line each",
+    )
+
+
+def _trec_order(qcodes: np.ndarray, score: np.ndarray, keys: pa.Array | pd.Series) -> np.ndarray:
+    """Row order: query code ascending, score descending, key descending (byte order, as trec_eval)."""
+    table = pa.table({"q": qcodes, "s": score, "k": pa.array(keys, type=pa.large_string())})
+    keys_spec = [("q", "ascending"), ("s", "descending"), ("k", "descending")]
+    return pc.sort_indices(table, sort_keys=keys_spec).to_numpy(zero_copy_only=False)
 
 
 def _order_by_score(frame: pd.DataFrame) -> pd.DataFrame:
     """Sort by query (first appearance), score descending, key descending (trec_eval); number ranks from 1."""
     qcodes, _ = pd.factorize(frame["query_id"], sort=False)
-    kcodes, _ = pd.factorize(frame["key"], sort=True)
-    order = np.lexsort((-kcodes, -frame["score"].to_numpy(dtype=float), qcodes))
+    score = frame["score"].to_numpy(dtype=float, na_value=np.nan)
+    order = _trec_order(qcodes, score, frame["key"].astype("str"))
     out = frame.iloc[order].reset_index(drop=True)
     out.insert(1, "rank", _ranks_within(qcodes[order]))
     return out
@@ -631,11 +668,21 @@ def _write_trec(run_df: pd.DataFrame, path: Path, *, tag: str, scores: str) -> N
             field="score",
             hint="use scores='auto' to write rank-derived scores",
         )
-    frame.insert(1, "iter", "Q0")
-    frame["tag"] = tag
-    frame[["query_id", "iter", "key", "rank", "score", "tag"]].to_csv(
-        path, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONE, lineterminator="\n"
+    import pyarrow.csv as pacsv
+
+    n = len(frame)
+    table = pa.table(
+        {
+            "query_id": pa.array(frame["query_id"], type=pa.large_string()),
+            "iter": pc.fill_null(pa.nulls(n, pa.string()), "Q0"),
+            "key": pa.array(frame["key"], type=pa.large_string()),
+            "rank": pa.array(frame["rank"].to_numpy(dtype=np.int64)),
+            "score": pa.array(frame["score"].to_numpy(dtype=float)),  # shortest round-trip text
+            "tag": pc.fill_null(pa.nulls(n, pa.string()), tag),
+        }
     )
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    pacsv.write_csv(table, str(path), write_options=options)
 
 
 def _scores_that_keep_ranks(frame: pd.DataFrame) -> pd.DataFrame:
