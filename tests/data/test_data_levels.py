@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from abcompare.data import apply_level, read_corpus, read_spans
 from abcompare.errors import AbcompareWarning, DataError
@@ -126,3 +128,81 @@ def test_span_level_needs_spans_and_unknown_level_is_an_error():
         apply_level(_span_run(), None, "span")
     with pytest.raises(DataError, match="unknown annotation level 'passage'"):
         apply_level(_span_run(), None, "passage")
+
+
+# ------------------------------------------------------------------------------ properties vs brute force
+
+
+@st.composite
+def chunked_runs(draw):
+    rows = []
+    for q in ("q1", "q2"):
+        n = draw(st.integers(0, 6))
+        for r in range(n):
+            doc = draw(st.sampled_from(["a", "b"]))
+            start = draw(st.integers(0, 40))
+            rows.append(
+                (q, r + 1, f"{doc}#{start}", float(n - r), doc, start, start + draw(st.integers(1, 15)))
+            )
+    run = pd.DataFrame(rows, columns=["query_id", "rank", "key", "score", "document_id", "start", "end"])
+    spans = pd.DataFrame(
+        draw(
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["q1", "q2"]),
+                    st.sampled_from(["a", "b"]),
+                    st.integers(0, 50),
+                    st.integers(1, 10),
+                    st.integers(1, 3),
+                ),
+                min_size=1,
+                max_size=5,
+            )
+        ),
+        columns=["query_id", "document_id", "start", "length", "grade"],
+    )
+    spans["end"] = spans["start"] + spans.pop("length")
+    return run, spans
+
+
+@given(chunked_runs())
+@settings(max_examples=120, deadline=None)
+def test_span_annotations_match_a_brute_force_reading_of_the_rule(case):
+    run, spans = case
+    if run.empty:
+        return
+    expected: dict[tuple[str, str], int] = {}
+    for hit in run.itertuples():
+        for span in spans.itertuples():
+            same = (hit.query_id, hit.document_id) == (span.query_id, span.document_id)
+            if same and hit.start < span.end and span.start < hit.end:
+                pair = (hit.query_id, hit.key)
+                expected[pair] = max(expected.get(pair, 0), span.grade)
+    for span in spans.itertuples():
+        touched = any(
+            (h.query_id, h.document_id) == (span.query_id, span.document_id)
+            and h.start < span.end
+            and span.start < h.end
+            for h in run.itertuples()
+        )
+        if not touched:
+            pair = (span.query_id, f"{span.document_id}@{span.start}-{span.end}")
+            expected[pair] = max(expected.get(pair, 0), span.grade)
+    _, ann = apply_level(run, None, "span", spans=spans)
+    assert {(q, k): g for q, k, g in ann.itertuples(index=False)} == expected
+    assert not ann.duplicated(["query_id", "key"]).any()
+
+
+@given(chunked_runs())
+@settings(max_examples=80, deadline=None)
+def test_document_level_matches_a_brute_force_collapse(case):
+    run, _ = case
+    out, _ = apply_level(run, pd.DataFrame(columns=["query_id", "key", "grade"]), "document")
+    expected = []
+    for q in pd.unique(run["query_id"]):
+        seen: list[str] = []
+        for hit in run[run["query_id"] == q].sort_values("rank").itertuples():
+            if hit.document_id not in seen:
+                seen.append(hit.document_id)
+                expected.append((q, len(seen), hit.document_id, hit.score))
+    assert [tuple(r) for r in out[["query_id", "rank", "key", "score"]].itertuples(index=False)] == expected
