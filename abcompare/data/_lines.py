@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from abcompare.errors import DataError
 
-__all__ = ["content_lines", "first_true", "read_bytes", "read_text_lines", "parse_floats"]
+__all__ = ["content_lines", "first_true", "parse_floats", "peek_bytes", "read_bytes", "read_text_lines"]
 
 
 def read_bytes(path: str | Path, what: str) -> bytes:
@@ -40,6 +40,19 @@ def read_bytes(path: str | Path, what: str) -> bytes:
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark is not content
         data = data[3:]
     return data
+
+
+def peek_bytes(path: str | Path, what: str, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of the (gunzipped) file, for format sniffing; errors as ``read_bytes``."""
+    p = Path(path)
+    if p.suffix == ".gz" or not p.is_file():
+        return read_bytes(p, what)[:size]
+    try:
+        with p.open("rb") as handle:
+            head = handle.read(size)
+    except OSError:
+        return read_bytes(p, what)[:size]
+    return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
 
 
 def _bad_utf8_line(data: bytes) -> tuple[int, int]:

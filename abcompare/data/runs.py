@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.data._lines import content_lines, first_true, parse_floats, read_bytes
+from abcompare.data._lines import content_lines, first_true, parse_floats, peek_bytes, read_bytes
 from abcompare.errors import AbcompareWarning, DataError
 from abcompare.hits import RagHit, stable_key
 
@@ -96,7 +96,7 @@ def _detect_format(path: str | Path) -> str:
         return "csv"
     if name.endswith((".jsonl", ".json", ".ndjson")):
         return "jsonl"
-    head = read_bytes(p, "run")[:4096].lstrip()
+    head = peek_bytes(p, "run").lstrip()
     if head.startswith(b"PAR1"):
         return "parquet"
     if head.startswith(b"{"):

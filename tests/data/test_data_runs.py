@@ -371,3 +371,16 @@ def test_jsonl_round_trip_keeps_hit_fields(tmp_path):
     write_run(run, tmp_path / "run.jsonl", format="jsonl")
     back = read_run(tmp_path / "run.jsonl")
     pd.testing.assert_frame_equal(back, run)
+
+
+def test_gzipped_trec_run_reads_like_the_plain_file(tmp_path):
+    import gzip
+
+    plain = (FIXTURES / "run_quirks.trec").read_bytes()
+    (tmp_path / "run.trec.gz").write_bytes(gzip.compress(plain))
+    pd.testing.assert_frame_equal(read_run(tmp_path / "run.trec.gz"), read_run(FIXTURES / "run_quirks.trec"))
+
+
+def test_windows_line_endings_and_a_missing_final_newline_are_fine(tmp_path):
+    path = _write(tmp_path, b"q1 Q0 d1 1 2.0 t\r\nq1 Q0 d2 2 1.0 t")
+    assert read_run(path)["key"].tolist() == ["d1", "d2"]
