@@ -38,18 +38,18 @@ CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
 
 @dataclass(frozen=True)
 class _Coded:
-    """Run and annotations with integer query codes (0..n_queries-1, output order) and key codes."""
+    """Run and annotations with integer query codes (0..n_queries-1, output order) and annotated-id codes."""
 
     query_ids: np.ndarray  # output index (str), annotation first-seen order
     ann_query: np.ndarray
-    ann_key: np.ndarray
+    ann_key: np.ndarray  # code of the (stripped) annotated id, 0..n_ann_keys-1
     ann_grade: np.ndarray
+    n_ann_keys: int
     run_query: np.ndarray
-    run_key: np.ndarray
+    run_keys: pa.Array  # the hits' keys (stripped), as strings
+    run_ann: np.ndarray  # the annotated-id code of each hit's key, -1 when no query annotates it
     run_rank: np.ndarray | None
     run_score: np.ndarray | None
-    key_labels: pa.Array  # labels of the run's key codes (annotation-only keys come after them)
-    n_keys: int
 
 
 def evaluate_run(
@@ -73,24 +73,31 @@ def evaluate_run(
     cutoffs = normalise_cutoffs(k)
     coded = _encode(flatten_annotations(annotations), flatten_run(run, convention), relevance_threshold)
     n_queries = len(coded.query_ids)
-    # each (query, key) pair keeps its best grade (stripped ids can collide)
-    ann_pair = coded.ann_query * coded.n_keys + coded.ann_key
+    # each (query, annotated id) pair keeps its best grade (stripped ids can collide)
+    n_ids = coded.n_ann_keys
+    ann_pair = coded.ann_query * n_ids + coded.ann_key
     best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
     best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
     relevant_pair = best_grade >= relevance_threshold
-    relevant_count = np.bincount(best_pair[relevant_pair] // coded.n_keys, minlength=n_queries)
+    relevant_count = np.bincount(best_pair[relevant_pair] // n_ids, minlength=n_queries)
 
     order = _order(coded)
     run_query = coded.run_query[order]
-    pair = run_query * coded.n_keys + coded.run_key[order]
-    repeated = pd.Series(pair).duplicated(keep="first").to_numpy()
+    run_ann = coded.run_ann[order]
+    repeated = _repeated(run_query, _key_identity(coded)[order])
     repeated_queries = int(np.unique(run_query[repeated]).size)
     if convention == "trec":
-        run_query, pair = run_query[~repeated], pair[~repeated]
+        run_query, run_ann = run_query[~repeated], run_ann[~repeated]
 
+    # look up only hits whose key is annotated for some query (few), not every hit
+    candidate = np.flatnonzero(run_ann >= 0)
+    pair = run_query[candidate] * n_ids + run_ann[candidate]
     slot = np.minimum(np.searchsorted(best_pair, pair), max(best_pair.size - 1, 0))
-    judged = best_pair[slot] == pair if best_pair.size else np.zeros(pair.size, dtype=bool)
-    hit_grade = np.where(judged, best_grade[slot] if best_pair.size else 0.0, 0.0)
+    match = best_pair[slot] == pair if best_pair.size else np.zeros(candidate.size, dtype=bool)
+    judged = np.zeros(run_query.size, dtype=bool)
+    judged[candidate[match]] = True
+    hit_grade = np.zeros(run_query.size, dtype=np.float64)
+    hit_grade[candidate[match]] = best_grade[slot[match]]
     hit_relevant = judged & (hit_grade >= relevance_threshold)
 
     retrieved = np.bincount(run_query, minlength=n_queries)
@@ -103,7 +110,7 @@ def evaluate_run(
         ideal_by_depth = np.concatenate(([0.0], np.cumsum(discounts(max(cutoffs)))))
     else:
         gain = np.where(judged & (hit_grade > 0), hit_grade, 0.0)
-        ideal_query, ideal_position, ideal_gain = _ideal_ranking(best_pair, best_grade, coded.n_keys)
+        ideal_query, ideal_position, ideal_gain = _ideal_ranking(best_pair, best_grade, n_ids)
 
     columns: dict[str, np.ndarray] = {}
     for cutoff in cutoffs:
@@ -165,7 +172,7 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | N
 
 
 def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) -> _Coded:
-    """Factorise query ids and keys; drop unannotated queries (no judgment at the threshold)."""
+    """Factorise query ids and annotated ids; drop unannotated queries (no judgment at the threshold)."""
     ann_query, query_labels = codes.encode_grouped(codes.as_strings(judged.query_id))
     if (ann_query < 0).any():
         row = int(np.flatnonzero(ann_query < 0)[0])
@@ -184,38 +191,51 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
         row = int(np.flatnonzero(run_query < 0)[0])
         raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=_RUN_HINT)
     run_query = np.append(codes.lookup(run_query_labels, output_labels), -1)[run_query]
-    in_scope = run_query >= 0
-
-    run_key, key_labels = codes.encode(codes.as_strings(flat.key))
+    run_keys = codes.as_strings(flat.key)
+    if not bool(np.all(run_query >= 0)):
+        in_scope = run_query >= 0
+        run_query, run_keys = run_query[in_scope], run_keys.filter(pa.array(in_scope))
+    else:
+        in_scope = slice(None)
     if not flat.keys_are_clean:
-        run_key, key_labels = codes.clean_labels(run_key, key_labels)
-    if (run_key < 0).any():
-        row = int(np.flatnonzero(run_key < 0)[0])
+        run_keys = codes.clean_strings(run_keys)
+    if run_keys.null_count:
+        row = int(np.flatnonzero(pd.isna(run_keys.to_numpy(zero_copy_only=False)))[0])
         raise DataError(
             f"row {row}: a hit has no key",
             field="key",
             hint="every hit needs a key (its stable key, e.g. the document id)",
         )
-    # annotation keys join the run's key space (probing the many run keys against the few annotated
-    # ones); keys no hit has get codes after the run's
-    run_to_ann = codes.lookup(key_labels, ann_key_labels)
-    label_code = np.full(len(ann_key_labels), -1, dtype=np.int64)
-    present = run_to_ann >= 0
-    label_code[run_to_ann[present]] = np.flatnonzero(present)
-    unseen = label_code < 0
-    label_code[unseen] = len(key_labels) + np.arange(int(unseen.sum()))
     return _Coded(
         query_ids=np.array(output_labels.to_pylist(), dtype=object),
         ann_query=ann_query[ann_keep],
-        ann_key=label_code[ann_key[ann_keep]],
+        ann_key=ann_key[ann_keep],
         ann_grade=np.asarray(judged.grade, dtype=np.float64)[ann_keep],
-        run_query=run_query[in_scope],
-        run_key=run_key[in_scope],
+        n_ann_keys=max(len(ann_key_labels), 1),
+        run_query=run_query,
+        run_keys=run_keys,
+        run_ann=codes.lookup(run_keys, ann_key_labels),  # probes every key against the few annotated
         run_rank=None if flat.rank is None else flat.rank[in_scope],
         run_score=None if flat.score is None else flat.score[in_scope],
-        key_labels=key_labels,
-        n_keys=max(len(key_labels) + int(unseen.sum()), 1),
     )
+
+
+def _key_identity(coded: _Coded) -> np.ndarray:
+    """Integer codes equal for two hits of the same query exactly when their keys are equal. For a run
+    grouped by query the keys are factorised in query-aligned chunks (small, in-cache hash tables)."""
+    query, keys = coded.run_query, coded.run_keys
+    if query.size == 0 or not bool(np.all(query[1:] >= query[:-1])):
+        return codes.encode(keys)[0]
+    query_starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    chunk_starts = np.unique(query_starts[np.searchsorted(query_starts, np.arange(0, query.size, _CHUNK))])
+    bounds = np.append(chunk_starts, query.size)
+    identity = np.empty(query.size, dtype=np.int64)
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        identity[start:stop] = codes.encode(keys.slice(start, stop - start))[0]
+    return identity
+
+
+_CHUNK = 50_000
 
 
 def _order(coded: _Coded) -> np.ndarray:
@@ -234,13 +254,16 @@ def _order(coded: _Coded) -> np.ndarray:
         return np.argsort(query * (int(rank_code.max()) + 1) + rank_code, kind="stable")
 
     score = _scores_or_rank_order(query, coded.run_score, coded.run_rank)
-    key = coded.run_key
+    keys = coded.run_keys
     if grouped:
         same = query[1:] == query[:-1]
         if np.all((score[1:] <= score[:-1]) | ~same):
             tie = np.flatnonzero(same & (score[1:] == score[:-1]))
-            if codes.descending_at(coded.key_labels, key[tie], key[tie + 1]):
+            if codes.descending_at(keys, tie, tie + 1):
                 return np.arange(query.size)
+        segmented = _order_within_blocks(query, score, keys)
+        if segmented is not None:
+            return segmented
     _, score_code = np.unique(-score, return_inverse=True)
     primary = query * (int(score_code.max()) + 1) + score_code
     order = np.argsort(primary, kind="stable")
@@ -248,15 +271,69 @@ def _order(coded: _Coded) -> np.ndarray:
     tied = sorted_primary[1:] == sorted_primary[:-1]
     if not tied.any():
         return order
-    # only keys that tie on (query, score) need their byte order: sort those labels, not all of them
+    # only keys that tie on (query, score) need their byte order: rank those rows' keys, not all keys
     tied_rows = order[np.concatenate(([False], tied)) | np.concatenate((tied, [False]))]
-    tied_keys = np.unique(key[tied_rows])
-    key_rank = np.zeros(len(coded.key_labels), dtype=np.int64)
-    key_rank[tied_keys] = codes.sort_ranks(coded.key_labels.take(pa.array(tied_keys)))
-    span = tied_keys.size
-    if int(primary.max()) < np.iinfo(np.int64).max // (span + 1):
-        return np.argsort(primary * (span + 1) + (span - key_rank[key]), kind="stable")
-    return np.lexsort((-key_rank[key], primary))
+    row_rank = np.zeros(query.size, dtype=np.int64)
+    row_rank[tied_rows] = codes.sort_ranks(keys.take(pa.array(tied_rows)))
+    return np.lexsort((-row_rank, primary))
+
+
+def _padded(values: np.ndarray, query: np.ndarray, lengths: np.ndarray, width: int, fill) -> np.ndarray:
+    """Rows grouped by query as a (queries x width) matrix, each block left-aligned, ``fill`` after it."""
+    if lengths.size * width == values.size:
+        return values.reshape(lengths.size, width).copy()  # every query has ``width`` hits: no scatter
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    flat = np.arange(values.size) - starts[query] + query * width
+    padded = np.full(lengths.size * width, fill, dtype=values.dtype)
+    padded[flat] = values
+    return padded.reshape(lengths.size, width)
+
+
+def _repeated(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
+    """Rows whose key (``pair``: equal within a query exactly when keys are) appeared earlier in their
+    query; rows are grouped by query. Each query's block is
+    sorted as one row of a padded matrix (small in-cache sorts) unless padding would cost too much."""
+    if query.size == 0:
+        return np.zeros(0, dtype=bool)
+    lengths = np.bincount(query)
+    width = int(lengths.max())
+    if lengths.size * width > 2 * query.size + 1024:
+        combined = query * (int(pair.max()) + 1) + pair
+        return pd.Series(combined).duplicated(keep="first").to_numpy()
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    padded = _padded(pair, query, lengths, width, np.iinfo(np.int64).max)
+    within = np.argsort(padded, axis=1, kind="stable")  # equal keys keep their rank order
+    ranked = np.take_along_axis(padded, within, axis=1)
+    later = np.zeros(ranked.shape, dtype=bool)
+    later[:, 1:] = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
+    repeated = np.zeros(query.size, dtype=bool)
+    repeated[(starts[:, None] + within)[later]] = True
+    return repeated
+
+
+def _order_within_blocks(query: np.ndarray, score: np.ndarray, keys: pa.Array) -> np.ndarray | None:
+    """Score order for a run grouped by query, sorting every query's block as one row of a padded matrix
+    (many small in-cache sorts instead of one big one); None when padding would cost too much memory."""
+    lengths = np.bincount(query)
+    width = int(lengths.max())
+    if lengths.size * width > 2 * query.size + 1024:
+        return None
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    neg_score = _padded(-score, query, lengths, width, np.inf)
+    within = np.argsort(neg_score, axis=1, kind="stable")
+    real = np.arange(width) < lengths[:, None]
+    ranked = np.take_along_axis(neg_score, within, axis=1)
+    tied = (ranked[:, 1:] == ranked[:, :-1]) & real[:, 1:]
+    if tied.any():
+        # only keys that tie on score need their byte order: sort those labels, not all of them
+        in_tie = np.pad(tied, ((0, 0), (1, 0))) | np.pad(tied, ((0, 0), (0, 1)))
+        tied_rows = (starts[:, None] + within)[in_tie]
+        row_rank = np.zeros(query.size, dtype=np.int64)
+        row_rank[tied_rows] = codes.sort_ranks(keys.take(pa.array(tied_rows)))
+        descending_key = _padded(-row_rank, query, lengths, width, np.iinfo(np.int64).max)  # pads last
+        with_ties = np.flatnonzero(tied.any(axis=1))
+        within[with_ties] = np.lexsort((descending_key[with_ties], neg_score[with_ties]), axis=1)
+    return (starts[:, None] + within)[real]
 
 
 def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray | None) -> np.ndarray:

@@ -91,8 +91,21 @@ def encode_grouped(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
 
 
 def descending_at(labels: pa.Array, first: np.ndarray, second: np.ndarray) -> bool:
-    """Whether ``labels[first[i]] >= labels[second[i]]`` for every i (byte order)."""
+    """Whether ``labels[first[i]] >= labels[second[i]]`` for every i (byte order): a presortedness check."""
     if first.size == 0:
         return True
     left, right = labels.take(pa.array(first)), labels.take(pa.array(second))
     return bool(pc.all(pc.greater_equal(left, right)).as_py())
+
+
+def clean_strings(strings: pa.Array) -> pa.Array:
+    """Every string stripped as ``clean_id`` does, blank ones null; only suspicious ones go through Python."""
+    suspicious = pc.or_(pc.match_substring_regex(strings, _EDGE_SPACE), pc.equal(pc.utf8_length(strings), 0))
+    flagged = np.flatnonzero(suspicious.fill_null(False).to_numpy(zero_copy_only=False))
+    if flagged.size == 0:
+        return strings
+    cleaned = pa.array([clean_id(value) for value in strings.take(pa.array(flagged)).to_pylist()],
+                       type=strings.type)  # fmt: skip
+    mask = np.zeros(len(strings), dtype=bool)
+    mask[flagged] = True
+    return pc.replace_with_mask(strings, pa.array(mask), cleaned)

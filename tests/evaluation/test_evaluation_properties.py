@@ -133,3 +133,45 @@ def test_score_mappings_equal_per_query_on_the_trec_order(run, annotations, ks, 
         rows = [(qid, 1, key, s) for qid, qs in run.items() for key, s in qs.items()]
         run_df = pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"])
         pd.testing.assert_frame_equal(_quiet_evaluate(run_df, annotations, k=ks, convention="trec"), frame)
+        shuffled = run_df.sample(frac=1.0, random_state=1)  # not grouped by query: the global sort
+        pd.testing.assert_frame_equal(_quiet_evaluate(shuffled, annotations, k=ks, convention="trec"), frame)
+
+
+def test_large_skewed_and_shuffled_runs_equal_per_query():
+    """Runs big enough for the chunked key factorisation, skewed enough for the unpadded fallbacks, and
+    shuffled so that the global sort is used: still the per-query numbers, query by query."""
+    rng = np.random.default_rng(7)
+    run: dict[str, dict[str, float]] = {}
+    annotations: dict[str, dict[str, int]] = {}
+    for q in range(1900):
+        size = 4000 if q == 0 else int(rng.integers(0, 60))
+        docs = [f"d{int(d)}" for d in rng.integers(0, 3000, size=size)]  # repeats inside a query
+        run[f"q{q}"] = docs
+        annotations[f"q{q}"] = {
+            f"d{int(d)}": int(g) for d, g in zip(rng.integers(0, 3000, 8), rng.integers(0, 3, 8), strict=True)
+        }
+    rows = [
+        (qid, rank, key, float(rng.integers(0, 5)))
+        for qid, docs in run.items()
+        for rank, key in enumerate(docs, 1)
+    ]
+    frame = pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"])
+    assert len(frame) > 50_000
+    ks = (1, 10, 100)
+    unscored = frame.drop(columns="score")  # rank order in both conventions
+    for convention in ("ai4j", "trec"):
+        got = _quiet_evaluate(unscored, annotations, k=ks, convention=convention)
+        _assert_matches(got, run, annotations, ks, convention, 1)
+        shuffled = _quiet_evaluate(
+            unscored.sample(frac=1.0, random_state=3), annotations, k=ks, convention=convention
+        )
+        pd.testing.assert_frame_equal(shuffled, got)
+    # trec with scores: order by score (ties: key descending), grouped (segmented) and shuffled (global)
+    scored = {qid: {} for qid in run}
+    for qid, _, key, score in rows:
+        scored[qid].setdefault(key, score)  # first occurrence's score
+    first_rows = frame.drop_duplicates(["query_id", "key"])
+    want = _quiet_evaluate(scored, annotations, k=ks, convention="trec")
+    _assert_matches(want, {q: trec_order(s) for q, s in scored.items()}, annotations, ks, "trec", 1)
+    for candidate in (first_rows, first_rows.sample(frac=1.0, random_state=5)):
+        pd.testing.assert_frame_equal(_quiet_evaluate(candidate, annotations, k=ks, convention="trec"), want)
