@@ -136,8 +136,12 @@ def alignment_report(
     run_query_set = pd.Index(pd.unique(run_q))
     shared_queries = ann_q.isin(run_query_set)
     scope = relevant[shared_queries.to_numpy()] if shared_queries.any() else relevant
-    scope_keys = pd.Series(pd.unique(scope["key"].astype("str")), dtype="str")
+    scope_keys = pd.Series(pd.unique(_comparable_keys(scope)), dtype="str")
     key_index = pd.Index(pd.unique(run_keys))
+    if "span_document" in scope:  # a missed evidence span could match when its document was retrieved
+        from abcompare.data.levels import document_ids
+
+        key_index = key_index.append(pd.Index(pd.unique(document_ids(run_df)))).unique()
     in_run = int(scope_keys.isin(key_index).sum())
     fraction = in_run / len(scope_keys) if len(scope_keys) else float("nan")
 
@@ -167,6 +171,14 @@ def alignment_report(
         diagnosis=diagnosis,
         fix=fix,
     )
+
+
+def _comparable_keys(annotations: pd.DataFrame) -> pd.Series:
+    """Annotation keys, with span-level placeholders (missed evidence) replaced by their document id."""
+    keys = annotations["key"].astype("str")
+    if "span_document" not in annotations:
+        return keys
+    return annotations["span_document"].astype("str").where(annotations["span_document"].notna(), keys)
 
 
 def _quote(values) -> str:

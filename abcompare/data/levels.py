@@ -6,8 +6,8 @@
   the first (best-ranked) hit of each document wins, ranks are renumbered, the key becomes the document id.
 - ``span``: a hit is relevant when its ``[start, end)`` overlaps an evidence span of the same document for
   that query; its grade is the highest grade among the spans it overlaps. Spans no hit of the run
-  overlaps stay in the annotations under a span key (``document_id@start-end``), so missed evidence
-  still counts against recall.
+  overlaps stay in the annotations under a span key (``document_id@start-end``, with its document in
+  the extra column ``span_document``), so missed evidence still counts against recall.
 """
 
 from __future__ import annotations
@@ -142,7 +142,10 @@ def span_annotations(
     count_missed_spans: bool = True,
 ) -> pd.DataFrame:
     """Annotations keyed by hit keys: a hit overlapping an evidence span of its document for its query is
-    relevant with the highest grade among the spans it overlaps; missed spans keep a span key."""
+    relevant with the highest grade among the spans it overlaps; missed spans keep a span key.
+
+    Columns ``query_id, key, grade, span_document`` (the last set only on missed-span rows).
+    """
     hits = _offsets(run_df, corpus)
     evidence = spans.assign(
         query_id=spans["query_id"].astype("str"),
@@ -154,23 +157,27 @@ def span_annotations(
     overlap = (pairs["start"] < pairs["end_span"]) & (pairs["start_span"] < pairs["end"])
     pairs = pairs[overlap]
     relevant = pairs.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
+    relevant["span_document"] = pd.Series(pd.NA, index=relevant.index, dtype="str")
     frames = [relevant]
     if count_missed_spans:
         missed = evidence[~evidence["span"].isin(pairs["span"])]
+        keys = [
+            span_key(d, s, e)
+            for d, s, e in zip(missed["document_id"], missed["start"], missed["end"], strict=True)
+        ]
         frames.append(
             pd.DataFrame(
                 {
-                    "query_id": missed["query_id"],
-                    "key": [
-                        span_key(d, s, e)
-                        for d, s, e in zip(missed["document_id"], missed["start"], missed["end"], strict=True)
-                    ],
-                    "grade": missed["grade"],
+                    "query_id": missed["query_id"].to_numpy(),
+                    "key": keys,
+                    "grade": missed["grade"].to_numpy(),
+                    "span_document": missed["document_id"].to_numpy(),
                 }
             )
         )
     out = pd.concat(frames, ignore_index=True)
-    out = out.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
+    grouped = out.groupby(["query_id", "key"], sort=False)
+    out = grouped.agg(grade=("grade", "max"), span_document=("span_document", "first")).reset_index()
     order = pd.Index(pd.unique(evidence["query_id"]))
     out = out.iloc[np.argsort(order.get_indexer(out["query_id"]), kind="stable")].reset_index(drop=True)
-    return out.astype({"query_id": "str", "key": "str", "grade": np.int64})
+    return out.astype({"query_id": "str", "key": "str", "grade": np.int64, "span_document": "str"})

@@ -410,10 +410,11 @@ def _finish_table(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
     else:
         frame["key"] = stable_keys(frame, index=None) if "key" not in frame else frame["key"]
         frame = _order_by_score(frame)
-    if "key" not in frame:
-        frame["key"] = stable_keys(frame)
-    else:
-        frame["key"] = frame["key"].astype("str").str.strip()
+    computed = stable_keys(frame)
+    if "key" in frame:  # a given key wins; blank ones fall back to the key the hit fields compute
+        given = frame["key"].astype("str").where(frame["key"].notna()).str.strip()
+        computed = given.where(given.notna() & (given != ""), computed)
+    frame["key"] = computed.astype("str")
     return _column_order(frame)
 
 
@@ -572,9 +573,9 @@ def hits_from_run_frame(frame: pd.DataFrame) -> dict[str, list[RagHit]]:
 
     When a row's key is not what its fields compute, the hit's ``id`` is set to the key so keys survive.
     """
-    ordered = frame.sort_values("rank", kind="stable") if "rank" in frame else frame
-    qcodes, uniques = pd.factorize(ordered["query_id"], sort=False)
-    ordered = ordered.iloc[np.argsort(qcodes, kind="stable")]
+    qcodes, uniques = pd.factorize(frame["query_id"], sort=False)
+    rank = frame["rank"].to_numpy() if "rank" in frame else np.arange(len(frame))
+    ordered = frame.iloc[np.lexsort((rank, qcodes))]
     out: dict[str, list[RagHit]] = {str(q): [] for q in uniques}
     columns = [c for c in _HIT_COLUMNS if c in ordered]
     for row in ordered.itertuples(index=False):

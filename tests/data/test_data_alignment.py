@@ -101,3 +101,31 @@ def test_no_relevant_annotations_fails():
     assert report.annotated_ids == 0 and math.isnan(report.fraction_in_run)
     with pytest.raises(AlignmentError, match="no relevant annotations"):
         check_alignment(report)
+
+
+def test_span_level_missed_evidence_counts_as_matchable_when_its_document_was_retrieved():
+    from abcompare.data import apply_level
+
+    run = pd.DataFrame(
+        {
+            "query_id": ["q", "q"],
+            "rank": [1, 2],
+            "key": ["a#0", "b#0"],
+            "score": [2.0, 1.0],
+            "document_id": ["a", "b"],
+            "start": [0, 0],
+            "end": [10, 10],
+        }
+    )
+    spans = pd.DataFrame(
+        {
+            "query_id": ["q", "q", "q"],
+            "document_id": ["a", "b", "z"],
+            "start": [50, 60, 0],
+            "end": [60, 70, 5],
+        }
+    )
+    _, ann = apply_level(run, None, "span", spans=spans)  # no hit overlaps any span
+    report = alignment_report(run, ann)
+    # spans in documents a and b could match (those documents were retrieved); z's could not
+    assert (report.annotated_ids, report.annotated_ids_in_run) == (3, 2)

@@ -86,13 +86,19 @@ def test_span_level_overlap_is_half_open_and_grade_is_the_best_overlapped_span()
         }
     )
     _, ann = apply_level(_span_run(), None, "span", spans=spans)
-    assert ann.values.tolist() == [["q1", "d1#0", 1], ["q1", "d1#1", 3], ["q2", "d2@10-15", 2]]
+    assert ann[["query_id", "key", "grade"]].values.tolist() == [
+        ["q1", "d1#0", 1],
+        ["q1", "d1#1", 3],
+        ["q2", "d2@10-15", 2],
+    ]
+    assert ann["span_document"].isna().tolist() == [True, True, False]
+    assert ann["span_document"].iloc[2] == "d2"
 
 
 def test_span_level_ignores_spans_of_other_documents_or_queries():
     spans = pd.DataFrame({"query_id": ["q2"], "document_id": ["d1"], "start": [0], "end": [30]})
     _, ann = apply_level(_span_run(), None, "span", spans=spans)
-    assert ann.values.tolist() == [["q2", "d1@0-30", 1]]
+    assert ann[["query_id", "key", "grade"]].values.tolist() == [["q2", "d1@0-30", 1]]
 
 
 def test_span_level_finds_offsets_of_hit_content_in_the_corpus():
@@ -109,7 +115,7 @@ def test_span_level_finds_offsets_of_hit_content_in_the_corpus():
         }
     )
     _, ann = apply_level(run, None, "span", spans=spans[spans["query_id"] == "q1"], corpus=corpus)
-    assert ann.values.tolist() == [["q1", "d1#0", 1]]
+    assert ann[["query_id", "key", "grade"]].values.tolist() == [["q1", "d1#0", 1]]
 
 
 def test_span_level_without_offsets_is_an_error_and_partial_offsets_warn():
@@ -189,7 +195,7 @@ def test_span_annotations_match_a_brute_force_reading_of_the_rule(case):
             pair = (span.query_id, f"{span.document_id}@{span.start}-{span.end}")
             expected[pair] = max(expected.get(pair, 0), span.grade)
     _, ann = apply_level(run, None, "span", spans=spans)
-    assert {(q, k): g for q, k, g in ann.itertuples(index=False)} == expected
+    assert {(q, k): g for q, k, g in ann[["query_id", "key", "grade"]].itertuples(index=False)} == expected
     assert not ann.duplicated(["query_id", "key"]).any()
 
 

@@ -384,3 +384,17 @@ def test_gzipped_trec_run_reads_like_the_plain_file(tmp_path):
 def test_windows_line_endings_and_a_missing_final_newline_are_fine(tmp_path):
     path = _write(tmp_path, b"q1 Q0 d1 1 2.0 t\r\nq1 Q0 d2 2 1.0 t")
     assert read_run(path)["key"].tolist() == ["d1", "d2"]
+
+
+def test_csv_blank_keys_fall_back_to_the_hit_fields(tmp_path):
+    path = _write(tmp_path, "query_id,rank,key,document_id,chunk_index\nq,1,given,d,0\nq,2,,d,1\n", "run.csv")
+    assert read_run(path)["key"].tolist() == ["given", "d#1"]
+
+
+def test_hits_from_run_frame_keeps_query_order_of_first_appearance():
+    frame = pd.DataFrame(
+        {"query_id": ["b", "a", "b"], "rank": [2, 1, 1], "key": ["y", "z", "x"], "score": [1.0, 1.0, 2.0]}
+    )
+    hits = hits_from_run_frame(frame)
+    assert list(hits) == ["b", "a"]
+    assert [h.id for h in hits["b"]] == ["x", "y"]
