@@ -20,7 +20,7 @@ from abcompare.errors import AbcompareWarning, DataError
 __all__ = ["Dataset", "assemble"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Dataset:
     """A query set with its judgments, ready to evaluate; tables as in docs/architecture.md.
 
@@ -36,6 +36,17 @@ class Dataset:
     source: Path | None = None
     excluded_queries: int = 0
     unknown_annotation_queries: int = 0
+
+    def __repr__(self) -> str:
+        def rows(frame: pd.DataFrame | None) -> str:
+            return "None" if frame is None else f"{len(frame):,} rows"
+
+        return (
+            f"Dataset(name={self.name!r}, queries={rows(self.queries)}, "
+            f"annotations={rows(self.annotations)}, corpus={rows(self.corpus)}, spans={rows(self.spans)}, "
+            f"excluded_queries={self.excluded_queries}, "
+            f"unknown_annotation_queries={self.unknown_annotation_queries})"
+        )
 
     def fingerprint(self) -> str:
         """A stable sha256 of the content (queries, annotations, spans, corpus), independent of row order."""
