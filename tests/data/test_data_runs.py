@@ -398,3 +398,11 @@ def test_hits_from_run_frame_keeps_query_order_of_first_appearance():
     hits = hits_from_run_frame(frame)
     assert list(hits) == ["b", "a"]
     assert [h.id for h in hits["b"]] == ["x", "y"]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_tabular_round_trip_keeps_hit_fields(tmp_path, fmt):
+    run = read_run(FIXTURES / "hits.jsonl")
+    write_run(run, tmp_path / f"run.{fmt}", format=fmt)
+    back = read_run(tmp_path / f"run.{fmt}")
+    pd.testing.assert_frame_equal(back, run, check_dtype=False)
