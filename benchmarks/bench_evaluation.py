@@ -228,12 +228,14 @@ def run_evaluation(
     hits: int = 100,
     seed: int = 0,
     data_dir: Path | None = None,
+    warm_up: bool = True,
     log: Callable[[str], None] = print,
 ) -> list[EvaluationRow]:
     """Measure every available tool on each size; check each tool against pytrec_eval before it counts.
 
     A tool whose numbers differ from pytrec_eval's beyond ``TOLERANCE`` raises ``AssertionError``: no ratio
-    is reported on different numbers. Each tool runs once untimed first (numba's on-disk cache, page cache).
+    is reported on different numbers. With ``warm_up`` each tool first runs once untimed (numba's on-disk
+    cache, the page cache).
     """
     import pandas as pd
 
@@ -250,7 +252,7 @@ def run_evaluation(
         frames: dict[str, pd.DataFrame] = {}
         for tool in tools:
             task = f"benchmarks.bench_evaluation:{TASKS[tool].__name__}"
-            if tool not in warmed:
+            if warm_up and tool not in warmed:
                 measure(tool, task, kwargs, repeats=1)
                 warmed.add(tool)
             dump = workload.run_path.parent / f"result_{tool}.parquet"

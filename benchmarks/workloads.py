@@ -114,9 +114,7 @@ def _evaluation_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFra
 def _write_space_separated(frame: pd.DataFrame, path: Path, float_format: str | None = None) -> None:
     """One line per row, fields separated by single spaces (the TREC file layout)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    frame.to_csv(
-        tmp, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONE, float_format=float_format
-    )
+    frame.to_csv(tmp, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONE, float_format=float_format)
     tmp.replace(path)
 
 
