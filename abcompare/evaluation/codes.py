@@ -26,6 +26,8 @@ def as_strings(values: Any) -> pa.Array:
         array = None
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
+    if array is not None and pa.types.is_dictionary(array.type):  # a pandas categorical
+        array = array.dictionary_decode()
     if array is not None and (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         return array
     if array is not None and (pa.types.is_integer(array.type) or pa.types.is_null(array.type)):

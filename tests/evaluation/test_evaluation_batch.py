@@ -170,3 +170,19 @@ def test_bad_data_raises_data_errors():
         with pytest.raises(DataError) as err:
             evaluate_run(run, judged, convention="trec")
         assert err.value.field == field, (run, judged)
+
+
+def test_categorical_and_integer_id_columns_are_read_as_their_strings():
+    run = pd.DataFrame(
+        {
+            "query_id": pd.Categorical(["1", "1", "2"]),
+            "rank": [1, 2, 1],
+            "key": pd.Categorical(["a", "b", "c"]),
+            "score": [1.0, 2.0, 3.0],
+        }
+    )
+    annotations = pd.DataFrame({"query_id": [1, 2], "key": ["b", "c"], "grade": [1, 1]})
+    trec = evaluate_run(run, annotations, k=1, convention="trec")
+    assert trec["precision@1"].to_dict() == {"1": 1.0, "2": 1.0}  # b outscores a
+    ai4j = evaluate_run(run, annotations, k=1, convention="ai4j")
+    assert ai4j["precision@1"].to_dict() == {"1": 0.0, "2": 1.0}  # rank order: a first
