@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes
+from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes, single_threaded_blas
 from abcompare.stats.paired import as_columns, constant_columns
 
 _RTOL = 100 * np.finfo(np.float64).eps
@@ -62,6 +62,7 @@ def _bca(means: np.ndarray, dev: np.ndarray, c: np.ndarray, alpha: float, tol: n
     return low, high
 
 
+@single_threaded_blas()
 def paired_bootstrap(
     d: np.ndarray,
     n_resamples: int = 10_000,

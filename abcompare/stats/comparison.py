@@ -92,6 +92,22 @@ class TreatmentComparison:
         return out
 
 
+class _Progress:
+    """Turns each resampling test's ``(done, of)`` reports into one running ``(step, total)`` count."""
+
+    def __init__(self, callback: Progress, total: int) -> None:
+        self.callback, self.total, self.offset = callback, total, 0
+
+    def __call__(self, done: int, of: int) -> None:
+        self.callback(self.offset + done, self.total)
+        if done == of:
+            self.offset += of
+
+    def advance(self, steps: int) -> None:
+        self.offset += steps
+        self.callback(self.offset, self.total)
+
+
 def _ratio(num: float, den: float) -> float:
     """num / den, with 0 / 0 = 0 (nothing changed) and x / 0 = +-inf (instead of NaN or an error)."""
     if num == 0:
@@ -135,7 +151,7 @@ def _check_settings(alpha, n_resamples, seed, correction, primary, tests, zero_m
 
     if not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
         raise bad("alpha", f"alpha must lie strictly between 0 and 1, got {alpha!r}", "e.g. alpha=0.05")
-    if not 0.0 < power < 1.0:
+    if not isinstance(power, (int, float)) or not 0.0 < power < 1.0:
         raise bad("power", f"power must lie strictly between 0 and 1, got {power!r}", "e.g. power=0.8")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
         raise bad("n_resamples", f"n_resamples must be an integer >= 2, got {n_resamples!r}", "e.g. 10000")
@@ -208,19 +224,9 @@ def paired_comparison(
     }
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     resampling = sum(t in tests for t in ("permutation", "bootstrap"))
-    per_treatment = resampling * n_resamples + 1
-    total = len(paired) * per_treatment
+    tracker = _Progress(progress, len(paired) * (resampling * n_resamples + 1)) if progress else None
     rows: list[dict[str, object]] = []
-    for i, (name, pairs) in enumerate(paired.items()):
-        base = i * per_treatment
-        stage = {"offset": 0}
-
-        def report(done: int, _of: int, base: int = base, stage: dict = stage) -> None:
-            if progress is not None:
-                progress(base + stage["offset"] + done, total)
-            if done == _of:
-                stage["offset"] += _of
-
+    for name, pairs in paired.items():
         result = compare_treatment(
             pairs,
             rng,
@@ -230,11 +236,11 @@ def paired_comparison(
             tests=tests,
             zero_method=zero_method,
             power=power,
-            progress=report,
+            progress=tracker,
         )
         rows.extend(result.rows())
-        if progress is not None:
-            progress(base + per_treatment, total)
+        if tracker is not None:
+            tracker.advance(1)  # the analytic tests and the table rows of this treatment
     table = pd.DataFrame(rows)
     table["p_primary"] = table[f"p_{primary}"]
     table["p_adjusted"] = adjust_pvalues(table["p_primary"].to_numpy(), correction)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes
+from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes, single_threaded_blas
 from abcompare.stats.paired import as_columns
 
 #: Relative tolerance for sums that are equal in exact arithmetic but differ by rounding (as scipy does).
@@ -36,6 +36,7 @@ def _random_sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray
     return np.unpackbits(words.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
 
 
+@single_threaded_blas()
 def sign_flip_test(
     d: np.ndarray,
     n_resamples: int = 10_000,
@@ -69,6 +70,8 @@ def sign_flip_test(
             hits += (np.abs(total - 2.0 * (bits @ x)) >= observed - gamma).sum(axis=0)
         pvalue = hits / 2**n
         used = 2**n
+        if progress is not None:
+            progress(n_resamples, n_resamples)
     else:
         done = 0
         for rows in chunk_sizes(n_resamples, n, batch_bytes):
