@@ -35,6 +35,17 @@ def _spans_file(settings: Any, folder: Path | None) -> Path | None:
     return None
 
 
+def _qrels_file(settings: Any, folder: Path | None) -> Path | None:
+    """The folder's qrels for the split; at chunk level, chunk-level qrels (``<split>.chunks.tsv``) win
+    when the dataset ships them (the hr-docs example does)."""
+    if folder is None:
+        return None
+    chunk_level = folder / "qrels" / f"{settings.split}.chunks.tsv"
+    if settings.level == "chunk" and chunk_level.exists():
+        return chunk_level
+    return folder / "qrels" / f"{settings.split}.tsv"
+
+
 def load_dataset_for_experiment(settings: Any) -> Dataset:
     """Queries, annotations (BEIR qrels of ``split`` or an override), corpus and spans as one Dataset.
 
@@ -50,9 +61,7 @@ def load_dataset_for_experiment(settings: Any) -> Dataset:
             hint="give a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
         )
     queries_file = settings.queries or (folder / "queries.jsonl" if folder else None)
-    annotations_file = settings.annotations or (
-        folder / "qrels" / f"{settings.split}.tsv" if folder else None
-    )
+    annotations_file = settings.annotations or _qrels_file(settings, folder)
     corpus_file = settings.corpus or (folder / "corpus.jsonl" if folder else None)
     if queries_file is None or annotations_file is None:
         raise DataError(

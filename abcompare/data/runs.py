@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.data._lines import content_lines, first_true, parse_floats, peek_bytes, read_bytes
+from abcompare.data.run_hits import (
+    FLOAT_FIELDS,
+    INT_FIELDS,
+    RUN_COLUMNS,
+    clean_id,
+    hits_from_run_frame,
+    run_frame_from_hits,
+    stable_keys,
+)
 from abcompare.errors import AbcompareWarning, DataError
-from abcompare.hits import RagHit, stable_key
+from abcompare.hits import RagHit
 
 __all__ = [
     "RUN_COLUMNS",
@@ -33,39 +41,6 @@ __all__ = [
     "write_run",
 ]
 
-RUN_COLUMNS: tuple[str, ...] = ("query_id", "rank", "key", "score")
-_STR_FIELDS = (
-    "id",
-    "document_id",
-    "content",
-    "retriever_source",
-    "source_name",
-    "source_path",
-    "source_uri",
-    "section_title",
-    "title",
-)
-_FLOAT_FIELDS = ("retrieval_score", "fusion_score", "rerank_score")
-_INT_FIELDS = ("chunk_index", "page_number", "start", "end")
-_HIT_COLUMNS = (
-    "id",
-    "document_id",
-    "chunk_index",
-    "content",
-    "retriever_source",
-    "retrieval_score",
-    "fusion_score",
-    "rerank_score",
-    "source_name",
-    "source_path",
-    "source_uri",
-    "page_number",
-    "section_title",
-    "start",
-    "end",
-    "title",
-)
-_META_FIELDS = ("start", "end", "title")
 _TREC_HINT = "each line is 'query_id Q0 doc_id rank score run_tag' separated by whitespace"
 FORMATS = ("trec", "jsonl", "parquet", "csv")
 
@@ -224,7 +199,7 @@ def _read_jsonl(path: str | Path) -> pd.DataFrame:
             ) from None
         if not isinstance(record, dict) or "query_id" not in record or "hits" not in record:
             raise DataError("malformed line: needs 'query_id' and 'hits'", file=path, line=number, hint=hint)
-        qid = _clean_id(record["query_id"])
+        qid = clean_id(record["query_id"])
         if qid is None:
             raise DataError("empty query_id", file=path, line=number, field="query_id", hint=hint)
         if qid in hits_by_query:
@@ -330,7 +305,7 @@ def _read_csv(path: str | Path) -> pd.DataFrame:
         return {"line": i + 2} if exact_lines else {"field": f"row {i + 1}"}
 
     frame = pd.DataFrame({name: table.column(name).to_pandas() for name in table.column_names})
-    for name in ("rank", "score", *_FLOAT_FIELDS, *_INT_FIELDS):
+    for name in ("rank", "score", *FLOAT_FIELDS, *INT_FIELDS):
         if name in frame:
             frame[name] = _numeric_column(frame[name], name, path, where)
     return _finish_table(frame, path, where)
@@ -385,7 +360,7 @@ def _finish_table(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
             hint="every hit needs the id of its query",
         )
     frame["query_id"] = qids
-    for name in ("rank", "score", *_FLOAT_FIELDS, *_INT_FIELDS):
+    for name in ("rank", "score", *FLOAT_FIELDS, *INT_FIELDS):
         if name in frame and not pd.api.types.is_numeric_dtype(frame[name]):
             frame[name] = _numeric_column(frame[name], name, path, where)
     if "score" in frame:
@@ -401,7 +376,7 @@ def _finish_table(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
         frame["score"] = score
     else:
         frame["score"] = np.nan
-    for name in _INT_FIELDS:
+    for name in INT_FIELDS:
         if name in frame:
             frame[name] = _integral(frame[name], name, path, where)
     if "rank" in frame:
@@ -474,124 +449,6 @@ def _finite_scores(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
 def _column_order(frame: pd.DataFrame) -> pd.DataFrame:
     extra = [c for c in frame.columns if c not in RUN_COLUMNS]
     return frame[[*RUN_COLUMNS, *extra]]
-
-
-# ----------------------------------------------------------------------------------------- stable keys
-def _clean_id(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def _clean_series(frame: pd.DataFrame, name: str) -> pd.Series:
-    """The column as stripped strings with blanks as NA (integers written without '.0'), or all-NA."""
-    if name not in frame:
-        return pd.Series(pd.NA, index=frame.index, dtype="str")
-    col = frame[name]
-    if pd.api.types.is_float_dtype(col) or pd.api.types.is_integer_dtype(col):
-        arr = col.to_numpy(dtype=float, na_value=np.nan)
-        if np.all(np.isnan(arr) | (np.floor(arr) == arr)):
-            col = pd.Series(arr, index=frame.index).astype("Int64")
-    text = col.astype("str").where(col.notna()).str.strip()
-    return text.where(text != "")
-
-
-def stable_keys(frame: pd.DataFrame, index: pd.Series | None = None) -> pd.Series:
-    """``abcompare.hits.stable_key`` for every row of a hit table, vectorised.
-
-    ``index`` is the 0-based position used by the last fallback; by default ``rank - 1``.
-    """
-    if index is None:
-        index = frame["rank"] - 1 if "rank" in frame else pd.Series(np.arange(len(frame)), index=frame.index)
-    idx = _clean_series(frame, "chunk_index").fillna("-")
-    key = _clean_series(frame, "id")
-    for name in ("document_id", "source_path", "source_uri"):
-        value = _clean_series(frame, name)
-        key = key.fillna(value + "#" + idx)
-    name_title = _clean_series(frame, "source_name") + "#" + _clean_series(frame, "section_title") + "#" + idx
-    key = key.fillna(name_title).fillna(_clean_series(frame, "content"))
-    return key.fillna(pd.Series(index, index=frame.index).astype("Int64").astype("str")).astype("str")
-
-
-# ------------------------------------------------------------------------------------------ hits <-> run
-def _hit_score(hit: RagHit) -> float:
-    for value in (hit.score, hit.rerank_score, hit.fusion_score, hit.retrieval_score):
-        if value is not None:
-            return float(value)
-    return math.nan
-
-
-def run_frame_from_hits(hits_by_query: Mapping[str, Sequence[RagHit | Mapping[str, Any]]]) -> pd.DataFrame:
-    """The run table for ranked hit lists: key = stable_key(hit, position), rank = position + 1.
-
-    score is ``hit.score`` or else the most specific of rerank / fusion / retrieval score; ``start``,
-    ``end`` and ``title`` are promoted from ``hit.metadata``.
-    """
-    rows: list[dict[str, Any]] = []
-    for query_id, hits in hits_by_query.items():
-        for position, raw in enumerate(hits):
-            hit = raw if isinstance(raw, RagHit) else RagHit.model_validate(raw)
-            row: dict[str, Any] = {
-                "query_id": str(query_id),
-                "rank": position + 1,
-                "key": stable_key(hit, position),
-                "score": _hit_score(hit),
-            }
-            for name in _HIT_COLUMNS:
-                value = (hit.metadata or {}).get(name) if name in _META_FIELDS else getattr(hit, name)
-                if value is not None:
-                    row[name] = value
-            rows.append(row)
-    frame = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *_HIT_COLUMNS])
-    present = [c for c in _HIT_COLUMNS if frame[c].notna().any()]
-    frame = frame[[*RUN_COLUMNS, *present]]
-    frame = frame.astype({"query_id": "str", "key": "str", "rank": np.int64, "score": float})
-    for name in present:
-        if name in _INT_FIELDS:
-            frame[name] = frame[name].astype("Int64")
-        elif name in _FLOAT_FIELDS:
-            frame[name] = frame[name].astype(float)
-        else:
-            frame[name] = frame[name].astype("str").where(frame[name].notna())
-    return frame
-
-
-def _py(value: Any) -> Any:
-    """A frame cell as a plain Python value, with NaN/NA as None."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def hits_from_run_frame(frame: pd.DataFrame) -> dict[str, list[RagHit]]:
-    """Ranked ``RagHit`` lists per query from a run table (the inverse of ``run_frame_from_hits``).
-
-    When a row's key is not what its fields compute, the hit's ``id`` is set to the key so keys survive.
-    """
-    qcodes, uniques = pd.factorize(frame["query_id"], sort=False)
-    rank = frame["rank"].to_numpy() if "rank" in frame else np.arange(len(frame))
-    ordered = frame.iloc[np.lexsort((rank, qcodes))]
-    out: dict[str, list[RagHit]] = {str(q): [] for q in uniques}
-    columns = [c for c in _HIT_COLUMNS if c in ordered]
-    for row in ordered.itertuples(index=False):
-        values = row._asdict()
-        fields = {c: _py(values[c]) for c in columns if c not in _META_FIELDS}
-        meta = {c: _py(values[c]) for c in _META_FIELDS if c in values and _py(values[c]) is not None}
-        fields["score"] = _py(values.get("score"))
-        if meta:
-            fields["metadata"] = meta
-        hit = RagHit(**fields)
-        hits = out[str(values["query_id"])]
-        key = str(values["key"])
-        if stable_key(hit, len(hits)) != key:
-            hit = hit.model_copy(update={"id": key})
-        hits.append(hit)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------- writing

@@ -1,0 +1,169 @@
+"""Hit lists <-> run tables: ``run_frame_from_hits``, ``hits_from_run_frame`` and the vectorised stable key.
+
+Keys follow ``abcompare.hits.stable_key`` exactly, so a table built here matches annotations the same way
+the seed evaluator does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.hits import RagHit, stable_key
+
+__all__ = [
+    "FLOAT_FIELDS",
+    "HIT_COLUMNS",
+    "INT_FIELDS",
+    "RUN_COLUMNS",
+    "clean_id",
+    "hits_from_run_frame",
+    "run_frame_from_hits",
+    "stable_keys",
+]
+
+RUN_COLUMNS: tuple[str, ...] = ("query_id", "rank", "key", "score")
+FLOAT_FIELDS = ("retrieval_score", "fusion_score", "rerank_score")
+INT_FIELDS = ("chunk_index", "page_number", "start", "end")
+HIT_COLUMNS = (
+    "id",
+    "document_id",
+    "chunk_index",
+    "content",
+    "retriever_source",
+    "retrieval_score",
+    "fusion_score",
+    "rerank_score",
+    "source_name",
+    "source_path",
+    "source_uri",
+    "page_number",
+    "section_title",
+    "start",
+    "end",
+    "title",
+)
+_META_FIELDS = ("start", "end", "title")
+
+
+# ----------------------------------------------------------------------------------------- stable keys
+def clean_id(value: Any) -> str | None:
+    """An id as a stripped string, or None when missing, NaN or blank."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _clean_series(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The column as stripped strings with blanks as NA (integers written without '.0'), or all-NA."""
+    if name not in frame:
+        return pd.Series(pd.NA, index=frame.index, dtype="str")
+    col = frame[name]
+    if pd.api.types.is_float_dtype(col) or pd.api.types.is_integer_dtype(col):
+        arr = col.to_numpy(dtype=float, na_value=np.nan)
+        if np.all(np.isnan(arr) | (np.floor(arr) == arr)):
+            col = pd.Series(arr, index=frame.index).astype("Int64")
+    text = col.astype("str").where(col.notna()).str.strip()
+    return text.where(text != "")
+
+
+def stable_keys(frame: pd.DataFrame, index: pd.Series | None = None) -> pd.Series:
+    """``abcompare.hits.stable_key`` for every row of a hit table, vectorised.
+
+    ``index`` is the 0-based position used by the last fallback; by default ``rank - 1``.
+    """
+    if index is None:
+        index = frame["rank"] - 1 if "rank" in frame else pd.Series(np.arange(len(frame)), index=frame.index)
+    idx = _clean_series(frame, "chunk_index").fillna("-")
+    key = _clean_series(frame, "id")
+    for name in ("document_id", "source_path", "source_uri"):
+        value = _clean_series(frame, name)
+        key = key.fillna(value + "#" + idx)
+    name_title = _clean_series(frame, "source_name") + "#" + _clean_series(frame, "section_title") + "#" + idx
+    key = key.fillna(name_title).fillna(_clean_series(frame, "content"))
+    return key.fillna(pd.Series(index, index=frame.index).astype("Int64").astype("str")).astype("str")
+
+
+# ------------------------------------------------------------------------------------------ hits <-> run
+def _hit_score(hit: RagHit) -> float:
+    for value in (hit.score, hit.rerank_score, hit.fusion_score, hit.retrieval_score):
+        if value is not None:
+            return float(value)
+    return math.nan
+
+
+def run_frame_from_hits(hits_by_query: Mapping[str, Sequence[RagHit | Mapping[str, Any]]]) -> pd.DataFrame:
+    """The run table for ranked hit lists: key = stable_key(hit, position), rank = position + 1.
+
+    score is ``hit.score`` or else the most specific of rerank / fusion / retrieval score; ``start``,
+    ``end`` and ``title`` are promoted from ``hit.metadata``.
+    """
+    rows: list[dict[str, Any]] = []
+    for query_id, hits in hits_by_query.items():
+        for position, raw in enumerate(hits):
+            hit = raw if isinstance(raw, RagHit) else RagHit.model_validate(raw)
+            row: dict[str, Any] = {
+                "query_id": str(query_id),
+                "rank": position + 1,
+                "key": stable_key(hit, position),
+                "score": _hit_score(hit),
+            }
+            for name in HIT_COLUMNS:
+                value = (hit.metadata or {}).get(name) if name in _META_FIELDS else getattr(hit, name)
+                if value is not None:
+                    row[name] = value
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *HIT_COLUMNS])
+    present = [c for c in HIT_COLUMNS if frame[c].notna().any()]
+    frame = frame[[*RUN_COLUMNS, *present]]
+    frame = frame.astype({"query_id": "str", "key": "str", "rank": np.int64, "score": float})
+    for name in present:
+        if name in INT_FIELDS:
+            frame[name] = frame[name].astype("Int64")
+        elif name in FLOAT_FIELDS:
+            frame[name] = frame[name].astype(float)
+        else:
+            frame[name] = frame[name].astype("str").where(frame[name].notna())
+    return frame
+
+
+def _py(value: Any) -> Any:
+    """A frame cell as a plain Python value, with NaN/NA as None."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def hits_from_run_frame(frame: pd.DataFrame) -> dict[str, list[RagHit]]:
+    """Ranked ``RagHit`` lists per query from a run table (the inverse of ``run_frame_from_hits``).
+
+    When a row's key is not what its fields compute, the hit's ``id`` is set to the key so keys survive.
+    """
+    qcodes, uniques = pd.factorize(frame["query_id"], sort=False)
+    rank = frame["rank"].to_numpy() if "rank" in frame else np.arange(len(frame))
+    ordered = frame.iloc[np.lexsort((rank, qcodes))]
+    out: dict[str, list[RagHit]] = {str(q): [] for q in uniques}
+    columns = [c for c in HIT_COLUMNS if c in ordered]
+    for row in ordered.itertuples(index=False):
+        values = row._asdict()
+        fields = {c: _py(values[c]) for c in columns if c not in _META_FIELDS}
+        meta = {c: _py(values[c]) for c in _META_FIELDS if c in values and _py(values[c]) is not None}
+        fields["score"] = _py(values.get("score"))
+        if meta:
+            fields["metadata"] = meta
+        hit = RagHit(**fields)
+        hits = out[str(values["query_id"])]
+        key = str(values["key"])
+        if stable_key(hit, len(hits)) != key:
+            hit = hit.model_copy(update={"id": key})
+        hits.append(hit)
+    return out
