@@ -44,7 +44,6 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
 ) -> None:
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
-    from rich.console import Console
 
     from abcompare.config import load_config
     from abcompare.report import ConsoleReporter, print_report, result_as_json
@@ -57,7 +56,7 @@ def run(
     if as_json:
         typer.echo(json.dumps(result_as_json(result), indent=2, default=str))
     else:
-        print_report(result, Console())
+        print_report(result)
 
 
 @app.command()

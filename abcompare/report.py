@@ -83,8 +83,8 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     from rich.table import Table
 
     table = Table(title=f"{treatment} vs control", title_justify="left", header_style="bold")
-    for column in ("metric", "control", "treatment", "delta", "95% CI", f"p ({primary}, adj.)", "verdict"):
-        table.add_column(column, justify="left" if column in {"metric", "verdict"} else "right")
+    for column in ("metric", "control", "treatment", "delta", "CI of delta", f"p adj. ({primary})", "verdict"):
+        table.add_column(column, justify="left" if column in {"metric", "verdict"} else "right", no_wrap=True)
     rows = comparison[comparison["treatment"] == treatment]
     for row in rows.itertuples(index=False):
         style = VERDICT_STYLE.get(row.verdict, "")
@@ -123,7 +123,10 @@ def print_report(result: Any, console: Any | None = None) -> None:
     """The final report: alignment lines, one verdict table per treatment, headlines, MLflow pointers."""
     from rich.console import Console
 
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=max(console.width, 120))
     cfg = result.config
     console.print()
     console.print(
@@ -131,7 +134,8 @@ def print_report(result: Any, console: Any | None = None) -> None:
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
     for name, report in result.alignment.items():
-        console.print(f"  alignment {name}: {report.summary()}")
+        summary = report.summary().removeprefix("alignment: ")
+        console.print(f"  alignment of {name}: {summary}")
     for name in cfg.treatments:
         console.print()
         console.print(verdict_table(result.comparison, name, cfg.significance.primary))
@@ -188,14 +192,8 @@ def save_delta_forest(comparison: pd.DataFrame, path: Path) -> Path:
     ax = fig.add_subplot(1, 1, 1)
     y = np.arange(len(rows))[::-1]
     colors = [{"better": "#228833", "worse": "#cc3311"}.get(v, "#777777") for v in rows["verdict"].tolist()]
-    ax.errorbar(
-        rows["delta"],
-        y,
-        xerr=[rows["delta"] - rows["ci_low"], rows["ci_high"] - rows["delta"]],
-        fmt="none",
-        ecolor=colors,
-        capsize=3,
-    )
+    for yi, color, row in zip(y, colors, rows.itertuples(index=False), strict=True):
+        ax.plot([row.ci_low, row.ci_high], [yi, yi], color=color, linewidth=2)
     ax.scatter(rows["delta"], y, c=colors, zorder=3)
     ax.axvline(0, color="black", linewidth=0.8)
     labels = [f"{t} · {m}" for t, m in zip(rows["treatment"], rows["metric"], strict=True)]

@@ -231,7 +231,7 @@ def run_comparison(
             logger.start()
         for name, variant in config.variants().items():
             role = "control" if name == "control" else "treatment"
-            reporter.stage(f"{role} {name}")
+            reporter.stage("control" if role == "control" else f"treatment {name}")
             with timer("retrieval"):
                 run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
             with timer("evaluation"):

@@ -7,6 +7,7 @@ opens is closed: FINISHED on success, FAILED on an error, KILLED on Ctrl-C.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -82,6 +83,17 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
             text = json.dumps(value, default=str) if not isinstance(value, str) else value
             flat[name] = text[:_PARAM_VALUE_LIMIT]
     return flat
+
+
+def _dataset_source(location: str) -> Any:
+    """A local-path dataset source, named explicitly (MLflow registers that class twice and warns when
+    left to guess)."""
+    from mlflow.data.dataset_source_registry import get_registered_sources
+
+    for source_class in get_registered_sources():
+        if source_class.__name__ == "LocalArtifactDatasetSource":
+            return source_class(location)
+    return location
 
 
 class Tracker:
@@ -166,12 +178,16 @@ class Tracker:
         import mlflow
         from mlflow.entities import DatasetInput, InputTag
 
-        dataset = mlflow.data.from_pandas(frame, source=source, name=name, digest=digest)
+        dataset = mlflow.data.from_pandas(frame, source=_dataset_source(source), name=name, digest=digest)
         tag = InputTag(key="mlflow.data.context", value="evaluation")
         self.client.log_inputs(run_id, datasets=[DatasetInput(dataset._to_mlflow_entity(), tags=[tag])])
 
     def run_url_hint(self) -> str:
-        if self.uri.startswith("sqlite:"):
+        """How to look at the runs: the ``mlflow ui`` command for a local store, else the server's URL."""
+        if self.uri.startswith("sqlite:///"):
+            path = Path(self.uri[len("sqlite:///") :])
+            if path.parent == Path.cwd():
+                return f"mlflow ui --backend-store-uri sqlite:///{path.name}"
             return f"mlflow ui --backend-store-uri {self.uri}"
         return f"open {self.uri}"
 
@@ -181,6 +197,9 @@ def open_tracker(uri: str | None, experiment: str, artifact_location: str | None
     os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+    # MLflow's own INFO lines (database migrations, ...) are noise on our console
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     resolved = resolve_tracking_uri(uri)
     check_reachable(resolved)
     from mlflow import MlflowClient

@@ -6,11 +6,13 @@ metric keys, the same table names and the same plot file names.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from abcompare.errors import AbcompareWarning
 from abcompare.report import save_delta_forest, save_metric_distribution, save_paired_scatter
 from abcompare.tracking import Tracker, flatten, mlflow_key
 
@@ -111,7 +113,10 @@ class ComparisonLogger:
         self.tracker.log_table(run_id, outcome.per_query, "per_query_metrics")
         folder = tmp / _safe(outcome.name)
         folder.mkdir(parents=True, exist_ok=True)
-        run_path = write_run(outcome.run, folder / "run.trec", format="trec", run_name=outcome.name)
+        with warnings.catch_warnings():
+            # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
+            warnings.simplefilter("ignore", AbcompareWarning)
+            run_path = write_run(outcome.run, folder / "run.trec", format="trec", run_name=outcome.name)
         self.tracker.log_file(run_id, Path(run_path), "run")
         hits_path = folder / "hits.parquet"
         outcome.run.to_parquet(hits_path)
