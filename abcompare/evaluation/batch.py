@@ -47,7 +47,7 @@ class _Coded:
     n_ann_keys: int
     run_query: np.ndarray
     run_keys: pa.Array  # the hits' keys (stripped), as strings
-    run_ann: np.ndarray  # the annotated-id code of each hit's key, -1 when no query annotates it
+    ann_key_labels: pa.Array  # the annotated ids (stripped), by code
     run_rank: np.ndarray | None
     run_score: np.ndarray | None
 
@@ -83,8 +83,9 @@ def evaluate_run(
 
     order = _order(coded)
     run_query = coded.run_query[order]
-    run_ann = coded.run_ann[order]
-    repeated = _repeated(run_query, _key_identity(coded)[order])
+    identity, run_ann = _key_codes(coded)
+    run_ann = run_ann[order]
+    repeated = _repeated(run_query, identity[order])
     repeated_queries = int(np.unique(run_query[repeated]).size)
     if convention == "trec":
         run_query, run_ann = run_query[~repeated], run_ann[~repeated]
@@ -214,25 +215,35 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
         n_ann_keys=max(len(ann_key_labels), 1),
         run_query=run_query,
         run_keys=run_keys,
-        run_ann=codes.lookup(run_keys, ann_key_labels),  # probes every key against the few annotated
+        ann_key_labels=ann_key_labels,
         run_rank=None if flat.rank is None else flat.rank[in_scope],
         run_score=None if flat.score is None else flat.score[in_scope],
     )
 
 
-def _key_identity(coded: _Coded) -> np.ndarray:
-    """Integer codes equal for two hits of the same query exactly when their keys are equal. For a run
-    grouped by query the keys are factorised in query-aligned chunks (small, in-cache hash tables)."""
+def _key_codes(coded: _Coded) -> tuple[np.ndarray, np.ndarray]:
+    """Per hit: an integer equal for two hits of one query exactly when their keys are equal, and the code
+    of the hit's key among the annotated ids (-1 when not annotated). A run grouped by query is done in
+    query-aligned chunks, against the annotations of the chunk's queries only: small, in-cache tables."""
     query, keys = coded.run_query, coded.run_keys
     if query.size == 0 or not bool(np.all(query[1:] >= query[:-1])):
-        return codes.encode(keys)[0]
+        return codes.encode(keys)[0], codes.lookup(keys, coded.ann_key_labels)
+    by_query = np.argsort(coded.ann_query, kind="stable")
+    ann_query, ann_key = coded.ann_query[by_query], coded.ann_key[by_query]
     query_starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
     chunk_starts = np.unique(query_starts[np.searchsorted(query_starts, np.arange(0, query.size, _CHUNK))])
     bounds = np.append(chunk_starts, query.size)
     identity = np.empty(query.size, dtype=np.int64)
+    run_ann = np.full(query.size, -1, dtype=np.int64)
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
-        identity[start:stop] = codes.encode(keys.slice(start, stop - start))[0]
-    return identity
+        chunk = keys.slice(start, stop - start)
+        identity[start:stop] = codes.encode(chunk)[0]
+        low, high = np.searchsorted(ann_query, [query[start], query[stop - 1] + 1])
+        if high > low:
+            candidates = ann_key[low:high]
+            found = codes.lookup(chunk, coded.ann_key_labels.take(pa.array(candidates)))
+            run_ann[start:stop] = np.where(found >= 0, candidates[np.maximum(found, 0)], -1)
+    return identity, run_ann
 
 
 _CHUNK = 50_000
@@ -281,7 +292,7 @@ def _order(coded: _Coded) -> np.ndarray:
 def _padded(values: np.ndarray, query: np.ndarray, lengths: np.ndarray, width: int, fill) -> np.ndarray:
     """Rows grouped by query as a (queries x width) matrix, each block left-aligned, ``fill`` after it."""
     if lengths.size * width == values.size:
-        return values.reshape(lengths.size, width).copy()  # every query has ``width`` hits: no scatter
+        return values.reshape(lengths.size, width)  # every query has ``width`` hits: a view, no scatter
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     flat = np.arange(values.size) - starts[query] + query * width
     padded = np.full(lengths.size * width, fill, dtype=values.dtype)

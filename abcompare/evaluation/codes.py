@@ -14,9 +14,6 @@ import pyarrow.compute as pc
 
 from abcompare.evaluation.keys import clean_id
 
-# Characters Python's str.strip() removes (str.isspace): RE2's \s lacks \v and the Unicode ones.
-_EDGE_SPACE = r"^[\s\x0b\x1c-\x1f\x85\p{Z}]|[\s\x0b\x1c-\x1f\x85\p{Z}]$"
-
 
 def as_strings(values: Any) -> pa.Array:
     """``values`` as an Arrow string array, each value as ``str(value)`` would give it; missing stays null."""
@@ -50,10 +47,9 @@ def encode(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
 def clean_labels(codes: np.ndarray, labels: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """Strip the labels as ``clean_id`` does and merge the ones that become equal; blank labels become -1.
 
-    Only labels with whitespace at an edge (or empty) go through Python; the rest stay in Arrow.
+    Only labels that may have whitespace at an edge (or are empty) go through Python.
     """
-    suspicious = pc.or_(pc.match_substring_regex(labels, _EDGE_SPACE), pc.equal(pc.utf8_length(labels), 0))
-    flagged = np.flatnonzero(suspicious.to_numpy(zero_copy_only=False))
+    flagged = np.flatnonzero(_edge_candidates(labels))
     if flagged.size == 0:
         return codes, labels
     values = labels.to_pylist()
@@ -101,13 +97,48 @@ def descending_at(labels: pa.Array, first: np.ndarray, second: np.ndarray) -> bo
 
 
 def clean_strings(strings: pa.Array) -> pa.Array:
-    """Every string stripped as ``clean_id`` does, blank ones null; only suspicious ones go through Python."""
-    suspicious = pc.or_(pc.match_substring_regex(strings, _EDGE_SPACE), pc.equal(pc.utf8_length(strings), 0))
-    flagged = np.flatnonzero(suspicious.fill_null(False).to_numpy(zero_copy_only=False))
+    """Every string stripped as ``clean_id`` does, blank ones null. Only strings whose first or last byte
+    could belong to a whitespace character (or that are empty) go through Python."""
+    flagged = np.flatnonzero(_edge_candidates(strings))
     if flagged.size == 0:
         return strings
-    cleaned = pa.array([clean_id(value) for value in strings.take(pa.array(flagged)).to_pylist()],
-                       type=strings.type)  # fmt: skip
+    before = strings.take(pa.array(flagged)).to_pylist()
+    after = [clean_id(value) for value in before]
+    changed = np.array([a != b for a, b in zip(after, before, strict=True)], dtype=bool)
+    if not changed.any():
+        return strings
     mask = np.zeros(len(strings), dtype=bool)
-    mask[flagged] = True
-    return pc.replace_with_mask(strings, pa.array(mask), cleaned)
+    mask[flagged[changed]] = True
+    replacements = pa.array([a for a, c in zip(after, changed, strict=True) if c], type=strings.type)
+    return pc.replace_with_mask(strings, pa.array(mask), replacements)
+
+
+def _byte_table(*ranges: tuple[int, int]) -> np.ndarray:
+    table = np.zeros(256, dtype=bool)
+    for low, high in ranges:
+        table[low : high + 1] = True
+    return table
+
+
+# UTF-8 bytes that can start / end a character for which str.isspace() is true: ASCII 09-0D, 1C-20;
+# U+0085, U+00A0 (C2 ..); U+1680 (E1 ..); U+2000-200A, 2028, 2029, 202F, 205F (E2 ..); U+3000 (E3 ..).
+_FIRST_BYTE = _byte_table((0x09, 0x0D), (0x1C, 0x20), (0xC2, 0xC2), (0xE1, 0xE3))
+_LAST_BYTE = _byte_table((0x09, 0x0D), (0x1C, 0x20), (0x80, 0x8A), (0x85, 0x85), (0x9F, 0x9F), (0xA0, 0xA0),
+                         (0xA8, 0xA9), (0xAF, 0xAF))  # fmt: skip
+
+
+def _edge_candidates(strings: pa.Array) -> np.ndarray:
+    """Strings that are empty or null, or whose first or last byte could be part of whitespace."""
+    if len(strings) == 0:
+        return np.zeros(0, dtype=bool)
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    buffers = strings.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[strings.offset : strings.offset + len(strings) + 1]
+    if buffers[2] is None or buffers[2].size == 0:
+        return np.ones(len(strings), dtype=bool)
+    data = np.frombuffer(buffers[2], dtype=np.uint8)
+    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    empty = end <= start
+    first = data[np.minimum(start, data.size - 1)]
+    last = data[np.clip(end - 1, 0, data.size - 1)]
+    return empty | _FIRST_BYTE[first] | _LAST_BYTE[last]
