@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.data._jsonl import jsonl_records, text_field
@@ -262,7 +263,7 @@ def write_trec_qrels(annotations: pd.DataFrame, path: str | Path) -> Path:
     frame = annotations[["query_id", "key", "grade"]].astype({"query_id": "str", "key": "str"})
     for column in ("query_id", "key"):
         pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
-        bad = first_true(frame[column].str.contains(pattern, regex=True).to_numpy())
+        bad = first_true(_matches(frame[column], pattern))
         if bad is not None:
             raise DataError(
                 f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
@@ -274,3 +275,9 @@ def write_trec_qrels(annotations: pd.DataFrame, path: str | Path) -> Path:
     frame.insert(1, "iter", 0)
     frame.to_csv(path, sep=" ", header=False, index=False, lineterminator="\n")
     return path
+
+
+def _matches(values: pd.Series, pattern: str) -> np.ndarray:
+    """Vectorised regex test (Arrow's RE2 engine; pandas' str.contains loops in Python for object data)."""
+    arr = pa.array(values.astype("str"), type=pa.large_string())
+    return pc.fill_null(pc.match_substring_regex(arr, pattern), True).to_numpy(zero_copy_only=False)

@@ -505,7 +505,7 @@ def _write_trec(run_df: pd.DataFrame, path: Path, *, tag: str, scores: str) -> N
     frame["key"] = frame["key"].astype("str")
     for column in ("query_id", "key"):
         pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
-        bad = first_true(frame[column].str.contains(pattern, regex=True).to_numpy())
+        bad = first_true(_matches(frame[column], pattern))
         if bad is not None:
             raise DataError(
                 f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
@@ -560,3 +560,9 @@ def _scores_that_keep_ranks(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.copy()
         frame.loc[broken, "score"] = (size - frame["rank"].to_numpy() + 1)[broken].astype(float)
     return frame
+
+
+def _matches(values: pd.Series, pattern: str) -> np.ndarray:
+    """Vectorised regex test (Arrow's RE2 engine; pandas' str.contains loops in Python for object data)."""
+    arr = pa.array(values.astype("str"), type=pa.large_string())
+    return pc.fill_null(pc.match_substring_regex(arr, pattern), True).to_numpy(zero_copy_only=False)
