@@ -276,17 +276,29 @@ def _order(coded: _Coded) -> np.ndarray:
         if segmented is not None:
             return segmented
     _, score_code = np.unique(-score, return_inverse=True)
-    primary = query * (int(score_code.max()) + 1) + score_code
-    order = np.argsort(primary, kind="stable")
-    sorted_primary = primary[order]
-    tied = sorted_primary[1:] == sorted_primary[:-1]
+    order = np.argsort(query * (int(score_code.max()) + 1) + score_code, kind="stable")
+    return _break_ties_by_key(order, query, score, keys)
+
+
+def _break_ties_by_key(order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array) -> np.ndarray:
+    """Within each run of hits that tie on (query, score), put keys in descending byte order, as
+    trec_eval does. Only the tied hits' keys are ranked and sorted."""
+    tied = (query[order][1:] == query[order][:-1]) & (score[order][1:] == score[order][:-1])
     if not tied.any():
         return order
-    # only keys that tie on (query, score) need their byte order: rank those rows' keys, not all keys
-    tied_rows = order[np.concatenate(([False], tied)) | np.concatenate((tied, [False]))]
-    row_rank = np.zeros(query.size, dtype=np.int64)
-    row_rank[tied_rows] = codes.sort_ranks(keys.take(pa.array(tied_rows)))
-    return np.lexsort((-row_rank, primary))
+    n = order.size
+    in_group = np.zeros(n, dtype=bool)
+    in_group[1:] |= tied
+    in_group[:-1] |= tied
+    starts_group = in_group & ~np.concatenate(([False], tied))
+    position = np.flatnonzero(in_group)
+    group = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))[position]
+    rank = codes.sort_ranks(keys.take(pa.array(order[position])))
+    span = position.size
+    within = np.argsort(group * (span + 1) + (span - rank), kind="stable")
+    order = order.copy()
+    order[position] = order[position][within]
+    return order
 
 
 def _padded(values: np.ndarray, query: np.ndarray, lengths: np.ndarray, width: int, fill) -> np.ndarray:
@@ -332,19 +344,8 @@ def _order_within_blocks(query: np.ndarray, score: np.ndarray, keys: pa.Array) -
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     neg_score = _padded(-score, query, lengths, width, np.inf)
     within = np.argsort(neg_score, axis=1, kind="stable")
-    real = np.arange(width) < lengths[:, None]
-    ranked = np.take_along_axis(neg_score, within, axis=1)
-    tied = (ranked[:, 1:] == ranked[:, :-1]) & real[:, 1:]
-    if tied.any():
-        # only keys that tie on score need their byte order: sort those labels, not all of them
-        in_tie = np.pad(tied, ((0, 0), (1, 0))) | np.pad(tied, ((0, 0), (0, 1)))
-        tied_rows = (starts[:, None] + within)[in_tie]
-        row_rank = np.zeros(query.size, dtype=np.int64)
-        row_rank[tied_rows] = codes.sort_ranks(keys.take(pa.array(tied_rows)))
-        descending_key = _padded(-row_rank, query, lengths, width, np.iinfo(np.int64).max)  # pads last
-        with_ties = np.flatnonzero(tied.any(axis=1))
-        within[with_ties] = np.lexsort((descending_key[with_ties], neg_score[with_ties]), axis=1)
-    return (starts[:, None] + within)[real]
+    order = (starts[:, None] + within)[np.arange(width) < lengths[:, None]]
+    return _break_ties_by_key(order, query, score, keys)
 
 
 def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray | None) -> np.ndarray:
