@@ -110,3 +110,18 @@ def test_same_seed_is_bit_identical():
     b = paired_bootstrap(d, 1000, np.random.default_rng(3))
     for name in ("bca_low", "bca_high", "pct_low", "pct_high", "pvalue", "means"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_batch_size_changes_nothing_but_rounding():
+    d = np.random.default_rng(8).choice([-0.2, 0.0, 0.1, 0.3], size=(400, 2))
+    small = paired_bootstrap(d, 300, np.random.default_rng(1), batch_bytes=8 * 400 * 7)
+    large = paired_bootstrap(d, 300, np.random.default_rng(1), batch_bytes=1 << 30)
+    np.testing.assert_allclose(small.means, large.means, rtol=0, atol=1e-12)
+
+
+def test_resampled_means_are_means_of_resamples():
+    # Every bootstrap mean of d = (0, 1, 3) is (0 a + 1 b + 3 c) / 3 with a + b + c = 3 draws.
+    possible = {round((b + 3 * c) / 3, 9) for b in range(4) for c in range(4) if b + c <= 3}
+    means = paired_bootstrap(np.array([0.0, 1.0, 3.0]), 2000, np.random.default_rng(0)).means
+    assert {round(m, 9) for m in means} == possible  # each has probability >= 1/27: all show up
+    assert abs(means.mean() - 4 / 3) < 5 * np.sqrt(np.var([0, 1, 3]) / 3 / 2000)
