@@ -123,7 +123,7 @@ def parse_floats(
         ok = pc.match_substring_regex(values, _NUMBER, ignore_case=True).to_numpy(zero_copy_only=False)
         bad = first_true(~ok)
         if bad is None:  # pragma: no cover - the regex and Arrow's parser agree on ordinary numbers
-            raise
+            raise DataError(f"cannot parse the {what} values as numbers", file=path, hint=hint) from None
         raise DataError(
             f"non-numeric {what} {values[bad].as_py()!r}", file=path, line=int(numbers[bad]), hint=hint
         ) from None
