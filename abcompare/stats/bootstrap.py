@@ -62,7 +62,9 @@ class _CountSampler:
         return u
 
 
-def _bca(means: np.ndarray, dev: np.ndarray, c: np.ndarray, alpha: float, tol: np.ndarray):
+def _bca(
+    means: np.ndarray, dev: np.ndarray, c: np.ndarray, alpha: float, tol: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """BCa bounds as scipy.stats.bootstrap computes them (bias from the resamples, acceleration by jackknife).
 
     The jackknife of a mean is analytic: theta_dot - theta_(i) = c_i / (n - 1), c = d - mean(d).
@@ -108,9 +110,8 @@ def paired_bootstrap(
     rng = rng if rng is not None else np.random.default_rng()
     mean = x.mean(axis=0)
     constant = constant_columns(x)  # every query has the same difference: nothing varies
-    c = np.where(
-        constant, 0.0, x - mean
-    )  # centred: resampled sums give mean and variance without cancellation
+    # Centred: resampled sums of c and c^2 give the mean and variance without cancellation.
+    c = np.where(constant, 0.0, x - mean)
     both = np.concatenate([c, c * c], axis=1)
     tol = _RTOL * np.abs(c).sum(axis=0) / n
     se = np.where(constant, 0.0, x.std(axis=0, ddof=1) / np.sqrt(n))
