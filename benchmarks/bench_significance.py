@@ -235,6 +235,30 @@ def check_intervals(ours: pd.DataFrame, theirs: pd.DataFrame, relative: float = 
     return worst
 
 
+def _ranx_note(ours: pd.Series, theirs: pd.Series, n_resamples: int) -> str:
+    """The largest |difference| from ranx's p-values; not fatal, since ranx's own test is off on some inputs.
+
+    Seen here: on a column of 150 queries with 5 non-zero differences, abcompare and scipy give p ~ 0.06
+    (the exact value is 2/32) and ranx gives 0; on the 5 non-zero pairs alone ranx gives 0.063. Its
+    resampling of tied pairs (control == treatment) disturbs the rest; the cause is not pinned down.
+    """
+    import numpy as np
+
+    try:
+        return f"{check_pvalues(ours, theirs, n_resamples):.4f}"
+    except AssertionError:
+        a, b = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
+        tolerance = np.array(
+            [monte_carlo_tolerance(max(x, y), n_resamples) for x, y in zip(a, b, strict=True)]
+        )
+        off = np.abs(a - b) > tolerance
+        side = "lower" if np.all(b[off] < a[off]) else "different"
+        return (
+            f"{float(np.abs(a - b).max()):.4f} (ranx {side} beyond Monte Carlo error on {int(off.sum())} "
+            "column(s), as on tied pairs)"
+        )
+
+
 def check_exact(ours: Sequence[float], theirs: Sequence[float], tolerance: float = 1e-9) -> float:
     """Largest |difference| of analytic p-values (t-test, Wilcoxon), which must agree to rounding."""
     import numpy as np
@@ -258,8 +282,7 @@ def check_agreement(frames: dict[str, pd.DataFrame], n_resamples: dict[str, int]
         notes["permutation p vs scipy"] = f"{worst:.4f}"
     if ours_perm is not None and "ranx fisher" in frames:
         b = min(n_resamples["abcompare permutation"], n_resamples["ranx fisher"])
-        worst = check_pvalues(ours_perm["p"], frames["ranx fisher"]["p"], b)
-        notes["permutation p vs ranx"] = f"{worst:.4f}"
+        notes["permutation p vs ranx"] = _ranx_note(ours_perm["p"], frames["ranx fisher"]["p"], b)
     if ours_boot is not None and "scipy bootstrap" in frames:
         worst = check_intervals(ours_boot, frames["scipy bootstrap"])
         notes["BCa bounds vs scipy"] = f"{worst:.1%} of width"

@@ -1,0 +1,84 @@
+"""Smoke test of the benchmark suite: the quick mode's evaluation and significance parts on tiny sizes,
+through the harness (a fresh process per measurement), checking abcompare's numbers against the peers.
+
+No timing is asserted; a peer that is not installed is skipped (the peers are the optional extra "bench").
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:  # plain `pytest` puts tests/ first, where tests/benchmarks/ would shadow
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks import bench_evaluation, bench_significance  # noqa: E402
+from benchmarks.workloads import significance_columns  # noqa: E402
+
+
+@pytest.mark.parametrize("peer", ["pytrec_eval", "ranx", "ir_measures"])
+def test_benchmarks_smoke_evaluation_matches_each_peer_per_query(tmp_path: Path, peer: str) -> None:
+    pytest.importorskip("pytrec_eval")  # the reference every tool is checked against
+    pytest.importorskip(peer)
+    rows = bench_evaluation.run_evaluation(
+        [40], repeats=1, tools=("abcompare", "pytrec_eval", peer), hits=20, data_dir=tmp_path,
+        warm_up=False, log=lambda _: None,
+    )  # fmt: skip
+    (row,) = rows
+    assert {tool: m.error for tool, m in row.measurements.items()} == {
+        "abcompare": None,
+        "pytrec_eval": None,
+        peer: None,
+    }
+    assert row.measurements["abcompare"].seconds and row.measurements["abcompare"].peak_mb > 0
+    # run_evaluation raises when a tool's per-query numbers differ from pytrec_eval's beyond 1e-9
+    assert "abcompare" in row.differences
+    assert all(diff <= bench_evaluation.TOLERANCE for diff in row.differences.values())
+
+
+def test_benchmarks_smoke_evaluation_check_catches_a_wrong_number(tmp_path: Path) -> None:
+    pytest.importorskip("pytrec_eval")
+    from benchmarks.workloads import evaluation_workload
+
+    workload = evaluation_workload(15, hits=10, seed=2, data_dir=tmp_path)
+    paths = (str(workload.run_path), str(workload.qrels_path))
+    ours = bench_evaluation.to_frame(bench_evaluation.abcompare_task(*paths)())
+    reference = bench_evaluation.to_frame(bench_evaluation.pytrec_eval_task(*paths)())
+    assert bench_evaluation.max_difference(reference, ours) <= bench_evaluation.TOLERANCE
+    ours.iloc[3, ours.columns.get_loc("ndcg@10")] += 1e-6
+    with pytest.raises(AssertionError, match="ndcg@10"):
+        bench_evaluation.max_difference(reference, ours)
+
+
+def test_benchmarks_smoke_significance_agrees_with_scipy_and_ranx(tmp_path: Path) -> None:
+    rows = bench_significance.run_significance(
+        [150], n_resamples=4_000, repeats=1, dump_dir=tmp_path, warm_up=False, log=lambda _: None
+    )
+    (row,) = rows
+    assert {name: m.error for name, m in row.measurements.items() if m.error} == {}
+    # run_significance raises when p-values or intervals differ beyond Monte Carlo error
+    expected = {"permutation p vs scipy", "BCa bounds vs scipy", "t / Wilcoxon p vs scipy"}
+    try:
+        import ranx  # noqa: F401
+
+        expected.add("permutation p vs ranx")
+    except ImportError:
+        pass
+    assert set(row.agreement) == expected
+
+
+def test_benchmarks_smoke_exact_permutation_pvalues_equal_scipy() -> None:
+    # 2^9 = 512 <= B: both abcompare and scipy enumerate every sign vector, so the p-values are exact
+    ours = bench_significance.to_frame(bench_significance.abcompare_permutation_task(9, 1_000, seed=3)())
+    scipy = bench_significance.to_frame(bench_significance.scipy_permutation_task(9, 1_000, seed=3)())
+    assert list(ours.index) == significance_columns()
+    assert ours["p"].to_numpy() == pytest.approx(scipy["p"].to_numpy(), abs=1e-12)
+
+
+def test_benchmarks_smoke_pvalue_check_rejects_a_different_test() -> None:
+    with pytest.raises(AssertionError, match="Monte Carlo"):
+        bench_significance.check_pvalues([0.01], [0.20], 10_000)
+    assert bench_significance.check_pvalues([0.010], [0.012], 10_000) == pytest.approx(0.002)
