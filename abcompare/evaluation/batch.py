@@ -188,6 +188,8 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
     output_labels = query_labels.filter(pa.array(has_relevant))
 
     run_query, run_query_labels = codes.encode_grouped(codes.as_strings(flat.query_id))
+    if flat.block_lengths is not None:
+        run_query = np.repeat(run_query, flat.block_lengths)
     if (run_query < 0).any():
         row = int(np.flatnonzero(run_query < 0)[0])
         raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=_RUN_HINT)

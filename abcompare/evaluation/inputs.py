@@ -25,12 +25,13 @@ class FlatRun:
     """A run as columns. Rows of a query are ordered by ``score`` (descending, then key descending) when
     ``by_score``, else by ``rank`` (ties and a missing ``rank`` keep row order)."""
 
-    query_id: Any  # array-like of query ids (not yet strings)
+    query_id: Any  # array-like of query ids (not yet strings); one per block when block_lengths is set
     key: Any  # array-like of keys
     rank: np.ndarray | None
     score: np.ndarray | None
     by_score: bool
     keys_are_clean: bool  # True when keys came from hit_key (stripped, never blank)
+    block_lengths: np.ndarray | None = None  # hits per query id, for mappings (query ids come in blocks)
 
 
 @dataclass(frozen=True)
@@ -105,14 +106,15 @@ def _flatten_run_mapping(run: Mapping[Any, Any]) -> FlatRun:
         query_keys = hit_keys(hits)
         keys.extend(query_keys)
         lengths.append(len(query_keys))
-    query_ids = np.repeat(np.array([str(q) for q in run], dtype=object), lengths)
-    return FlatRun(query_ids, np.array(keys, dtype=object), None, None, False, True)
+    query_ids = np.array([str(q) for q in run], dtype=object)
+    keys_array = np.array(keys, dtype=object)
+    return FlatRun(query_ids, keys_array, None, None, False, True, np.array(lengths, dtype=np.int64))
 
 
 def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
     scores_by_query = [scores or {} for scores in run.values()]
     lengths = [len(scores) for scores in scores_by_query]
-    query_ids = np.repeat(np.array([str(q) for q in run], dtype=object), lengths)
+    query_ids = np.array([str(q) for q in run], dtype=object)
     keys = np.fromiter(chain.from_iterable(scores_by_query), dtype=object, count=sum(lengths))
     try:
         score = np.fromiter(
@@ -122,7 +124,7 @@ def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
         raise DataError(f"a score is not a number ({err})", field="score", hint="scores are numbers") from err
     if np.isnan(score).any():
         raise DataError("a hit has a NaN score", field="score", hint="give every hit a number")
-    return FlatRun(query_ids, keys, None, score, True, False)
+    return FlatRun(query_ids, keys, None, score, True, False, np.array(lengths, dtype=np.int64))
 
 
 def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
