@@ -14,6 +14,7 @@ _EXPORTS: dict[str, str] = {
     "chunk_corpus": "abcompare.retrieval.chunking",
     "fuse": "abcompare.retrieval.fusion",
     "run_variant": "abcompare.retrieval.pipeline",
+    "RetrievalCache": "abcompare.retrieval.pipeline",
     "VariantSettings": "abcompare.retrieval.settings",
 }
 

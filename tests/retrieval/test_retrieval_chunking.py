@@ -118,3 +118,11 @@ def test_every_chunk_is_an_exact_stripped_slice_no_longer_than_size(text, size, 
         starts = [c.start for c in chunks]
         assert starts == sorted(starts)
         assert chunks == chunk_document("d", text, strategy=strategy, size=size, overlap=overlap)
+
+
+def test_chunk_corpus_accepts_chunking_settings_and_matches_chunk_document():
+    from abcompare.retrieval.settings import ChunkingSettings
+
+    corpus = pd.DataFrame({"doc_id": ["d"], "title": ["T"], "text": [TEXT]})
+    chunks = chunk_corpus(corpus, ChunkingSettings(size=30, overlap=10))
+    assert chunks == chunk_document("d", TEXT, "T", size=30, overlap=10)
