@@ -20,14 +20,17 @@ from abcompare.evaluation.batch import evaluate_run
 CUTOFFS = (1, 5, 10)
 
 
-def synthetic(n_queries: int, n_hits: int, n_docs: int, n_relevant: int, seed: int):
-    """A run DataFrame (distinct keys per query, scored) and graded annotations, half of them retrieved."""
+def synthetic(n_queries: int, n_hits: int, n_docs: int, n_relevant: int, seed: int, decimals: int | None = 1):
+    """A run DataFrame (distinct keys per query, scored) and graded annotations, half of them retrieved.
+    Scores in [0, 100) rounded to ``decimals`` (1: about 10% of hits tie with a neighbour; None: no ties)."""
     rng = np.random.default_rng(seed)
     query = np.repeat(np.arange(n_queries), n_hits)
     position = np.tile(np.arange(n_hits), n_queries)
     base = rng.integers(0, n_docs, size=n_queries)
     doc = (base[query] + position * 7919) % n_docs  # distinct within a query
-    score = np.round(rng.random(query.size) * 1000) / 10  # ties on purpose
+    score = rng.random(query.size) * 100
+    if decimals is not None:
+        score = np.round(score, decimals)  # ties on purpose: trec_eval breaks them by docno
     query_ids = np.array([f"q{i}" for i in range(n_queries)], dtype=object)
     doc_ids = np.array([f"d{j}" for j in range(n_docs)], dtype=object)
     run = pd.DataFrame(
@@ -67,10 +70,14 @@ def main() -> None:
     parser.add_argument("--relevant", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--decimals", type=int, default=1, help="round scores (ties); -1 keeps them all")
     args = parser.parse_args()
     print(f"{args.queries} queries x {args.hits} hits, {args.docs} docs; python {platform.python_version()}")
 
-    run, annotations = synthetic(args.queries, args.hits, args.docs, args.relevant, args.seed)
+    decimals = None if args.decimals < 0 else args.decimals
+    run, annotations = synthetic(args.queries, args.hits, args.docs, args.relevant, args.seed, decimals)
+    tied = run.duplicated(["query_id", "score"], keep=False).mean()
+    print(f"hits tied on score within their query: {tied:.1%}")
     warnings.simplefilter("ignore")
     trec, t_trec = timed(
         "evaluate_run(run DataFrame, trec)",
@@ -85,12 +92,12 @@ def main() -> None:
 
     start = time.perf_counter()
     run_dict: dict[str, dict[str, float]] = {}
-    for qid, key, score in zip(run["query_id"].tolist(), run["key"].tolist(), run["score"].tolist()):
+    columns = (run["query_id"].tolist(), run["key"].tolist(), run["score"].tolist())
+    for qid, key, score in zip(*columns, strict=True):
         run_dict.setdefault(qid, {})[key] = score
     qrels: dict[str, dict[str, int]] = {}
-    for qid, key, grade in zip(
-        annotations["query_id"].tolist(), annotations["key"].tolist(), annotations["grade"].tolist()
-    ):
+    judged = (annotations["query_id"].tolist(), annotations["key"].tolist(), annotations["grade"].tolist())
+    for qid, key, grade in zip(*judged, strict=True):
         qrels.setdefault(qid, {})[key] = int(grade)
     print(f"{'(building the dict-of-dicts inputs, Python)':<58s} {time.perf_counter() - start:8.2f} s")
 

@@ -20,12 +20,8 @@ from abcompare.errors import AbcompareWarning, ConfigError, DataError
 from abcompare.evaluation import codes
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.inputs import (
-    ANNOTATION_COLUMNS_HINT as _ANNOTATION_HINT,
-)
-from abcompare.evaluation.inputs import (
-    RUN_COLUMNS_HINT as _RUN_HINT,
-)
-from abcompare.evaluation.inputs import (
+    ANNOTATION_COLUMNS_HINT,
+    RUN_COLUMNS_HINT,
     FlatAnnotations,
     FlatRun,
     flatten_annotations,
@@ -177,7 +173,9 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
     ann_query, query_labels = codes.encode_grouped(codes.as_strings(judged.query_id))
     if (ann_query < 0).any():
         row = int(np.flatnonzero(ann_query < 0)[0])
-        raise DataError(f"row {row}: a judgment has no query id", field="query_id", hint=_ANNOTATION_HINT)
+        raise DataError(
+            f"row {row}: a judgment has no query id", field="query_id", hint=ANNOTATION_COLUMNS_HINT
+        )
     ann_key, ann_key_labels = codes.clean_labels(*codes.encode(codes.as_strings(judged.key)))
     ann_keep = ann_key >= 0  # None and blank ids are dropped
     has_relevant = np.zeros(len(query_labels), dtype=bool)
@@ -192,7 +190,7 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
         run_query = np.repeat(run_query, flat.block_lengths)
     if (run_query < 0).any():
         row = int(np.flatnonzero(run_query < 0)[0])
-        raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=_RUN_HINT)
+        raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=RUN_COLUMNS_HINT)
     run_query = np.append(codes.lookup(run_query_labels, output_labels), -1)[run_query]
     run_keys = codes.as_strings(flat.key)
     if not bool(np.all(run_query >= 0)):
@@ -285,7 +283,8 @@ def _order(coded: _Coded) -> np.ndarray:
 def _break_ties_by_key(order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array) -> np.ndarray:
     """Within each run of hits that tie on (query, score), put keys in descending byte order, as
     trec_eval does. Only the tied hits' keys are ranked and sorted."""
-    tied = (query[order][1:] == query[order][:-1]) & (score[order][1:] == score[order][:-1])
+    ordered_query, ordered_score = query[order], score[order]
+    tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
     if not tied.any():
         return order
     n = order.size
