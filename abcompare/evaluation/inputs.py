@@ -23,13 +23,12 @@ from abcompare.evaluation.keys import hit_keys
 @dataclass(frozen=True)
 class FlatRun:
     """A run as columns. Rows of a query are ordered by ``score`` (descending, then key descending) when
-    ``by_score``, else by ``rank`` (ties and a missing ``rank`` keep row order)."""
+    ``score`` is set, else by ``rank`` (ties and a missing ``rank`` keep row order)."""
 
     query_id: Any  # array-like of query ids (not yet strings); one per block when block_lengths is set
     key: Any  # array-like of keys
     rank: np.ndarray | None
     score: np.ndarray | None
-    by_score: bool
     keys_are_clean: bool  # True when keys came from hit_key (stripped, never blank)
     block_lengths: np.ndarray | None = None  # hits per query id, for mappings (query ids come in blocks)
 
@@ -77,7 +76,6 @@ def _flatten_run_frame(frame: pd.DataFrame, convention: str) -> FlatRun:
         key=frame["key"],
         rank=rank,
         score=score,
-        by_score=score is not None,
         keys_are_clean=False,
     )
 
@@ -108,7 +106,7 @@ def _flatten_run_mapping(run: Mapping[Any, Any]) -> FlatRun:
         lengths.append(len(query_keys))
     query_ids = np.array([str(q) for q in run], dtype=object)
     keys_array = np.array(keys, dtype=object)
-    return FlatRun(query_ids, keys_array, None, None, False, True, np.array(lengths, dtype=np.int64))
+    return FlatRun(query_ids, keys_array, None, None, True, np.array(lengths, dtype=np.int64))
 
 
 def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
@@ -124,7 +122,7 @@ def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
         raise DataError(f"a score is not a number ({err})", field="score", hint="scores are numbers") from err
     if np.isnan(score).any():
         raise DataError("a hit has a NaN score", field="score", hint="give every hit a number")
-    return FlatRun(query_ids, keys, None, score, True, False, np.array(lengths, dtype=np.int64))
+    return FlatRun(query_ids, keys, None, score, False, np.array(lengths, dtype=np.int64))
 
 
 def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
