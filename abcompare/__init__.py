@@ -20,6 +20,15 @@ _EXPORTS: dict[str, str] = {
     "fuse": "abcompare.retrieval.fusion",
     "load_comparison": "abcompare.analysis",
     "AbcompareError": "abcompare.errors",
+    "load_beir": "abcompare.data.beir",
+    "read_run": "abcompare.data.runs",
+    "write_run": "abcompare.data.runs",
+    "read_annotations": "abcompare.data.annotations",
+    "read_queries": "abcompare.data.queries",
+    "alignment_report": "abcompare.data.alignment",
+    "apply_level": "abcompare.data.levels",
+    "run_comparison": "abcompare.runner",
+    "load_config": "abcompare.config",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
