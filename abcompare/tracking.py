@@ -197,14 +197,15 @@ def open_tracker(uri: str | None, experiment: str, artifact_location: str | None
     os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
-    # MLflow's own INFO lines (database migrations, ...) are noise on our console
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
     resolved = resolve_tracking_uri(uri)
     check_reachable(resolved)
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
+    # MLflow's own INFO lines (database migrations, ...) are noise on our console; set after its import,
+    # which configures its logger
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         client = MlflowClient(tracking_uri=resolved)
         found = client.get_experiment_by_name(experiment)

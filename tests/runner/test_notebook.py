@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 
 import nbformat
+from e2e_support import REPO
 from nbclient import NotebookClient
 
 from abcompare.analysis import load_comparison
-
-from .conftest import REPO
 
 
 def test_load_comparison_reads_the_latest_run_back(example_run) -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
-
-from .conftest import REPO, run_cli
 
 BASE = """\
 name: bad-input

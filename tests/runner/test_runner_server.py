@@ -12,9 +12,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
-
-from .conftest import REPO, run_cli
 
 
 def free_port() -> int:
