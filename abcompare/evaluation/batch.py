@@ -79,9 +79,8 @@ def evaluate_run(
 
     order = _order(coded)
     run_query = coded.run_query[order]
-    identity, run_ann = _key_codes(coded)
-    run_ann = run_ann[order]
-    repeated = _repeated(run_query, identity[order])
+    identity, run_ann = _key_codes(coded, order, run_query)
+    repeated = _repeated(run_query, identity)
     repeated_queries = int(np.unique(run_query[repeated]).size)
     if convention == "trec":
         run_query, run_ann = run_query[~repeated], run_ann[~repeated]
@@ -221,22 +220,22 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
     )
 
 
-def _key_codes(coded: _Coded) -> tuple[np.ndarray, np.ndarray]:
-    """Per hit: an integer equal for two hits of one query exactly when their keys are equal, and the code
-    of the hit's key among the annotated ids (-1 when not annotated). A run grouped by query is done in
-    query-aligned chunks, against the annotations of the chunk's queries only: small, in-cache tables."""
-    query, keys = coded.run_query, coded.run_keys
-    if query.size == 0 or not bool(np.all(query[1:] >= query[:-1])):
-        return codes.encode(keys)[0], codes.lookup(keys, coded.ann_key_labels)
+def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the hits in ``order`` (``query`` = their query codes, ascending): an integer equal for two hits
+    of one query exactly when their keys are equal, and the code of the hit's key among the annotated ids
+    (-1 when not annotated). Done in query-aligned chunks, each against the annotations of its own
+    queries only: small, in-cache hash tables."""
+    keys = coded.run_keys
+    in_place = order.size == 0 or (order[0] == 0 and bool(np.all(np.diff(order) == 1)))
     by_query = np.argsort(coded.ann_query, kind="stable")
     ann_query, ann_key = coded.ann_query[by_query], coded.ann_key[by_query]
     query_starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
     chunk_starts = np.unique(query_starts[np.searchsorted(query_starts, np.arange(0, query.size, _CHUNK))])
-    bounds = np.append(chunk_starts, query.size)
+    bounds = np.append(chunk_starts, query.size).astype(np.int64)
     identity = np.empty(query.size, dtype=np.int64)
     run_ann = np.full(query.size, -1, dtype=np.int64)
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
-        chunk = keys.slice(start, stop - start)
+        chunk = keys.slice(start, stop - start) if in_place else keys.take(pa.array(order[start:stop]))
         identity[start:stop] = codes.encode(chunk)[0]
         low, high = np.searchsorted(ann_query, [query[start], query[stop - 1] + 1])
         if high > low:
@@ -250,39 +249,70 @@ _CHUNK = 50_000
 
 
 def _order(coded: _Coded) -> np.ndarray:
-    """The one sort: hits grouped by query, then by score (descending, key descending, as trec_eval)
-    when scores rule, else by rank; ties and missing ranks keep the given row order. Runs already in
-    that order (as the data layer writes them) are recognised and not sorted."""
+    """The one sort: hits grouped by query (ascending code), then by score (descending, key descending,
+    as trec_eval) when scores rule, else by rank; ties and missing ranks keep the given row order.
+    A run whose queries come in blocks (as the data layer writes them) only has its blocks reordered,
+    and a run already in order within its blocks is not sorted at all."""
     query = coded.run_query
-    grouped = bool(np.all(query[1:] >= query[:-1]))
+    base = _block_order(query)
+    if base is None:  # a query's hits are scattered: one global sort
+        return _global_order(coded)
+    blocked = query[base]
+    same = blocked[1:] == blocked[:-1]
     if coded.run_score is None:
         if coded.run_rank is None:
-            return np.arange(query.size) if grouped else np.argsort(query, kind="stable")
-        rank = coded.run_rank
-        if grouped and np.all((rank[1:] >= rank[:-1]) | (query[1:] != query[:-1])):
-            return np.arange(query.size)
-        _, rank_code = np.unique(rank, return_inverse=True)
-        return np.argsort(query * (int(rank_code.max()) + 1) + rank_code, kind="stable")
+            return base
+        rank = coded.run_rank[base]
+        if np.all((rank[1:] >= rank[:-1]) | ~same):
+            return base
+        return _global_order(coded)
+    score = _scores_or_rank_order(query, coded.run_score, coded.run_rank)[base]
+    if np.all((score[1:] <= score[:-1]) | ~same):
+        tie = np.flatnonzero(same & (score[1:] == score[:-1]))
+        if codes.descending_at(coded.run_keys, base[tie], base[tie + 1]):
+            return base
+    within = _order_within_blocks(blocked, score, coded.run_keys, base)
+    return base[within] if within is not None else _global_order(coded)
 
+
+def _block_order(query: np.ndarray) -> np.ndarray | None:
+    """The row order that puts each query's contiguous block of hits in ascending query code (the
+    identity when they already are); None when some query's hits are not contiguous."""
+    n = query.size
+    block_start = (
+        np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)) if n else np.zeros(0, int)
+    )
+    block_query = query[block_start]
+    if np.all(block_query[1:] > block_query[:-1]):
+        return np.arange(n)
+    if np.unique(block_query).size != block_query.size:
+        return None
+    lengths = np.diff(np.append(block_start, n))
+    by_code = np.argsort(block_query)
+    new_lengths = lengths[by_code]
+    new_starts = np.concatenate(([0], np.cumsum(new_lengths)[:-1]))
+    return np.repeat(block_start[by_code] - new_starts, new_lengths) + np.arange(n)
+
+
+def _global_order(coded: _Coded) -> np.ndarray:
+    """Sort every hit at once: by query, then rank (stable), or score descending and key descending."""
+    query = coded.run_query
+    if coded.run_score is None:
+        if coded.run_rank is None:
+            return np.argsort(query, kind="stable")
+        _, rank_code = np.unique(coded.run_rank, return_inverse=True)
+        return np.argsort(query * (int(rank_code.max()) + 1) + rank_code, kind="stable")
     score = _scores_or_rank_order(query, coded.run_score, coded.run_rank)
-    keys = coded.run_keys
-    if grouped:
-        same = query[1:] == query[:-1]
-        if np.all((score[1:] <= score[:-1]) | ~same):
-            tie = np.flatnonzero(same & (score[1:] == score[:-1]))
-            if codes.descending_at(keys, tie, tie + 1):
-                return np.arange(query.size)
-        segmented = _order_within_blocks(query, score, keys)
-        if segmented is not None:
-            return segmented
     _, score_code = np.unique(-score, return_inverse=True)
     order = np.argsort(query * (int(score_code.max()) + 1) + score_code, kind="stable")
-    return _break_ties_by_key(order, query, score, keys)
+    return _break_ties_by_key(order, query, score, coded.run_keys, np.arange(query.size))
 
 
-def _break_ties_by_key(order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array) -> np.ndarray:
+def _break_ties_by_key(
+    order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+) -> np.ndarray:
     """Within each run of hits that tie on (query, score), put keys in descending byte order, as
-    trec_eval does. Only the tied hits' keys are ranked and sorted."""
+    trec_eval does; ``rows`` maps the hits to their rows in ``keys``. Only tied hits' keys are sorted."""
     ordered_query, ordered_score = query[order], score[order]
     tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
     if not tied.any():
@@ -294,7 +324,7 @@ def _break_ties_by_key(order: np.ndarray, query: np.ndarray, score: np.ndarray, 
     starts_group = in_group & ~np.concatenate(([False], tied))
     position = np.flatnonzero(in_group)
     group = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))[position]
-    rank = codes.sort_ranks(keys.take(pa.array(order[position])))
+    rank = codes.sort_ranks(keys.take(pa.array(rows[order[position]])))
     span = position.size
     within = np.argsort(group * (span + 1) + (span - rank), kind="stable")
     order = order.copy()
@@ -335,7 +365,9 @@ def _repeated(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
     return repeated
 
 
-def _order_within_blocks(query: np.ndarray, score: np.ndarray, keys: pa.Array) -> np.ndarray | None:
+def _order_within_blocks(
+    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+) -> np.ndarray | None:
     """Score order for a run grouped by query, sorting every query's block as one row of a padded matrix
     (many small in-cache sorts instead of one big one); None when padding would cost too much memory."""
     lengths = np.bincount(query)
@@ -346,7 +378,7 @@ def _order_within_blocks(query: np.ndarray, score: np.ndarray, keys: pa.Array) -
     neg_score = _padded(-score, query, lengths, width, np.inf)
     within = np.argsort(neg_score, axis=1, kind="stable")
     order = (starts[:, None] + within)[np.arange(width) < lengths[:, None]]
-    return _break_ties_by_key(order, query, score, keys)
+    return _break_ties_by_key(order, query, score, keys, rows)
 
 
 def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray | None) -> np.ndarray:

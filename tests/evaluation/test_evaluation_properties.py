@@ -166,6 +166,10 @@ def test_large_skewed_and_shuffled_runs_equal_per_query():
             unscored.sample(frac=1.0, random_state=3), annotations, k=ks, convention=convention
         )
         pd.testing.assert_frame_equal(shuffled, got)
+        # annotations listing the queries in another order: the run's blocks are reordered, not re-sorted
+        backwards = dict(reversed(annotations.items()))
+        reordered = _quiet_evaluate(unscored, backwards, k=ks, convention=convention)
+        pd.testing.assert_frame_equal(reordered, got.loc[[q for q in backwards if q in got.index]])
     # trec with scores: order by score (ties: key descending), grouped (segmented) and shuffled (global)
     scored = {qid: {} for qid in run}
     for qid, _, key, score in rows:
