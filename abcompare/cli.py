@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -36,6 +38,17 @@ def _route_warnings(stderr) -> None:
     warnings.showwarning = show
 
 
+def _catch_interrupts(reporter) -> None:
+    """Ctrl-C raises KeyboardInterrupt and is remembered, so the runner acts on it even if a library
+    swallowed the first one; the runs are then marked KILLED."""
+
+    def on_interrupt(signum, frame):  # noqa: ANN001 - signal handler signature
+        reporter.interrupted = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+
+
 @app.command()
 def run(
     config: ConfigArg,
@@ -51,6 +64,7 @@ def run(
 
     reporter = ConsoleReporter(quiet=quiet or as_json)
     _route_warnings(reporter.console)
+    _catch_interrupts(reporter)
     settings = load_config(config, set_ or [])
     result = run_comparison(settings, config_path=config, reporter=reporter)
     if as_json:
@@ -86,7 +100,12 @@ def main() -> None:
     from abcompare.errors import AbcompareError
 
     try:
-        app(standalone_mode=False)
+        # without standalone mode, click returns the exit code (130 after Ctrl-C) instead of exiting
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code != 0:
+            if code == 130:
+                typer.echo("interrupted: the open MLflow runs were marked KILLED", err=True)
+            sys.exit(code)
     except AbcompareError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -96,12 +115,15 @@ def main() -> None:
     except (typer.Abort, typer.Exit) as exc:
         sys.exit(getattr(exc, "exit_code", 1))
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()  # a usage error (click's, as vendored by typer): missing argument, unknown option
             sys.exit(2)
-        typer.echo(f"error: unexpected failure: {type(exc).__name__}: {exc}", err=True)
+        if os.environ.get("ABCOMPARE_DEBUG"):
+            raise
+        typer.echo(
+            f"error: unexpected failure: {type(exc).__name__}: {exc} (ABCOMPARE_DEBUG=1 shows the traceback)",
+            err=True,
+        )
         sys.exit(1)
     sys.exit(0)
 

@@ -70,4 +70,4 @@ class TrackingError(AbcompareError):
 
 
 class AbcompareWarning(UserWarning):
-    """Something suspicious in the inputs that does not stop the run (e.g. annotations for unknown queries)."""
+    """Something suspicious in the inputs that does not stop the run (annotations for unknown queries)."""

@@ -18,10 +18,22 @@ VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "no significant di
 
 # ------------------------------------------------------------------------------------------ progress
 class Reporter:
-    """Receives the runner's progress; this base class stays silent (library and test use)."""
+    """Receives the runner's progress; this base class stays silent (library and test use).
+
+    It is also where an interrupt is noticed: a Ctrl-C that Python swallowed (it can land inside a
+    library's garbage-collection callback) is raised again at the next stage or progress step.
+    """
+
+    interrupted: bool = False
+
+    def checkpoint(self) -> None:
+        """Raise ``KeyboardInterrupt`` if an interrupt was requested and not yet acted on."""
+        if self.interrupted:
+            raise KeyboardInterrupt
 
     def stage(self, message: str) -> None:
         """A new step has started."""
+        self.checkpoint()
 
     def warn(self, message: str) -> None:
         """Something the user should know about, that does not stop the run."""
@@ -29,7 +41,7 @@ class Reporter:
     @contextmanager
     def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
         """A progress context yielding ``advance(step, total)``; silent here."""
-        yield lambda step, total=None: None
+        yield lambda step, total=None: self.checkpoint()
 
 
 class ConsoleReporter(Reporter):
@@ -42,6 +54,7 @@ class ConsoleReporter(Reporter):
         self.quiet = quiet
 
     def stage(self, message: str) -> None:
+        self.checkpoint()
         if not self.quiet:
             self.console.print(f"[bold cyan]•[/] {message}")
 
@@ -51,7 +64,7 @@ class ConsoleReporter(Reporter):
     @contextmanager
     def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
         if self.quiet:
-            yield lambda step, total=None: None
+            yield lambda step, total=None: self.checkpoint()
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -60,6 +73,7 @@ class ConsoleReporter(Reporter):
             task = bar.add_task(description, total=total)
 
             def advance(step: int, new_total: int | None = None) -> None:
+                self.checkpoint()
                 if new_total is not None:
                     bar.update(task, total=new_total)
                 bar.update(task, completed=step)
@@ -83,7 +97,15 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     from rich.table import Table
 
     table = Table(title=f"{treatment} vs control", title_justify="left", header_style="bold")
-    for column in ("metric", "control", "treatment", "delta", "CI of delta", f"p adj. ({primary})", "verdict"):
+    for column in (
+        "metric",
+        "control",
+        "treatment",
+        "delta",
+        "CI of delta",
+        f"p adj. ({primary})",
+        "verdict",
+    ):
         table.add_column(column, justify="left" if column in {"metric", "verdict"} else "right", no_wrap=True)
     rows = comparison[comparison["treatment"] == treatment]
     for row in rows.itertuples(index=False):

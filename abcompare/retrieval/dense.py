@@ -57,6 +57,16 @@ def model_identity(name: str, max_seq_length: int | None = None) -> str:
 
 
 @functools.lru_cache(maxsize=4)
+def _quiet_transformers() -> None:
+    """transformers prints a 'Loading weights' bar on every load; our own progress is enough."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        return
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+
+
 def load_model(name: str, max_seq_length: int | None = None) -> Any:
     """A SentenceTransformer on CPU (memoised); local folders load with ``local_files_only`` (no network)."""
     resolved = resolve_model(name)
@@ -69,6 +79,7 @@ def load_model(name: str, max_seq_length: int | None = None) -> Any:
             field="model",
             hint="pip install sentence-transformers torch==2.13.0",
         ) from exc
+    _quiet_transformers()
     try:
         model = SentenceTransformer(resolved, device="cpu", local_files_only=local)
     except Exception as exc:  # noqa: BLE001 - any loading failure is a user-fixable configuration problem

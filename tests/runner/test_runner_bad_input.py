@@ -124,3 +124,51 @@ def test_repo_configs_validate_from_another_directory(tmp_path: Path, embedding_
     result = run_cli(["validate", str(REPO / "configs" / "chunk_size.yaml")], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr
     assert "valid" in result.stdout
+
+
+def running_runs(db: Path) -> int:
+    """RUNNING runs in a SQLite store, read with sqlite3 so the poll never competes with MLflow's setup."""
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as connection:
+            return connection.execute("select count(*) from runs where status = 'RUNNING'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_ctrl_c_marks_the_open_runs_killed(tmp_path: Path) -> None:
+    """SIGINT while the control is being encoded: exit 130, and every run that was opened is KILLED."""
+    import signal
+    import subprocess
+    import sys
+
+    from e2e_support import cli_env
+
+    exe = Path(sys.executable).with_name("abcompare")
+    command = [str(exe), "run", str(REPO / "configs" / "rrf_vs_dbsf.yaml")]
+    process = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env=cli_env(tmp_path / "fresh-cache"),  # a cold cache: encoding gives time to interrupt
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    db = tmp_path / "mlflow.db"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if running_runs(db):
+            break
+        time.sleep(0.3)
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr
+    client = MlflowClient(tracking_uri=f"sqlite:///{db}")
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert runs and {run.info.status for run in runs} == {"KILLED"}
