@@ -15,6 +15,7 @@ _EXPORTS: dict[str, str] = {
     "stable_key": "abcompare.hits",
     "RagEvaluator": "abcompare.evaluation.rag_evaluator",
     "RagEvaluation": "abcompare.evaluation.rag_evaluator",
+    "TrecEvaluator": "abcompare.evaluation.trec",
     "evaluate_run": "abcompare.evaluation.batch",
     "paired_comparison": "abcompare.stats.comparison",
     "fuse": "abcompare.retrieval.fusion",
