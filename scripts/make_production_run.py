@@ -12,6 +12,7 @@ from abcompare.data.corpus import read_corpus
 from abcompare.data.queries import read_queries
 from abcompare.data.runs import run_frame_from_hits, write_run
 from abcompare.examples import example_path
+from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.pipeline import run_variant
 from abcompare.retrieval.settings import VariantSettings
 
@@ -30,9 +31,10 @@ def main() -> None:
     )
     hits = run_variant(
         variant, read_corpus(folder / "corpus.jsonl"), read_queries(folder / "queries.jsonl"),
-        cache_dir=REPO / ".cache",
+        cache_dir=default_cache_dir(),
     )  # fmt: skip
-    out = write_run(run_frame_from_hits(hits), REPO / "configs" / "runs" / "hr_docs_production.trec", run_name="prod")
+    target = REPO / "configs" / "runs" / "hr_docs_production.trec"
+    out = write_run(run_frame_from_hits(hits), target, run_name="prod")
     print(f"wrote {out}")
 
 
