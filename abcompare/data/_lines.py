@@ -10,6 +10,7 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -127,3 +128,20 @@ def parse_floats(
         raise DataError(
             f"non-numeric {what} {values[bad].as_py()!r}", file=path, line=int(numbers[bad]), hint=hint
         ) from None
+
+
+def check_trec_ids(frame: pd.DataFrame, what: str, hint: str) -> None:
+    """TREC files are whitespace-separated: ``query_id`` and ``key`` must be non-empty and contain no
+    whitespace, and a query id must not start with ``#`` (trec_eval would read the line as a comment)."""
+    for column in ("query_id", "key"):
+        pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
+        arr = pa.array(frame[column].astype("str"), type=pa.large_string())
+        mask = pc.fill_null(pc.match_substring_regex(arr, pattern), True).to_numpy(zero_copy_only=False)
+        bad = first_true(mask)
+        if bad is not None:
+            raise DataError(
+                f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
+                f"with '#'; {what} cannot hold it",
+                field=column,
+                hint=hint,
+            )

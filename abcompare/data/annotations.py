@@ -9,11 +9,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.data._jsonl import jsonl_records, text_field
-from abcompare.data._lines import content_lines, first_true, parse_floats
+from abcompare.data._lines import check_trec_ids, content_lines, first_true, parse_floats
 from abcompare.errors import DataError
 
 __all__ = ["ANNOTATION_FORMATS", "read_annotations", "read_spans", "write_trec_qrels"]
@@ -261,23 +260,8 @@ def write_trec_qrels(annotations: pd.DataFrame, path: str | Path) -> Path:
     """Write annotations as TREC qrels (``query_id 0 key grade``); ids must not contain whitespace."""
     path = Path(path)
     frame = annotations[["query_id", "key", "grade"]].astype({"query_id": "str", "key": "str"})
-    for column in ("query_id", "key"):
-        pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
-        bad = first_true(_matches(frame[column], pattern))
-        if bad is not None:
-            raise DataError(
-                f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
-                "with '#'; TREC qrels cannot hold it",
-                field=column,
-                hint="use ids without spaces",
-            )
+    check_trec_ids(frame, "TREC qrels", hint="use ids without spaces")
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.insert(1, "iter", 0)
     frame.to_csv(path, sep=" ", header=False, index=False, lineterminator="\n")
     return path
-
-
-def _matches(values: pd.Series, pattern: str) -> np.ndarray:
-    """Vectorised regex test (Arrow's RE2 engine; pandas' str.contains loops in Python for object data)."""
-    arr = pa.array(values.astype("str"), type=pa.large_string())
-    return pc.fill_null(pc.match_substring_regex(arr, pattern), True).to_numpy(zero_copy_only=False)

@@ -19,7 +19,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.data._lines import content_lines, first_true, parse_floats, peek_bytes, read_bytes
+from abcompare.data._jsonl import jsonl_records
+from abcompare.data._lines import (
+    check_trec_ids,
+    content_lines,
+    first_true,
+    parse_floats,
+    peek_bytes,
+    read_bytes,
+)
 from abcompare.data.run_hits import (
     FLOAT_FIELDS,
     INT_FIELDS,
@@ -186,18 +194,11 @@ def _ranks_within(sorted_codes: np.ndarray) -> np.ndarray:
 
 
 def _read_jsonl(path: str | Path) -> pd.DataFrame:
-    lines, numbers = content_lines(path, "run", comments=False)
     hits_by_query: dict[str, list[RagHit]] = {}
     line_of: dict[str, int] = {}
     hint = 'each line is {"query_id": "...", "hits": [{RagHit fields}, ...]}'
-    for text, number in zip(lines.to_pylist(), numbers.tolist(), strict=True):
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                f"malformed line: not JSON ({exc.msg})", file=path, line=number, hint=hint
-            ) from None
-        if not isinstance(record, dict) or "query_id" not in record or "hits" not in record:
+    for number, record in jsonl_records(path, "run", hint):
+        if "query_id" not in record or "hits" not in record:
             raise DataError("malformed line: needs 'query_id' and 'hits'", file=path, line=number, hint=hint)
         qid = clean_id(record["query_id"])
         if qid is None:
@@ -503,16 +504,7 @@ def _write_trec(run_df: pd.DataFrame, path: Path, *, tag: str, scores: str) -> N
     frame = run_df[list(RUN_COLUMNS)].copy()
     frame["query_id"] = frame["query_id"].astype("str")
     frame["key"] = frame["key"].astype("str")
-    for column in ("query_id", "key"):
-        pattern = r"\s|^$|^#" if column == "query_id" else r"\s|^$"
-        bad = first_true(_matches(frame[column], pattern))
-        if bad is not None:
-            raise DataError(
-                f"{column} {frame[column].iloc[bad]!r} is empty, contains whitespace or (query ids) starts "
-                "with '#'; a TREC run cannot hold it",
-                field=column,
-                hint="set hit ids without spaces, or write jsonl",
-            )
+    check_trec_ids(frame, "a TREC run", hint="set hit ids without spaces, or write jsonl")
     qcodes, _ = pd.factorize(frame["query_id"], sort=False)
     order = np.lexsort((frame["rank"].to_numpy(), qcodes))
     frame = frame.iloc[order].reset_index(drop=True)
@@ -560,9 +552,3 @@ def _scores_that_keep_ranks(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.copy()
         frame.loc[broken, "score"] = (size - frame["rank"].to_numpy() + 1)[broken].astype(float)
     return frame
-
-
-def _matches(values: pd.Series, pattern: str) -> np.ndarray:
-    """Vectorised regex test (Arrow's RE2 engine; pandas' str.contains loops in Python for object data)."""
-    arr = pa.array(values.astype("str"), type=pa.large_string())
-    return pc.fill_null(pc.match_substring_regex(arr, pattern), True).to_numpy(zero_copy_only=False)
