@@ -47,6 +47,13 @@ def _catch_interrupts(reporter) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_interrupt)
+    default_hook = sys.unraisablehook
+
+    def unraisable(info):  # noqa: ANN001 - sys.unraisablehook signature
+        if not isinstance(info.exc_value, KeyboardInterrupt):  # swallowed Ctrl-C: already remembered
+            default_hook(info)
+
+    sys.unraisablehook = unraisable
 
 
 @app.command()
