@@ -1,7 +1,7 @@
 """``python -m benchmarks [--quick] [--only PART ...] [--output FILE]``: run the suite, write the markdown.
 
 Full mode: evaluation at 1k/10k/100k queries x 100 hits, significance at 1k/10k/100k queries with B =
-10,000 (scipy's and ranx's resampling at 100k on B = 1,000, time scaled x10), end to end on the shipped
+10,000 (scipy's and ranx's resampling at 100k on B = 1,000: lower-bound ratios), end to end on the shipped
 example and SciFact, start-up. ``--quick``: 1k queries, B = 1,000, one repeat, the hr-docs example only.
 """
 
@@ -128,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"## Significance: 15 metric columns, B = {s['n_resamples']:,}",
             "",
-            "Best of the repeats (peers: one run), each in a fresh process. `(B=1,000, x10)`: measured on "
-            "fewer resamples and scaled (their cost is linear in B). Checked before reporting (largest "
+            "Best of the repeats (peers: one run), each in a fresh process. `(B=1,000)`: the peer ran on "
+            "fewer resamples than abcompare, so the ratio is a lower bound (not scaled: scipy's BCa "
+            "jackknife costs O(n²) whatever B). Checked before reporting (largest "
             f"differences): {agreement}.",
             "",
             markdown_table(*significance_table(significance)),

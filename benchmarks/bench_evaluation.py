@@ -258,6 +258,8 @@ def run_evaluation(
             dump = workload.run_path.parent / f"result_{tool}.parquet"
             log(f"evaluation {n_queries:>7} queries: {tool} ...")
             measurements[tool] = measure(tool, task, kwargs, repeats=repeats, dump=dump)
+            done = measurements[tool]
+            log(f"    -> {done.error or fmt_seconds(done.best)}, peak {done.peak_mb:,.0f} MB")
             if measurements[tool].error is None:
                 frames[tool] = pd.read_parquet(dump)
                 dump.unlink()

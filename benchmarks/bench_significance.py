@@ -212,9 +212,27 @@ def check_pvalues(ours: Sequence[float], theirs: Sequence[float], n_resamples: i
     return worst
 
 
-def check_intervals(ours: pd.DataFrame, theirs: pd.DataFrame, relative: float = 0.1) -> float:
-    """Largest bound difference as a share of the interval width; ``AssertionError`` above ``relative``."""
+def interval_tolerance(n_resamples: int, alpha: float = ALPHA) -> float:
+    """How far two resampled interval bounds may fairly differ, as a share of the interval's width.
+
+    A bound is the alpha/2 quantile of B resampled means (about normal): its standard error is
+    sqrt(q(1-q)/B) / phi(z) in standard deviations, the width is 2z of them; two independent bounds differ
+    by sqrt(2) times that; 5 standard errors are allowed.
+    """
+    from scipy.stats import norm
+
+    q = alpha / 2.0
+    z = float(norm.ppf(1.0 - q))
+    share = math.sqrt(2.0 * q * (1.0 - q) / n_resamples) / float(norm.pdf(z)) / (2.0 * z)
+    return 5.0 * share
+
+
+def check_intervals(ours: pd.DataFrame, theirs: pd.DataFrame, n_resamples: int) -> float:
+    """Largest bound difference as a share of the interval width; ``AssertionError`` beyond Monte Carlo
+    error (``interval_tolerance``)."""
     import numpy as np
+
+    relative = interval_tolerance(n_resamples)
 
     width = np.maximum((theirs["ci_high"] - theirs["ci_low"]).to_numpy(), 1e-12)
     share = (
@@ -284,7 +302,8 @@ def check_agreement(frames: dict[str, pd.DataFrame], n_resamples: dict[str, int]
         b = min(n_resamples["abcompare permutation"], n_resamples["ranx fisher"])
         notes["permutation p vs ranx"] = _ranx_note(ours_perm["p"], frames["ranx fisher"]["p"], b)
     if ours_boot is not None and "scipy bootstrap" in frames:
-        worst = check_intervals(ours_boot, frames["scipy bootstrap"])
+        b = min(n_resamples["abcompare bootstrap"], n_resamples["scipy bootstrap"])
+        worst = check_intervals(ours_boot, frames["scipy bootstrap"], b)
         notes["BCa bounds vs scipy"] = f"{worst:.1%} of width"
     if ours_all is not None and "scipy ttest_rel + wilcoxon" in frames:
         analytic = frames["scipy ttest_rel + wilcoxon"]
@@ -325,8 +344,10 @@ def run_significance(
 ) -> list[SignificanceRow]:
     """Measure every task on each size with B = ``n_resamples``; check the numbers, then report.
 
-    ``peer_resamples[n]`` runs the slow peers (scipy's resampling, ranx) on fewer resamples at size n and
-    scales their time by B / B' (their cost is linear in B; the table says so). Slow peers run once.
+    ``peer_resamples[n]`` runs the slow peers (scipy's resampling, ranx) on fewer resamples B' at size n;
+    their time is reported as measured, so the ratio is a lower bound ("≥"). It is not scaled by B / B':
+    scipy's BCa jackknife costs O(n²) whatever B is, so its time is not proportional to B. Slow peers
+    run once.
     """
     import pandas as pd
 
@@ -344,16 +365,16 @@ def run_significance(
             b = n_resamples if ours else (peer_resamples or {}).get(n_queries, n_resamples)
             kwargs = {"n_queries": n_queries, "n_resamples": b, "seed": seed}
             dump = dump_dir / f"significance_{n_queries}_{name.replace(' ', '_')}.parquet"
-            note = f"B={b:,}, x{n_resamples / b:g}" if b != n_resamples else ""
+            note = f"B={b:,}" if b != n_resamples else ""
             log(f"significance {n_queries:>7} queries: {name} (B={b:,}) ...")
             task = f"benchmarks.bench_significance:{TASKS[name].__name__}"
             if warm_up and name == "ranx fisher":  # fills numba's on-disk cache, untimed
                 measure(name, task, {**kwargs, "n_queries": 100, "n_resamples": 10}, repeats=1)
             measurements[name] = measure(
-                name, task, kwargs, repeats=repeats if ours else 1, dump=dump,
-                scale=n_resamples / b, note=note,
-            )  # fmt: skip
+                name, task, kwargs, repeats=repeats if ours else 1, dump=dump, note=note
+            )
             used[name] = b
+            _log_result(log, measurements[name])
             if measurements[name].error is None:
                 frames[name] = pd.read_parquet(dump)
                 dump.unlink()
@@ -384,14 +405,19 @@ def significance_table(rows: Sequence[SignificanceRow]) -> tuple[list[str], list
         if "abcompare paired_comparison" in m and all(p in m for p in scipy_parts):
             ok = all(m[p].seconds for p in scipy_parts)
             total = sum(m[p].best for p in scipy_parts) if ok else float("nan")
-            scaled = " (scaled)" if any(m[p].scale != 1 for p in scipy_parts) else ""
+            fewer = [m[p].note for p in scipy_parts if m[p].note]
             ours = m["abcompare paired_comparison"]
             out.append(
                 [f"{row.n_queries:,}", "all four tests + table", _cell(ours),
-                 "scipy permutation + bootstrap + t + Wilcoxon", fmt_seconds(total) + scaled,
-                 fmt_ratio(total, ours.best) if ours.seconds else "—"]
+                 "scipy permutation + bootstrap + t + Wilcoxon",
+                 fmt_seconds(total) + (f" ({fewer[0]})" if fewer else ""),
+                 ("≥ " if fewer else "") + fmt_ratio(total, ours.best) if ours.seconds else "—"]
             )  # fmt: skip
     return header, out
+
+
+def _log_result(log: Callable[[str], None], m: Measurement) -> None:
+    log(f"    -> {m.error or fmt_seconds(m.best)}, peak {m.peak_mb:,.0f} MB")
 
 
 def _cell(measurement: Measurement) -> str:
@@ -402,6 +428,7 @@ def _cell(measurement: Measurement) -> str:
 
 
 def _ratio(peer: Measurement, ours: Measurement) -> str:
+    """abcompare's speed-up; "≥" when the peer ran on fewer resamples (a lower bound)."""
     if peer.error or ours.error or not peer.seconds or not ours.seconds:
         return "—"
-    return fmt_ratio(peer.best, ours.best)
+    return ("≥ " if peer.note else "") + fmt_ratio(peer.best, ours.best)

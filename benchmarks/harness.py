@@ -2,8 +2,8 @@
 
 A task is ``"module:function"``; the function takes keyword arguments, does its untimed setup (imports,
 workload generation) and returns the zero-argument callable to time. The child prints one JSON line:
-the timed seconds, its peak RSS (``getrusage(RUSAGE_SELF).ru_maxrss``, covering setup and work) and its
-RSS just before the timed call. With ``dump=PATH`` the child also writes what the callable returned
+the timed seconds, its peak RSS (``VmHWM``, see ``peak_rss_mb``; covering setup and work) and its RSS
+just before the timed call. With ``dump=PATH`` the child also writes what the callable returned
 (through the task module's ``to_frame``) to a Parquet file, outside the timed region, so the parent can
 check the numbers without computing them twice.
 """
@@ -36,27 +36,40 @@ class Measurement:
     seconds: list[float] = field(default_factory=list)
     peak_mb: float = float("nan")
     baseline_mb: float = float("nan")
-    scale: float = 1.0  # seconds are multiplied by this (a peer measured on fewer resamples)
     note: str = ""
     error: str | None = None
 
     @property
     def best(self) -> float:
-        """The fastest repeat (the least disturbed by other load on a shared machine), scaled."""
-        return min(self.seconds) * self.scale if self.seconds else float("nan")
+        """The fastest repeat (the least disturbed by other load on a shared machine)."""
+        return min(self.seconds) if self.seconds else float("nan")
 
     @property
     def median(self) -> float:
-        return statistics.median(self.seconds) * self.scale if self.seconds else float("nan")
+        return statistics.median(self.seconds) if self.seconds else float("nan")
 
 
-def _rss_mb() -> float:
-    """The current resident set size of this process in MiB (Linux /proc)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+def _status_mb(field: str) -> float:
+    """A memory field of /proc/self/status (``VmRSS``, ``VmHWM``) in MiB; NaN where there is none."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return float("nan")
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS in MiB: ``VmHWM``, the high-water mark of its own address space.
+
+    Not ``getrusage(...).ru_maxrss``: on Linux, exec carries the spawning process's high-water mark into
+    ``ru_maxrss`` (measured here: a child of a 2 GB parent reports 2 GB for ``abcompare --help``), so a
+    large parent would inflate every child's figure. ``ru_maxrss`` is the fallback off Linux.
+    """
+    peak = _status_mb("VmHWM")
+    return peak if peak == peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_child(task: str, kwargs: dict[str, Any], dump: str | None = None) -> dict[str, Any]:
@@ -64,11 +77,11 @@ def run_child(task: str, kwargs: dict[str, Any], dump: str | None = None) -> dic
     module_name, function_name = task.split(":")
     module = importlib.import_module(module_name)
     work = getattr(module, function_name)(**kwargs)
-    baseline = _rss_mb()
+    baseline = _status_mb("VmRSS")
     start = time.perf_counter()
     result = work()
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    peak = peak_rss_mb()
     if dump:
         module.to_frame(result).to_parquet(dump)
     return {"seconds": seconds, "peak_mb": peak, "baseline_mb": baseline}
@@ -82,14 +95,13 @@ def measure(
     repeats: int = 3,
     timeout: float = 3600.0,
     dump: str | Path | None = None,
-    scale: float = 1.0,
     note: str = "",
 ) -> Measurement:
     """Time ``task(**kwargs)`` ``repeats`` times, each in a fresh interpreter; peak RSS is the largest seen.
 
     A failing child is recorded in ``error`` (the table shows it) rather than stopping the suite.
     """
-    out = Measurement(tool, scale=scale, note=note)
+    out = Measurement(tool, note=note)
     peaks, baselines = [], []
     for repeat in range(repeats):
         command = [sys.executable, "-m", "benchmarks.harness", task, json.dumps(kwargs)]
