@@ -81,6 +81,66 @@ def pyarrow_csv_stages(run_path: str, qrels_path: str) -> list[dict]:
     return stages
 
 
+def single_pass_stages(run_path: str, qrels_path: str) -> list[dict]:
+    """A prototype of a single-pass TREC read (not abcompare's code): ``pyarrow.csv`` parse, the trec_eval
+    order (query by first appearance, score desc, docno desc) and ranks, the run table, then abcompare's
+    ``read_annotations`` and ``evaluate_run``; checks the metrics equal those from ``read_run``."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    from abcompare.data.annotations import read_annotations
+    from abcompare.data.runs import read_run
+    from abcompare.evaluation.batch import evaluate_run
+
+    stages: list[dict] = []
+    start = _stage(stages, "imports done", time.perf_counter())
+    names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
+    types = {name: pa.large_string() for name in names} | {"score": pa.float64()}
+    table = pcsv.read_csv(
+        run_path,
+        read_options=pcsv.ReadOptions(column_names=names),
+        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
+        convert_options=pcsv.ConvertOptions(
+            column_types=types, include_columns=["query_id", "doc_id", "score"]
+        ),
+    )
+    start = _stage(stages, "pyarrow.csv.read_csv", start)
+    codes = pc.dictionary_encode(table["query_id"].combine_chunks()).indices  # first-appearance order
+    keys = table["doc_id"].combine_chunks()
+    order = pc.sort_indices(
+        pa.table({"q": codes, "s": table["score"], "k": keys}),
+        sort_keys=[("q", "ascending"), ("s", "descending"), ("k", "descending")],
+    )
+    sorted_codes = codes.take(order).to_numpy()
+    first = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
+    starts = np.maximum.accumulate(np.where(first, np.arange(len(sorted_codes)), 0))
+    run = pd.DataFrame(
+        {
+            "query_id": table["query_id"].take(order).to_pandas().astype("str"),
+            "rank": np.arange(len(sorted_codes)) - starts + 1,
+            "key": keys.take(order).to_pandas().astype("str"),
+            "score": table["score"].take(order).to_numpy(),
+        }
+    )
+    start = _stage(stages, "order, ranks, run table", start)
+    annotations = read_annotations(qrels_path, format="trec")
+    start = _stage(stages, "read_annotations", start)
+    fast = evaluate_run(run, annotations, k=(1, 5, 10, 100), convention="trec")
+    _stage(stages, "evaluate_run", start)
+    del run, table
+    reference = evaluate_run(
+        read_run(run_path, format="trec"), annotations, k=(1, 5, 10, 100), convention="trec"
+    )
+    pd.testing.assert_frame_equal(fast, reference)
+    stages.append(
+        {"stage": "(same metrics as read_run's path: checked)", "seconds": 0.0, "rss_mb": 0.0, "peak_mb": 0.0}
+    )
+    return stages
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "--child":
@@ -88,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             "abcompare": abcompare_stages,
             "pytrec_eval": pytrec_eval_stages,
             "pyarrow": pyarrow_csv_stages,
+            "single-pass prototype": single_pass_stages,
         }
         print(json.dumps(function[args[1]](args[2], args[3])))
         return 0
@@ -95,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     n_queries = int(args[0]) if args else 100_000
     workload = evaluation_workload(n_queries)
-    for tool in ("abcompare", "pytrec_eval", "pyarrow"):
+    for tool in ("abcompare", "pytrec_eval", "pyarrow", "single-pass prototype"):
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.profile_stages", "--child", tool,
              str(workload.run_path), str(workload.qrels_path)],
