@@ -2,7 +2,8 @@
 
 ``python -m benchmarks.profile_stages [N_QUERIES]`` (default 100,000) prints, per stage, the seconds and
 the process's RSS and peak RSS after it; plus, for reference, how long ``pyarrow.csv`` takes to parse the
-same run file (a single multithreaded pass). For line-level detail run it under py-spy:
+same run file (a single multithreaded pass) and a prototype single-pass read feeding ``evaluate_run``
+(its metrics checked equal to ``read_run``'s path). For line-level detail run it under py-spy:
 ``py-spy record -f raw -o out.txt -- python -m benchmarks.profile_stages``.
 """
 
