@@ -7,6 +7,7 @@ seconds; every later check keeps the 1-based line number so errors point where a
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,15 @@ import pyarrow.compute as pc
 
 from abcompare.errors import DataError
 
-__all__ = ["content_lines", "first_true", "parse_floats", "peek_bytes", "read_bytes", "read_text_lines"]
+__all__ = [
+    "content_lines",
+    "first_true",
+    "parse_floats",
+    "peek_bytes",
+    "read_bytes",
+    "read_text_lines",
+    "regular_columns",
+]
 
 
 def read_bytes(path: str | Path, what: str) -> bytes:
@@ -65,9 +74,11 @@ def _bad_utf8_line(data: bytes) -> tuple[int, int]:
     return 0, -1  # pragma: no cover - only called when Arrow found invalid UTF-8
 
 
-def read_text_lines(path: str | Path, what: str) -> pa.Array:
-    """Every physical line of a UTF-8 text file as an Arrow ``large_string`` array (``\\r`` kept)."""
-    data = read_bytes(path, what)
+def read_text_lines(path: str | Path, what: str, data: bytes | None = None) -> pa.Array:
+    """Every physical line of a UTF-8 text file as an Arrow ``large_string`` array (``\\r`` kept); ``data``
+    is the file's bytes when the caller has already read them (``read_bytes``)."""
+    if data is None:
+        data = read_bytes(path, what)
     offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
     blob = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
     try:
@@ -87,14 +98,15 @@ def read_text_lines(path: str | Path, what: str) -> pa.Array:
 
 
 def content_lines(
-    path: str | Path, what: str, *, comments: bool = True, strip: bool = True
+    path: str | Path, what: str, *, comments: bool = True, strip: bool = True, data: bytes | None = None
 ) -> tuple[pa.Array, np.ndarray]:
     """Non-blank lines and their 1-based line numbers; stripped of surrounding whitespace by default.
 
     With ``strip=False`` only the line ending is removed (tab-separated fields may be empty). With
     ``comments`` lines whose first non-blank character is ``#`` are skipped, as trec_eval does.
     """
-    raw = read_text_lines(path, what)
+    raw = read_text_lines(path, what, data)
+    del data  # the lines hold their own copy
     trimmed = pc.utf8_trim_whitespace(raw)
     keep = pc.not_equal(trimmed, "")
     if comments:
@@ -145,3 +157,36 @@ def check_trec_ids(frame: pd.DataFrame, what: str, hint: str) -> None:
                 field=column,
                 hint=hint,
             )
+
+
+# ASCII whitespace that ``pc.ascii_split_whitespace`` splits on besides the space and the newline; a file
+# holding any of these (a bare ``\r`` too) takes the general path.
+_OTHER_SPACE = (b"\t", b"\v", b"\f")
+
+
+def regular_columns(data: bytes, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """The lines of ``data`` as a table of ``len(names)`` single-space-separated fields, parsed in one
+    multithreaded ``pyarrow.csv`` pass; None when the text is not that regular (another whitespace
+    character, a bare ``\\r``, a line with another number of fields, invalid UTF-8, a value of the wrong
+    type), so the caller takes its general, line-locating path. Blank lines are skipped; fields may still
+    be empty (a doubled space) or carry Unicode whitespace: the caller checks what it needs."""
+    import pyarrow.csv as pacsv
+
+    if not data or any(byte in data for byte in _OTHER_SPACE):
+        return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    try:
+        return pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True),
+            parse_options=pacsv.ParseOptions(
+                delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
+                newlines_in_values=False, ignore_empty_lines=True,
+            ),  # fmt: skip
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, null_values=[], strings_can_be_null=False, check_utf8=True
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None

@@ -27,6 +27,7 @@ from abcompare.data._lines import (
     parse_floats,
     peek_bytes,
     read_bytes,
+    regular_columns,
 )
 from abcompare.data.run_hits import (
     FLOAT_FIELDS,
@@ -88,6 +89,131 @@ def _detect_format(path: str | Path) -> str:
 
 
 def _read_trec(path: str | Path) -> pd.DataFrame:
+    """A regular file (single spaces, six fields a line) is parsed in one multithreaded pass; anything
+    else, and every file with a problem to report, takes the general path (same table, same errors)."""
+    data = read_bytes(path, "run")
+    table = regular_columns(data, _TREC_FIELDS, _TREC_TYPES)
+    del data
+    if table is not None:
+        frame = _regular_trec_frame(table)
+        if frame is not None:
+            return frame
+    return _read_trec_lines(path)
+
+
+_TREC_FIELDS = ("query_id", "iter", "doc", "rank", "score", "tag")
+_SMALL = pa.dictionary(pa.int32(), pa.large_string())  # few distinct values: cheap to check
+_TREC_TYPES = {
+    "query_id": pa.large_string(),
+    "iter": _SMALL,
+    "doc": pa.large_string(),
+    "rank": pa.large_string(),
+    "score": pa.float64(),
+    "tag": _SMALL,
+}
+
+
+def _regular_trec_frame(table: pa.Table) -> pd.DataFrame | None:
+    """The run table from a regularly parsed TREC file, or None when a line is not what the general path
+    would read the same way (an empty field, a comment, edge whitespace) or has a problem to locate
+    (a non-finite score, a repeated docno)."""
+    n = table.num_rows
+    if n == 0:
+        return None
+    qid = table.column("query_id").combine_chunks()
+    if n > 1:
+        change = pc.not_equal(qid.slice(1), qid.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.r_[True, change])
+    else:
+        starts = np.zeros(1, dtype=np.int64)
+    labels = qid.take(pa.array(starts))
+    if len(pc.unique(labels)) == len(labels):  # each query's lines are contiguous: codes by block
+        qcodes = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.r_[starts, n]))
+    else:
+        encoded = pc.dictionary_encode(qid)
+        qcodes, labels = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary
+    if not _regular_edges(table, labels):
+        return None
+    score = table.column("score").to_numpy()
+    if not np.isfinite(score).all():
+        return None
+    run_tag = pc.utf8_rtrim_whitespace(pa.array([table.column("tag")[n - 1].as_py()]))[0].as_py()
+    doc = table.column("doc").combine_chunks()
+    del table
+    order = None if _in_trec_order(qcodes, score, doc) else _trec_order(qcodes, score, doc)
+    if order is not None:  # the file is not in trec_eval's order: sort it (the query ids too)
+        qcodes, score, doc = qcodes[order], score[order], doc.take(pa.array(order))
+        qid = labels.take(pa.array(qcodes))
+        del order
+    if _repeats_within_queries(qcodes, doc):
+        return None
+    sorted_doc = doc.to_pandas().astype("str")
+    del doc
+    frame = pd.DataFrame(
+        {
+            "query_id": qid.to_pandas().astype("str"),
+            "rank": _ranks_within(qcodes),
+            "key": sorted_doc,
+            "score": score,
+            "id": sorted_doc,
+        }
+    )
+    frame.attrs["run_tag"] = run_tag
+    return frame
+
+
+def _regular_edges(table: pa.Table, labels: pa.Array) -> bool:
+    """Whether every field is non-empty, no query id starts with '#' (a comment) or with whitespace, and
+    no run tag is blank: then splitting each line on whitespace gives exactly the parsed fields."""
+    if pc.any(pc.starts_with(labels, "#")).as_py() or not pc.all(
+        pc.equal(pc.utf8_ltrim_whitespace(labels), labels)
+    ).as_py():
+        return False
+    for name in ("query_id", "doc", "rank"):
+        if pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+            return False
+    for chunk in table.column("iter").chunks:
+        if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
+            return False
+    for chunk in table.column("tag").chunks:
+        trimmed = pc.utf8_rtrim_whitespace(chunk.dictionary)
+        if len(trimmed) and pc.min(pc.binary_length(trimmed)).as_py() == 0:
+            return False
+    return True
+
+
+def _in_trec_order(qcodes: np.ndarray, score: np.ndarray, doc: pa.Array) -> bool:
+    """Whether rows already follow ``_trec_order`` (query code ascending, score and docno descending)."""
+    same = qcodes[1:] == qcodes[:-1]
+    if not np.all(qcodes[1:] >= qcodes[:-1]) or not np.all((score[1:] <= score[:-1]) | ~same):
+        return False
+    tie = np.flatnonzero(same & (score[1:] == score[:-1]))
+    if tie.size == 0:
+        return True
+    left, right = doc.take(pa.array(tie)), doc.take(pa.array(tie + 1))
+    return bool(pc.all(pc.greater(left, right)).as_py())
+
+
+_DUPLICATE_CHUNK = 50_000
+
+
+def _repeats_within_queries(qcodes: np.ndarray, doc: pa.Array) -> bool:
+    """Whether a docno occurs twice for one query; rows are grouped by query. Hashed in query-aligned
+    chunks (small, in-cache hash tables), much faster than one table over millions of docnos."""
+    n = qcodes.size
+    starts = np.flatnonzero(np.r_[True, qcodes[1:] != qcodes[:-1]])
+    bounds = np.append(np.unique(starts[np.searchsorted(starts, np.arange(0, n, _DUPLICATE_CHUNK))]), n)
+    for low, high in zip(bounds[:-1], bounds[1:], strict=True):
+        codes = pc.dictionary_encode(doc.slice(low, high - low)).indices.to_numpy(zero_copy_only=False)
+        pair = (qcodes[low:high] - qcodes[low]) * (high - low) + codes
+        pair.sort()
+        if (pair[1:] == pair[:-1]).any():
+            return True
+    return False
+
+
+def _read_trec_lines(path: str | Path) -> pd.DataFrame:
+    """The general TREC path: every line split on whitespace, each problem located at its line."""
     lines, numbers = content_lines(path, "run")
     if len(lines) == 0:
         raise DataError("run file has no hits", file=path, hint=_TREC_HINT)
@@ -188,9 +314,10 @@ def _ranks_within(sorted_codes: np.ndarray) -> np.ndarray:
     n = len(sorted_codes)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
-    start_idx = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    return (np.arange(n) - start_idx + 1).astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ranks = np.arange(1, n + 1, dtype=np.int64)
+    ranks -= np.repeat(starts, np.diff(np.r_[starts, n]))
+    return ranks
 
 
 def _read_jsonl(path: str | Path) -> pd.DataFrame:
