@@ -315,9 +315,9 @@ def _ranks_within(sorted_codes: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    ranks = np.arange(1, n + 1, dtype=np.int64)
-    ranks -= np.repeat(starts, np.diff(np.r_[starts, n]))
-    return ranks
+    ranks = np.ones(n, dtype=np.int64)  # +1 a row, and at each group start a step back to 1
+    ranks[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(ranks, out=ranks)
 
 
 def _read_jsonl(path: str | Path) -> pd.DataFrame:

@@ -97,8 +97,7 @@ def evaluate_run(
     hit_relevant = judged & (hit_grade >= relevance_threshold)
 
     retrieved = np.bincount(run_query, minlength=n_queries)
-    starts = np.concatenate(([0], np.cumsum(retrieved)[:-1])).astype(np.int64)
-    position = np.arange(run_query.size, dtype=np.int64) - starts[run_query]
+    position = _positions(run_query)
     first = _first_relevant_position(run_query, position, hit_relevant, n_queries)
 
     if convention == "ai4j":
@@ -155,6 +154,18 @@ def evaluate_run(
             stacklevel=2,
         )
     return frame
+
+
+def _positions(query: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its query's block (rows grouped by query); one array, filled
+    by a cumulative sum of +1 steps with a step back to 0 at each block start."""
+    position = np.ones(query.size, dtype=np.int64)
+    if query.size == 0:
+        return position
+    starts = np.flatnonzero(query[1:] != query[:-1]) + 1
+    position[0] = 0
+    position[starts] = 1 - np.diff(starts, prepend=0)
+    return np.cumsum(position, out=position)
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
@@ -236,12 +247,18 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
     run_ann = np.full(query.size, -1, dtype=np.int64)
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         chunk = keys.slice(start, stop - start) if in_place else keys.take(pa.array(order[start:stop]))
-        identity[start:stop] = codes.encode(chunk)[0]
         low, high = np.searchsorted(ann_query, [query[start], query[stop - 1] + 1])
-        if high > low:
-            candidates = ann_key[low:high]
-            found = codes.lookup(chunk, coded.ann_key_labels.take(pa.array(candidates)))
-            run_ann[start:stop] = np.where(found >= 0, candidates[np.maximum(found, 0)], -1)
+        if high == low:
+            identity[start:stop] = codes.encode(chunk)[0]
+            continue
+        # one hash table for both: the chunk's annotated ids first, then its keys
+        candidates = ann_key[low:high]
+        labels = coded.ann_key_labels.take(pa.array(candidates)).cast(chunk.type)
+        both = codes.encode(pa.concat_arrays([labels, chunk]))[0]
+        code_to_ann = np.full(int(both.max()) + 1, -1, dtype=np.int64)
+        code_to_ann[both[: len(labels)]] = candidates
+        identity[start:stop] = both[len(labels) :]
+        run_ann[start:stop] = code_to_ann[both[len(labels) :]]
     return identity, run_ann
 
 
@@ -356,12 +373,18 @@ def _repeated(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
         return pd.Series(combined).duplicated(keep="first").to_numpy()
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     padded = _padded(pair, query, lengths, width, np.iinfo(np.int64).max)
-    within = np.argsort(padded, axis=1, kind="stable")  # equal keys keep their rank order
-    ranked = np.take_along_axis(padded, within, axis=1)
+    repeated = np.zeros(query.size, dtype=bool)
+    ranked = np.sort(padded, axis=1)  # first find the queries with a repeat (usually none): a plain sort
+    equal = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
+    rows = np.flatnonzero(equal.any(axis=1))
+    del ranked, equal
+    if rows.size == 0:
+        return repeated
+    within = np.argsort(padded[rows], axis=1, kind="stable")  # equal keys keep their rank order
+    ranked = np.take_along_axis(padded[rows], within, axis=1)
     later = np.zeros(ranked.shape, dtype=bool)
     later[:, 1:] = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
-    repeated = np.zeros(query.size, dtype=bool)
-    repeated[(starts[:, None] + within)[later]] = True
+    repeated[(starts[rows, None] + within)[later]] = True
     return repeated
 
 

@@ -127,6 +127,8 @@ def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
 
 def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
     """A column as float64; anything non-numeric is a ``DataError`` naming the first bad row."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiub":  # already numbers (NaN stays NaN)
+        return column.to_numpy(dtype=np.float64)
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = np.isnan(values) & column.notna().to_numpy()
     if bad.any():
