@@ -90,16 +90,3 @@ def test_same_config_and_seed_give_identical_numbers(
         for column in columns:
             assert row_a[column] == row_b[column], (row_a["metric"], column)
 
-
-def test_console_report_shows_the_verdict_and_how_to_open_mlflow(
-    tmp_path: Path, embedding_cache: Path
-) -> None:
-    result = run_cli(
-        ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--set", "significance.n_resamples=1000"],
-        tmp_path,
-        embedding_cache,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "dbsf vs control" in result.stdout
-    assert "Verdict" in result.stdout
-    assert "mlflow ui --backend-store-uri sqlite:///" in result.stdout
