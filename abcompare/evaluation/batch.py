@@ -82,45 +82,48 @@ def evaluate_run(
     identity, run_ann = _key_codes(coded, order, run_query)
     repeated = _repeated(run_query, identity)
     repeated_queries = int(np.unique(run_query[repeated]).size)
-    if convention == "trec":
+    if convention == "trec" and repeated_queries:
         run_query, run_ann = run_query[~repeated], run_ann[~repeated]
+    del identity, repeated
 
-    # look up only hits whose key is annotated for some query (few), not every hit
+    # look up only hits whose key is annotated for some query (few), not every hit; from here on every
+    # array is over those judged hits only, in row order (so sums add up in the same order as over all)
     candidate = np.flatnonzero(run_ann >= 0)
     pair = run_query[candidate] * n_ids + run_ann[candidate]
     slot = np.minimum(np.searchsorted(best_pair, pair), max(best_pair.size - 1, 0))
     match = best_pair[slot] == pair if best_pair.size else np.zeros(candidate.size, dtype=bool)
-    judged = np.zeros(run_query.size, dtype=bool)
-    judged[candidate[match]] = True
-    hit_grade = np.zeros(run_query.size, dtype=np.float64)
-    hit_grade[candidate[match]] = best_grade[slot[match]]
-    hit_relevant = judged & (hit_grade >= relevance_threshold)
+    judged_row, judged_grade = candidate[match], best_grade[slot[match]]
 
     retrieved = np.bincount(run_query, minlength=n_queries)
-    position = _positions(run_query)
-    first = _first_relevant_position(run_query, position, hit_relevant, n_queries)
+    starts = np.concatenate(([0], np.cumsum(retrieved)[:-1])).astype(np.int64)
+    judged_query = run_query[judged_row]
+    judged_position = judged_row - starts[judged_query]
+    relevant = judged_grade >= relevance_threshold
+    rel_query, rel_position = judged_query[relevant], judged_position[relevant]
+    first = _first_relevant_position(rel_query, rel_position, n_queries)
 
     if convention == "ai4j":
-        gain = hit_relevant.astype(np.float64)
+        gain_query, gain_position = rel_query, rel_position
+        gain = np.ones(rel_query.size, dtype=np.float64)
         ideal_by_depth = np.concatenate(([0.0], np.cumsum(discounts(max(cutoffs)))))
     else:
-        gain = np.where(judged & (hit_grade > 0), hit_grade, 0.0)
+        scored = judged_grade > 0
+        gain_query, gain_position, gain = judged_query[scored], judged_position[scored], judged_grade[scored]
         ideal_query, ideal_position, ideal_gain = _ideal_ranking(best_pair, best_grade, n_ids)
 
     columns: dict[str, np.ndarray] = {}
     for cutoff in cutoffs:
-        within = position < cutoff
-        true_positives = np.bincount(run_query[within & hit_relevant], minlength=n_queries)
+        true_positives = np.bincount(rel_query[rel_position < cutoff], minlength=n_queries)
         depth = np.minimum(cutoff, retrieved) if convention == "ai4j" else np.full(n_queries, cutoff)
         precision = _ratio(true_positives, depth)
         recall = _ratio(true_positives, relevant_count)
         total = precision + recall
         f1 = _ratio(2.0 * precision * recall, total)
         mrr = _ratio(np.ones(n_queries), first + 1.0, where=first < cutoff)
-        scoring = within & (gain > 0)
+        scoring = gain_position < cutoff
         dcg = np.bincount(
-            run_query[scoring],
-            weights=gain[scoring] * discounts(cutoff)[position[scoring]],
+            gain_query[scoring],
+            weights=gain[scoring] * discounts(cutoff)[gain_position[scoring]],
             minlength=n_queries,
         )
         if convention == "ai4j":
@@ -154,18 +157,6 @@ def evaluate_run(
             stacklevel=2,
         )
     return frame
-
-
-def _positions(query: np.ndarray) -> np.ndarray:
-    """0-based position of each row within its query's block (rows grouped by query); one array, filled
-    by a cumulative sum of +1 steps with a step back to 0 at each block start."""
-    position = np.ones(query.size, dtype=np.int64)
-    if query.size == 0:
-        return position
-    starts = np.flatnonzero(query[1:] != query[:-1]) + 1
-    position[0] = 0
-    position[starts] = 1 - np.diff(starts, prepend=0)
-    return np.cumsum(position, out=position)
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
@@ -425,12 +416,10 @@ def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray
     return np.where(missing, -rank, score)
 
 
-def _first_relevant_position(
-    query: np.ndarray, position: np.ndarray, relevant: np.ndarray, n_queries: int
-) -> np.ndarray:
-    """The 0-based position of each query's first relevant hit, +inf when there is none."""
+def _first_relevant_position(rel_query: np.ndarray, rel_position: np.ndarray, n_queries: int) -> np.ndarray:
+    """The 0-based position of each query's first relevant hit, +inf when there is none (the relevant
+    hits' query codes and positions, in row order)."""
     first = np.full(n_queries, np.inf)
-    rel_query, rel_position = query[relevant], position[relevant]
     if rel_query.size:
         leading = np.concatenate(([True], rel_query[1:] != rel_query[:-1]))
         first[rel_query[leading]] = rel_position[leading]
