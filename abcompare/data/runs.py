@@ -11,6 +11,7 @@ import csv
 import json
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,8 @@ def _regular_trec_frame(table: pa.Table) -> pd.DataFrame | None:
     if not _regular_edges(table, labels):
         return None
     score = table.column("score").to_numpy()
+    if not score.flags.writeable:  # a zero-copy view of Arrow's buffer (one chunk): the table owns a copy
+        score = score.copy()
     if not np.isfinite(score).all():
         return None
     run_tag = pc.utf8_rtrim_whitespace(pa.array([table.column("tag")[n - 1].as_py()]))[0].as_py()
@@ -156,7 +159,8 @@ def _regular_trec_frame(table: pa.Table) -> pd.DataFrame | None:
             "key": sorted_doc,
             "score": score,
             "id": sorted_doc,
-        }
+        },
+        copy=False,  # every column is built here for this table alone
     )
     frame.attrs["run_tag"] = run_tag
     return frame
@@ -165,12 +169,14 @@ def _regular_trec_frame(table: pa.Table) -> pd.DataFrame | None:
 def _regular_edges(table: pa.Table, labels: pa.Array) -> bool:
     """Whether every field is non-empty, no query id starts with '#' (a comment) or with whitespace, and
     no run tag is blank: then splitting each line on whitespace gives exactly the parsed fields."""
-    if pc.any(pc.starts_with(labels, "#")).as_py() or not pc.all(
-        pc.equal(pc.utf8_ltrim_whitespace(labels), labels)
-    ).as_py():
+    if (
+        pc.any(pc.starts_with(labels, "#")).as_py()
+        or not pc.all(pc.equal(pc.utf8_ltrim_whitespace(labels), labels)).as_py()
+        or pc.any(pc.equal(labels, "")).as_py()  # every query id equals its block's label
+    ):
         return False
-    for name in ("query_id", "doc", "rank"):
-        if pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+    for name in ("doc", "rank"):
+        if pc.any(pc.equal(table.column(name), "")).as_py():
             return False
     for chunk in table.column("iter").chunks:
         if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
@@ -199,17 +205,20 @@ _DUPLICATE_CHUNK = 50_000
 
 def _repeats_within_queries(qcodes: np.ndarray, doc: pa.Array) -> bool:
     """Whether a docno occurs twice for one query; rows are grouped by query. Hashed in query-aligned
-    chunks (small, in-cache hash tables), much faster than one table over millions of docnos."""
+    chunks (small, in-cache hash tables, much faster than one table over millions of docnos), on
+    Arrow's CPU count of threads (the hashing releases the GIL)."""
     n = qcodes.size
     starts = np.flatnonzero(np.r_[True, qcodes[1:] != qcodes[:-1]])
     bounds = np.append(np.unique(starts[np.searchsorted(starts, np.arange(0, n, _DUPLICATE_CHUNK))]), n)
-    for low, high in zip(bounds[:-1], bounds[1:], strict=True):
+
+    def repeats(low: int, high: int) -> bool:
         codes = pc.dictionary_encode(doc.slice(low, high - low)).indices.to_numpy(zero_copy_only=False)
         pair = (qcodes[low:high] - qcodes[low]) * (high - low) + codes
         pair.sort()
-        if (pair[1:] == pair[:-1]).any():
-            return True
-    return False
+        return bool((pair[1:] == pair[:-1]).any())
+
+    with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
+        return any(pool.map(repeats, bounds[:-1], bounds[1:]))
 
 
 def _read_trec_lines(path: str | Path) -> pd.DataFrame:

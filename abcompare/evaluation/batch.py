@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,12 +237,13 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
     bounds = np.append(chunk_starts, query.size).astype(np.int64)
     identity = np.empty(query.size, dtype=np.int64)
     run_ann = np.full(query.size, -1, dtype=np.int64)
-    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+
+    def fill(start: int, stop: int) -> None:  # writes rows start:stop only, so chunks run in parallel
         chunk = keys.slice(start, stop - start) if in_place else keys.take(pa.array(order[start:stop]))
         low, high = np.searchsorted(ann_query, [query[start], query[stop - 1] + 1])
         if high == low:
             identity[start:stop] = codes.encode(chunk)[0]
-            continue
+            return
         # one hash table for both: the chunk's annotated ids first, then its keys
         candidates = ann_key[low:high]
         labels = coded.ann_key_labels.take(pa.array(candidates)).cast(chunk.type)
@@ -250,6 +252,9 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
         code_to_ann[both[: len(labels)]] = candidates
         identity[start:stop] = both[len(labels) :]
         run_ann[start:stop] = code_to_ann[both[len(labels) :]]
+
+    with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
+        list(pool.map(fill, bounds[:-1], bounds[1:]))  # Arrow's hashing releases the GIL
     return identity, run_ann
 
 

@@ -190,3 +190,11 @@ def test_any_file_reads_as_the_general_path_reads_it(tmp_path, text):
 def test_regular_files_match_the_general_path(tmp_path, text):
     # repeated (query, doc) pairs across blocks make a located duplicate error: compare either way
     _assert_same(_write(tmp_path, text))
+
+
+def test_run_table_from_the_single_pass_can_be_edited(tmp_path, general_path_forbidden):
+    run = read_run(_write(tmp_path, "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n"))
+    run.loc[0, "score"] = 5.0
+    run.loc[1, "key"] = "other"
+    assert run["score"].tolist() == [5.0, 1.0]
+    assert run["id"].tolist() == ["d1", "d2"]  # key and id are separate columns
