@@ -7,7 +7,9 @@ seconds; every later check keeps the 1-based line number so errors point where a
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
+import mmap
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from abcompare.errors import DataError
 
 __all__ = [
     "content_lines",
+    "file_bytes",
     "first_true",
     "parse_floats",
     "peek_bytes",
@@ -50,6 +53,31 @@ def read_bytes(path: str | Path, what: str) -> bytes:
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark is not content
         data = data[3:]
     return data
+
+
+@contextmanager
+def file_bytes(path: str | Path, what: str) -> Iterator[bytes | mmap.mmap]:
+    """The file's content as ``read_bytes`` gives it, memory-mapped instead of copied when it can be (a
+    plain, non-empty file without a byte-order mark); the mapping is closed on exit."""
+    p = Path(path)
+    mapped = None
+    if p.suffix != ".gz" and p.is_file():
+        try:
+            with p.open("rb") as handle:
+                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # an empty file cannot be mapped; read_bytes says what is wrong
+            mapped = None
+        if mapped is not None and mapped[:3] == b"\xef\xbb\xbf":
+            mapped.close()
+            mapped = None
+    if mapped is None:
+        yield read_bytes(path, what)
+        return
+    try:
+        yield mapped
+    finally:
+        with suppress(BufferError):  # a buffer still exported (an error's traceback): the collector closes it
+            mapped.close()
 
 
 def peek_bytes(path: str | Path, what: str, size: int = 4096) -> bytes:
@@ -164,7 +192,9 @@ def check_trec_ids(frame: pd.DataFrame, what: str, hint: str) -> None:
 _OTHER_SPACE = (b"\t", b"\v", b"\f")
 
 
-def regular_columns(data: bytes, names: Sequence[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+def regular_columns(
+    data: bytes | mmap.mmap, names: Sequence[str], types: dict[str, pa.DataType]
+) -> pa.Table | None:
     """The lines of ``data`` as a table of ``len(names)`` single-space-separated fields, parsed in one
     multithreaded ``pyarrow.csv`` pass; None when the text is not that regular (another whitespace
     character, a bare ``\\r``, a line with another number of fields, invalid UTF-8, a value of the wrong
@@ -172,10 +202,12 @@ def regular_columns(data: bytes, names: Sequence[str], types: dict[str, pa.DataT
     be empty (a doubled space) or carry Unicode whitespace: the caller checks what it needs."""
     import pyarrow.csv as pacsv
 
-    if not data or any(byte in data for byte in _OTHER_SPACE):
+    if not len(data) or any(data.find(byte) != -1 for byte in _OTHER_SPACE):
         return None
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return None
+    if data.find(b"\r") != -1:
+        data = bytes(data)  # CRLF line ends are fine, a lone \r is not
+        if data.count(b"\r") != data.count(b"\r\n"):
+            return None
     try:
         return pacsv.read_csv(
             pa.py_buffer(data),

@@ -24,6 +24,7 @@ from abcompare.data._jsonl import jsonl_records
 from abcompare.data._lines import (
     check_trec_ids,
     content_lines,
+    file_bytes,
     first_true,
     parse_floats,
     peek_bytes,
@@ -92,9 +93,8 @@ def _detect_format(path: str | Path) -> str:
 def _read_trec(path: str | Path) -> pd.DataFrame:
     """A regular file (single spaces, six fields a line) is parsed in one multithreaded pass; anything
     else, and every file with a problem to report, takes the general path (same table, same errors)."""
-    data = read_bytes(path, "run")
-    table = regular_columns(data, _TREC_FIELDS, _TREC_TYPES)
-    del data
+    with file_bytes(path, "run") as data:
+        table = regular_columns(data, _TREC_FIELDS, _TREC_TYPES)
     if table is not None:
         frame = _regular_trec_frame(table)
         if frame is not None:

@@ -198,3 +198,19 @@ def test_run_table_from_the_single_pass_can_be_edited(tmp_path, general_path_for
     run.loc[1, "key"] = "other"
     assert run["score"].tolist() == [5.0, 1.0]
     assert run["id"].tolist() == ["d1", "d2"]  # key and id are separate columns
+
+
+@pytest.mark.parametrize("name", ["run.trec", "run.trec.gz"])
+def test_byte_order_mark_and_gzip_read_as_the_general_path(tmp_path, name):
+    import gzip
+
+    text = b"\xef\xbb\xbfq1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n"
+    path = _write(tmp_path, gzip.compress(text) if name.endswith(".gz") else text, name)
+    _assert_same(path)
+    assert read_run(path)["query_id"].tolist() == ["q1", "q1"]  # the mark is not part of the id
+
+
+def test_empty_run_file_is_reported_as_before(tmp_path):
+    path = _write(tmp_path, "")
+    with pytest.raises(DataError, match="run file has no hits"):
+        read_run(path)
