@@ -137,8 +137,8 @@ def _edge_candidates(strings: pa.Array) -> np.ndarray:
     if buffers[2] is None or buffers[2].size == 0:
         return np.ones(len(strings), dtype=bool)
     data = np.frombuffer(buffers[2], dtype=np.uint8)
-    start, end = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    start, end = offsets[:-1], offsets[1:]  # views: no copies of millions of offsets
     empty = end <= start
-    first = data[np.minimum(start, data.size - 1)]
-    last = data[np.clip(end - 1, 0, data.size - 1)]
+    first = np.take(data, start, mode="clip")  # an empty last string points past the data: clipped
+    last = np.take(data, end - 1, mode="clip")
     return empty | _FIRST_BYTE[first] | _LAST_BYTE[last]
