@@ -102,11 +102,9 @@ def _bad_utf8_line(data: bytes) -> tuple[int, int]:
     return 0, -1  # pragma: no cover - only called when Arrow found invalid UTF-8
 
 
-def read_text_lines(path: str | Path, what: str, data: bytes | None = None) -> pa.Array:
-    """Every physical line of a UTF-8 text file as an Arrow ``large_string`` array (``\\r`` kept); ``data``
-    is the file's bytes when the caller has already read them (``read_bytes``)."""
-    if data is None:
-        data = read_bytes(path, what)
+def read_text_lines(path: str | Path, what: str) -> pa.Array:
+    """Every physical line of a UTF-8 text file as an Arrow ``large_string`` array (``\\r`` kept)."""
+    data = read_bytes(path, what)
     offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
     blob = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
     try:
@@ -126,15 +124,14 @@ def read_text_lines(path: str | Path, what: str, data: bytes | None = None) -> p
 
 
 def content_lines(
-    path: str | Path, what: str, *, comments: bool = True, strip: bool = True, data: bytes | None = None
+    path: str | Path, what: str, *, comments: bool = True, strip: bool = True
 ) -> tuple[pa.Array, np.ndarray]:
     """Non-blank lines and their 1-based line numbers; stripped of surrounding whitespace by default.
 
     With ``strip=False`` only the line ending is removed (tab-separated fields may be empty). With
     ``comments`` lines whose first non-blank character is ``#`` are skipped, as trec_eval does.
     """
-    raw = read_text_lines(path, what, data)
-    del data  # the lines hold their own copy
+    raw = read_text_lines(path, what)
     trimmed = pc.utf8_trim_whitespace(raw)
     keep = pc.not_equal(trimmed, "")
     if comments:
