@@ -217,7 +217,11 @@ def run_comparison(
         reporter.stage("loading the dataset")
         dataset = load_experiment_dataset(config)
     n_queries = len(dataset.queries)
-    reporter.stage(f"dataset {dataset.name}: {n_queries} annotated queries")
+    excluded = getattr(dataset, "excluded_queries", 0)
+    reporter.stage(
+        f"dataset {dataset.name}: {n_queries} annotated queries"
+        + (f" ({excluded} queries without annotations in this split are not evaluated)" if excluded else "")
+    )
 
     from abcompare.tracking_log import ComparisonLogger
 
