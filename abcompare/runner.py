@@ -140,15 +140,19 @@ def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, con
     return run, per_query, report
 
 
-def metric_columns(config: ExperimentConfig) -> list[str]:
-    """``precision@1`` ... in config order: measures x cutoffs."""
-    return [f"{m}@{k}" for m in config.evaluation.metrics for k in config.evaluation.cutoffs]
+def compared_metrics(config: ExperimentConfig) -> list[str]:
+    """The configured measures at the configured cutoffs (``precision@1`` ...), in config order."""
+    from abcompare.evaluation.measures import metric_name
+
+    return [metric_name(m, k) for m in config.evaluation.metrics for k in config.evaluation.cutoffs]
 
 
 def headline_metric(config: ExperimentConfig) -> str:
     """The metric the one-line verdict speaks of: nDCG at the largest cutoff when computed."""
+    from abcompare.evaluation.measures import metric_name
+
     measure = "ndcg" if "ndcg" in config.evaluation.metrics else config.evaluation.metrics[0]
-    return f"{measure}@{max(config.evaluation.cutoffs)}"
+    return metric_name(measure, max(config.evaluation.cutoffs))
 
 
 def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter) -> pd.DataFrame:
@@ -157,7 +161,7 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
 
     sig = config.significance
     treatments = {name: frame for name, frame in per_query.items() if name != "control"}
-    total = len(treatments) * len(metric_columns(config))
+    total = len(treatments) * len(compared_metrics(config))
     with reporter.progress("paired tests", total=total) as advance:
         return paired_comparison(
             per_query["control"],
@@ -168,7 +172,7 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
             correction=sig.correction,
             primary=sig.primary,
             tests=list(sig.tests),
-            metrics=metric_columns(config),
+            metrics=compared_metrics(config),
             zero_method=sig.zero_method,
             power=sig.power,
             progress=advance,
@@ -240,8 +244,8 @@ def run_comparison(
                 run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
             with timer("evaluation"):
                 run, per_query, report = judge_variant(run, dataset, variant, config)
-            per_query = per_query[metric_columns(config) + [c for c in per_query.columns if "count" in c]]
-            means = per_query[metric_columns(config)].mean().to_dict()
+            per_query = per_query[compared_metrics(config) + [c for c in per_query.columns if "count" in c]]
+            means = per_query[compared_metrics(config)].mean().to_dict()
             outcomes[name] = VariantOutcome(name, role, run, per_query, report, means)
             if logger:
                 with timer("tracking"):
