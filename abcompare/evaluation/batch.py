@@ -28,7 +28,14 @@ from abcompare.evaluation.inputs import (
     flatten_annotations,
     flatten_run,
 )
-from abcompare.evaluation.measures import COUNT_MEASURE, metric_columns, metric_name, normalise_cutoffs
+from abcompare.evaluation.judgments import UNJUDGED_POLICIES, evaluated_queries, is_relevant
+from abcompare.evaluation.measures import (
+    COUNT_MEASURE,
+    JUDGED_MEASURE,
+    metric_columns,
+    metric_name,
+    normalise_cutoffs,
+)
 
 CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
 
@@ -55,27 +62,36 @@ def evaluate_run(
     k: int | Iterable[int] = (1, 5, 10),
     convention: str = "ai4j",
     relevance_threshold: float = 1,
+    unjudged: str = "nonrelevant",
 ) -> pd.DataFrame:
     """Per-query metrics of ``run`` against ``annotations`` at every cutoff in ``k``.
 
-    One row per annotated query (at least one judgment with ``grade >= relevance_threshold``), in the
-    order the annotations first list them, index ``query_id``; columns ``precision@k, recall@k, f1@k,
-    mrr@k, ndcg@k`` for every k, then ``retrieved_count, relevant_count, true_positive_count@k``.
-    ``df.attrs`` holds ``convention`` and ``queries_with_repeated_keys``.
+    One row per judged query (any judgment, of any grade: the rule of :mod:`abcompare.evaluation.judgments`),
+    in the order the annotations first list them, index ``query_id``; columns ``precision@k, recall@k,
+    f1@k, mrr@k, ndcg@k`` and ``judged@k`` for every k, then ``retrieved_count, relevant_count,
+    judged_count, true_positive_count@k``. ``unjudged="condensed"`` removes unjudged hits before the
+    metrics are computed (``judged@k`` and the counts still describe the list as returned).
+    ``df.attrs`` holds ``convention``, ``unjudged`` and ``queries_with_repeated_keys``.
     """
     if convention not in CONVENTIONS:
         raise ConfigError(
             f"unknown convention {convention!r}", field="convention", hint="use 'ai4j' or 'trec'"
         )
+    if unjudged not in UNJUDGED_POLICIES:
+        raise ConfigError(
+            f"unknown unjudged policy {unjudged!r}",
+            field="unjudged",
+            hint=f"use one of {', '.join(UNJUDGED_POLICIES)}",
+        )
     cutoffs = normalise_cutoffs(k)
-    coded = _encode(flatten_annotations(annotations), flatten_run(run, convention), relevance_threshold)
+    coded = _encode(flatten_annotations(annotations), flatten_run(run, convention))
     n_queries = len(coded.query_ids)
     # each (query, annotated id) pair keeps its best grade (stripped ids can collide)
     n_ids = coded.n_ann_keys
     ann_pair = coded.ann_query * n_ids + coded.ann_key
     best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
     best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
-    relevant_pair = best_grade >= relevance_threshold
+    relevant_pair = is_relevant(best_grade, relevance_threshold)
     relevant_count = np.bincount(best_pair[relevant_pair] // n_ids, minlength=n_queries)
 
     order = _order(coded)
@@ -99,7 +115,20 @@ def evaluate_run(
     starts = np.concatenate(([0], np.cumsum(retrieved)[:-1])).astype(np.int64)
     judged_query = run_query[judged_row]
     judged_position = judged_row - starts[judged_query]
-    relevant = judged_grade >= relevance_threshold
+    judged_count = np.bincount(judged_query, minlength=n_queries)
+    judged_at = {
+        cutoff: _ratio(
+            np.bincount(judged_query[judged_position < cutoff], minlength=n_queries),
+            np.minimum(cutoff, retrieved),
+        )
+        for cutoff in cutoffs
+    }
+    if unjudged == "condensed":  # Sakai (2007): the metrics see the judged hits only, ranks closed up
+        retrieved_in_list = judged_count
+        judged_position = _positions(judged_query, judged_count)
+    else:
+        retrieved_in_list = retrieved
+    relevant = is_relevant(judged_grade, relevance_threshold)
     rel_query, rel_position = judged_query[relevant], judged_position[relevant]
     first = _first_relevant_position(rel_query, rel_position, n_queries)
 
@@ -115,7 +144,7 @@ def evaluate_run(
     columns: dict[str, np.ndarray] = {}
     for cutoff in cutoffs:
         true_positives = np.bincount(rel_query[rel_position < cutoff], minlength=n_queries)
-        depth = np.minimum(cutoff, retrieved) if convention == "ai4j" else np.full(n_queries, cutoff)
+        depth = np.minimum(cutoff, retrieved_in_list) if convention == "ai4j" else np.full(n_queries, cutoff)
         precision = _ratio(true_positives, depth)
         recall = _ratio(true_positives, relevant_count)
         total = precision + recall
@@ -141,13 +170,16 @@ def evaluate_run(
         columns[metric_name("f1", cutoff)] = f1
         columns[metric_name("mrr", cutoff)] = mrr
         columns[metric_name("ndcg", cutoff)] = _ratio(dcg, ideal)
+        columns[metric_name(JUDGED_MEASURE, cutoff)] = judged_at[cutoff]
         columns[metric_name(COUNT_MEASURE, cutoff)] = true_positives.astype(np.int64)
     columns["retrieved_count"] = retrieved.astype(np.int64)
     columns["relevant_count"] = relevant_count.astype(np.int64)
+    columns["judged_count"] = judged_count.astype(np.int64)
 
     frame = pd.DataFrame(columns, index=pd.Index(coded.query_ids, name="query_id", dtype=object))
     frame = frame[metric_columns(cutoffs)]
     frame.attrs["convention"] = convention
+    frame.attrs["unjudged"] = unjudged
     frame.attrs["queries_with_repeated_keys"] = repeated_queries
     if repeated_queries and convention == "ai4j":
         warnings.warn(
@@ -160,6 +192,37 @@ def evaluate_run(
     return frame
 
 
+def in_evaluation_order(run: pd.DataFrame, convention: str) -> pd.DataFrame:
+    """The run's rows in the order the evaluator reads each query's list, with ``rank`` renumbered from 1:
+    by rank in the ai4j convention, by score (descending, key descending, as trec_eval) in the trec one,
+    where a key repeated within a query keeps its first row only. Queries keep their first-seen order.
+
+    Anything that must see the lists as they are scored (pooling their tops, say) takes them from here.
+    """
+    flat = flatten_run(run, convention)
+    query, _ = codes.encode_grouped(codes.as_strings(flat.query_id))
+    keys = codes.as_strings(flat.key)
+    coded = _Coded(
+        query_ids=np.zeros(0, dtype=object),
+        ann_query=np.zeros(0, dtype=np.int64),
+        ann_key=np.zeros(0, dtype=np.int64),
+        ann_grade=np.zeros(0),
+        n_ann_keys=1,
+        run_query=query,
+        run_keys=keys if flat.keys_are_clean else codes.clean_strings(keys),
+        ann_key_labels=pa.array([], type=pa.large_string()),
+        run_rank=flat.rank,
+        run_score=flat.score,
+    )
+    order = _order(coded)
+    out = run.iloc[order]
+    if convention == "trec":
+        out = out[~out.duplicated(["query_id", "key"], keep="first").to_numpy()]
+    out = out.reset_index(drop=True)
+    out["rank"] = out.groupby(pd.factorize(out["query_id"], sort=False)[0]).cumcount().to_numpy() + 1
+    return out
+
+
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
     """``numerator / denominator`` as float64; 0 where the denominator is not positive (or not ``where``)."""
     mask = np.asarray(denominator) > 0
@@ -170,8 +233,8 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | N
     return out
 
 
-def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) -> _Coded:
-    """Factorise query ids and annotated ids; drop unannotated queries (no judgment at the threshold)."""
+def _encode(judged: FlatAnnotations, flat: FlatRun) -> _Coded:
+    """Factorise query ids and annotated ids; the output's queries are the judged ones (any grade)."""
     ann_query, query_labels = codes.encode_grouped(codes.as_strings(judged.query_id))
     if (ann_query < 0).any():
         row = int(np.flatnonzero(ann_query < 0)[0])
@@ -180,12 +243,11 @@ def _encode(judged: FlatAnnotations, flat: FlatRun, relevance_threshold: float) 
         )
     ann_key, ann_key_labels = codes.clean_labels(*codes.encode(codes.as_strings(judged.key)))
     ann_keep = ann_key >= 0  # None and blank ids are dropped
-    has_relevant = np.zeros(len(query_labels), dtype=bool)
-    has_relevant[ann_query[ann_keep & (judged.grade >= relevance_threshold)]] = True
-    new_code = np.where(has_relevant, np.cumsum(has_relevant) - 1, -1)
+    evaluated = evaluated_queries(ann_query[ann_keep], len(query_labels))
+    new_code = np.where(evaluated, np.cumsum(evaluated) - 1, -1)
     ann_query = new_code[ann_query]
     ann_keep &= ann_query >= 0
-    output_labels = query_labels.filter(pa.array(has_relevant))
+    output_labels = query_labels.filter(pa.array(evaluated))
 
     run_query, run_query_labels = codes.encode_grouped(codes.as_strings(flat.query_id))
     if flat.block_lengths is not None:
@@ -419,6 +481,12 @@ def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray
     if rank is None:
         rank = np.arange(query.size, dtype=np.float64)
     return np.where(missing, -rank, score)
+
+
+def _positions(query: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The 0-based position of each row within its query's block (rows grouped by query, ascending)."""
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    return np.arange(query.size, dtype=np.int64) - starts[query]
 
 
 def _first_relevant_position(rel_query: np.ndarray, rel_position: np.ndarray, n_queries: int) -> np.ndarray:

@@ -14,7 +14,10 @@ MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "mrr", "ndcg")
 COUNT_MEASURE = "true_positive_count"
 """The one count that depends on the cutoff (``true_positive_count@k``)."""
 
-COUNT_COLUMNS: tuple[str, ...] = ("retrieved_count", "relevant_count")
+JUDGED_MEASURE = "judged"
+"""The share of the top k that has a judgment of any grade (``judged@k``): a diagnostic, never tested."""
+
+COUNT_COLUMNS: tuple[str, ...] = ("retrieved_count", "relevant_count", "judged_count")
 """Counts that do not depend on the cutoff."""
 
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*?)\s*(?:@|_at_)\s*(\d+)\s*$")
@@ -23,7 +26,7 @@ _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*?)\s*(?:@|_at_)\s*(\d+)\s*$")
 def metric_name(measure: str, k: int) -> str:
     """The canonical name of a measure at cutoff ``k``: ``metric_name("ndcg", 10) == "ndcg@10"``."""
     measure = measure.strip().lower()
-    if measure not in (*MEASURES, COUNT_MEASURE):
+    if measure not in (*MEASURES, JUDGED_MEASURE, COUNT_MEASURE):
         raise ConfigError(
             f"unknown measure {measure!r}", field="metrics", hint=f"use one of {', '.join(MEASURES)}"
         )
@@ -68,10 +71,12 @@ def normalise_cutoffs(k: int | Iterable[int]) -> tuple[int, ...]:
 
 
 def metric_columns(cutoffs: Iterable[int]) -> list[str]:
-    """The per-query metrics table's columns, in order: every measure at every k, then the counts."""
+    """The per-query metrics table's columns, in order: every measure at every k, ``judged@k``, then the
+    counts."""
     ks = normalise_cutoffs(cutoffs)
     return [
         *(metric_name(m, k) for m in MEASURES for k in ks),
+        *(metric_name(JUDGED_MEASURE, k) for k in ks),
         *COUNT_COLUMNS,
         *(metric_name(COUNT_MEASURE, k) for k in ks),
     ]

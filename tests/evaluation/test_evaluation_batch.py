@@ -32,20 +32,21 @@ def test_columns_index_and_attrs():
     frame = evaluate_run({"q": ["a"]}, {"q": ["a"]}, k=(10, 1))
     assert list(frame.columns) == [
         "precision@1", "precision@10", "recall@1", "recall@10", "f1@1", "f1@10", "mrr@1", "mrr@10",
-        "ndcg@1", "ndcg@10", "retrieved_count", "relevant_count",
+        "ndcg@1", "ndcg@10", "judged@1", "judged@10", "retrieved_count", "relevant_count", "judged_count",
         "true_positive_count@1", "true_positive_count@10",
     ]  # fmt: skip
     assert frame.index.name == "query_id"
-    assert frame.attrs == {"convention": "ai4j", "queries_with_repeated_keys": 0}
+    assert frame.attrs == {"convention": "ai4j", "unjudged": "nonrelevant", "queries_with_repeated_keys": 0}
     assert frame["retrieved_count"].dtype == np.int64
     assert frame["ndcg@1"].dtype == np.float64
 
 
-def test_rows_are_annotated_queries_in_annotation_order():
+def test_rows_are_judged_queries_in_annotation_order():
     run = {"q9": ["x"], "q1": ["a"], "q2": ["b"], "unannotated": ["a"]}
     annotations = {"q2": ["b"], "q0": {"z": 0, "y": 2}, "q1": ["a"], "only_zero": {"a": 0}, "q3": ["c"]}
     frame = evaluate_run(run, annotations, k=1)
-    assert list(frame.index) == ["q2", "q0", "q1", "q3"]
+    assert list(frame.index) == ["q2", "q0", "q1", "only_zero", "q3"]  # judged at any grade: evaluated
+    assert frame.loc["only_zero"].eq(0).all()
     assert frame.loc["q3"].drop("relevant_count").eq(0).all()  # no hits: zeros, stays in the mean
     assert frame.loc["q3", "relevant_count"] == 1
     assert frame.loc["q0", "relevant_count"] == 1
@@ -57,11 +58,16 @@ def test_query_ids_become_strings_so_int_and_str_ids_meet():
     assert frame.loc["1", "precision@1"] == 1.0
 
 
-def test_threshold_selects_rows_and_relevance():
+def test_threshold_selects_relevance_not_rows():
     annotations = {"q": {"a": 1, "b": 2}, "p": {"a": 1}}
-    frame = evaluate_run({"q": ["a", "b"]}, annotations, k=2, relevance_threshold=2)
-    assert list(frame.index) == ["q"]
+    run = {"q": ["a", "b"], "p": ["a"]}
+    frame = evaluate_run(run, annotations, k=2, relevance_threshold=2)
+    assert list(frame.index) == ["q", "p"]  # p has no judgment at the threshold but is judged: it stays
     assert frame.loc["q", "true_positive_count@2"] == 1
+    assert frame.loc["p", ["precision@2", "recall@2", "mrr@2", "ndcg@2"]].eq(0).all()  # ai4j: binary gains
+    trec = evaluate_run(run, annotations, k=2, convention="trec", relevance_threshold=2)
+    assert trec.loc["p", ["precision@2", "recall@2", "mrr@2"]].eq(0).all()
+    assert trec.loc["p", "ndcg@2"] == 1.0  # trec: the grades are the gains, whatever the threshold
 
 
 def test_mapping_of_hit_objects_uses_stable_keys():

@@ -54,6 +54,6 @@ def test_cutoffs_are_sorted_distinct_positive_ints():
 def test_metric_columns_order():
     assert metric_columns((5, 1)) == [
         "precision@1", "precision@5", "recall@1", "recall@5", "f1@1", "f1@5", "mrr@1", "mrr@5",
-        "ndcg@1", "ndcg@5", "retrieved_count", "relevant_count",
+        "ndcg@1", "ndcg@5", "judged@1", "judged@5", "retrieved_count", "relevant_count", "judged_count",
         "true_positive_count@1", "true_positive_count@5",
     ]  # fmt: skip

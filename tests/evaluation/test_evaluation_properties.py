@@ -35,17 +35,31 @@ cutoffs = st.lists(st.integers(1, 12), min_size=1, max_size=3)
 thresholds = st.sampled_from([1, 2])
 
 
-def _expected_rows(annotations, threshold):
-    rows = []
-    for qid, judged in annotations.items():
-        cleaned = {}
-        for raw, g in judged.items():
-            if raw is None or not raw.strip():
-                continue
-            cleaned[raw.strip()] = max(g, cleaned.get(raw.strip(), g))
-        if any(g >= threshold for g in cleaned.values()):
-            rows.append(qid)
-    return rows
+def _cleaned(judged):
+    """The judgments as the evaluator reads them: blank ids dropped, ids stripped, the best grade kept."""
+    cleaned = {}
+    for raw, g in judged.items():
+        if raw is None or not raw.strip():
+            continue
+        cleaned[raw.strip()] = max(g, cleaned.get(raw.strip(), g))
+    return cleaned
+
+
+def _expected_rows(annotations):
+    """Every query with a judgment of any grade is evaluated, whatever the threshold."""
+    return [qid for qid, judged in annotations.items() if _cleaned(judged)]
+
+
+def _listed_keys(convention, hits):
+    keys = hit_keys(hits)
+    return list(dict.fromkeys(keys)) if convention == "trec" else keys
+
+
+def _judged_at(convention, hits, judged, k):
+    """judged@k from its definition: judged share of the top min(k, hits returned); 0 for no hits."""
+    keys = _listed_keys(convention, hits)[:k]
+    cleaned = _cleaned(judged)
+    return sum(key in cleaned for key in keys) / len(keys) if keys else 0.0
 
 
 def _per_query(convention, hits, judged, k, threshold):
@@ -55,12 +69,19 @@ def _per_query(convention, hits, judged, k, threshold):
     return TrecEvaluator(relevance_threshold=threshold).evaluate(hits, judged, k)
 
 
-def _assert_matches(frame, run, annotations, ks, convention, threshold):
-    assert list(frame.index) == _expected_rows(annotations, threshold)
+def _condensed(convention, hits, judged):
+    """The hit list with every unjudged hit removed (as keys, which both evaluators accept)."""
+    cleaned = _cleaned(judged)
+    return [key for key in _listed_keys(convention, hits) if key in cleaned]
+
+
+def _assert_matches(frame, run, annotations, ks, convention, threshold, unjudged="nonrelevant"):
+    assert list(frame.index) == _expected_rows(annotations)
     for qid in frame.index:
         hits = run.get(qid, [])
         for k in ks:
-            want = _per_query(convention, hits, annotations[qid], k, threshold)
+            evaluated = _condensed(convention, hits, annotations[qid]) if unjudged == "condensed" else hits
+            want = _per_query(convention, evaluated, annotations[qid], k, threshold)
             got = frame.loc[qid]
             np.testing.assert_allclose(
                 [
@@ -77,7 +98,9 @@ def _assert_matches(frame, run, annotations, ks, convention, threshold):
             )
             assert got[f"true_positive_count@{k}"] == want.true_positive_count
             assert got["relevant_count"] == want.relevant_count
-            assert got["retrieved_count"] == want.retrieved_count
+            assert got["retrieved_count"] == len(_listed_keys(convention, hits))
+            assert got["judged_count"] == len(_condensed(convention, hits, annotations[qid]))
+            assert got[f"judged@{k}"] == _judged_at(convention, hits, annotations[qid], k)
 
 
 def _quiet_evaluate(*args, **kwargs):
@@ -91,6 +114,17 @@ def _quiet_evaluate(*args, **kwargs):
 def test_batch_equals_per_query_on_hit_lists(run, annotations, ks, convention, threshold):
     frame = _quiet_evaluate(run, annotations, k=ks, convention=convention, relevance_threshold=threshold)
     _assert_matches(frame, run, annotations, ks, convention, threshold)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hits_lists, annotations_maps, cutoffs, st.sampled_from(["ai4j", "trec"]), thresholds)
+def test_condensed_lists_equal_the_per_query_evaluators_on_the_judged_hits_only(
+    run, annotations, ks, convention, threshold
+):
+    frame = _quiet_evaluate(
+        run, annotations, k=ks, convention=convention, relevance_threshold=threshold, unjudged="condensed"
+    )
+    _assert_matches(frame, run, annotations, ks, convention, threshold, unjudged="condensed")
 
 
 @settings(max_examples=100, deadline=None)

@@ -7,12 +7,10 @@ and a real BM25 run (bm25s) on the two small collections. Cranfield's qrels are 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from oracle_support import bm25_run, load_qrels, random_run
 
 from abcompare.evaluation.batch import evaluate_run
 
@@ -23,56 +21,15 @@ ATOL = 1e-9
 COLLECTIONS = ("scifact", "cranfield", "cisi")
 
 
-def load_qrels(folder: Path) -> dict[str, dict[str, int]]:
-    frame = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype=str)
-    qrels: dict[str, dict[str, int]] = {}
-    for qid, doc, grade in frame.itertuples(index=False):
-        qrels.setdefault(qid, {})[doc] = int(grade)
-    return qrels
-
-
-def load_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def random_run(folder: Path, qrels: dict[str, dict[str, int]], seed: int) -> dict[str, dict[str, float]]:
-    """100 corpus ids per judged query (plus about half its relevant ids), scores on a coarse grid."""
-    rng = np.random.default_rng(seed)
-    doc_ids = np.array([doc["_id"] for doc in load_jsonl(folder / "corpus.jsonl")], dtype=object)
-    run = {}
-    for i, (qid, judged) in enumerate(qrels.items()):
-        if i % 10 == 9:
-            continue  # some judged queries retrieve nothing
-        picked = list(rng.choice(doc_ids, size=100, replace=False))
-        relevant = [doc for doc in judged if rng.random() < 0.5]
-        scores = np.round(rng.random(len(picked) + len(relevant)) * 20) / 4  # many ties
-        run[qid] = {doc: float(s) for doc, s in zip(picked + relevant, scores, strict=True)}
-    return run
-
-
-def bm25_run(folder: Path, qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
-    bm25s = pytest.importorskip("bm25s")
-    corpus = load_jsonl(folder / "corpus.jsonl")
-    queries = {q["_id"]: q["text"] for q in load_jsonl(folder / "queries.jsonl") if q["_id"] in qrels}
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize([f"{d['title']} {d['text']}" for d in corpus], show_progress=False),
-                    show_progress=False)  # fmt: skip
-    qids = list(queries)
-    docs, scores = retriever.retrieve(
-        bm25s.tokenize([queries[q] for q in qids], show_progress=False), k=100, show_progress=False
-    )
-    ids = [d["_id"] for d in corpus]
-    return {
-        qid: {ids[int(j)]: float(np.float32(s)) for j, s in zip(docs[i], scores[i], strict=True)}
-        for i, qid in enumerate(qids)
-    }
-
-
-def oracle(qrels, run, threshold: int) -> dict[str, dict[str, float]]:
-    """pytrec_eval's P, recall, nDCG@k and RR (cut at k by truncating each query's run, trec order)."""
+def oracle(qrels, run, threshold: int, judged_only: bool = False) -> dict[str, dict[str, float]]:
+    """pytrec_eval's P, recall, nDCG@k and RR (cut at k by truncating each query's run, trec order);
+    ``judged_only`` is trec_eval's -J (unjudged documents removed: the condensed list)."""
     measures = {f"{m}.{','.join(map(str, CUTOFFS))}" for m in ("P", "recall", "ndcg_cut")}
-    result = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=threshold).evaluate(run)
+    if judged_only:
+        run = {qid: {d: s for d, s in docs.items() if d in qrels.get(qid, {})} for qid, docs in run.items()}
+    result = pytrec_eval.RelevanceEvaluator(
+        qrels, measures, relevance_level=threshold, judged_docs_only_flag=judged_only
+    ).evaluate(run)
     for k in CUTOFFS:
         truncated = {
             qid: dict(sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)[:k])
@@ -109,11 +66,25 @@ def assert_equal_to_oracle(frame: pd.DataFrame, expected: dict[str, dict[str, fl
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", COLLECTIONS)
+def test_condensed_lists_equal_trec_eval_judged_only_flag(datasets_dir, name):
+    """``unjudged: condensed`` is trec_eval's -J: the same numbers with unjudged documents removed."""
+    folder = datasets_dir / name
+    qrels = load_qrels(folder)
+    run = random_run(folder, qrels, seed=len(name))
+    for threshold in (1, 2, 3) if name == "cranfield" else (1,):
+        frame = evaluate_run(
+            run, qrels, k=CUTOFFS, convention="trec", relevance_threshold=threshold, unjudged="condensed"
+        )
+        assert_equal_to_oracle(frame, oracle(qrels, run, threshold, judged_only=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", COLLECTIONS)
 def test_trec_convention_equals_pytrec_eval_on_a_seeded_run_with_ties(datasets_dir, name):
     folder = datasets_dir / name
     qrels = load_qrels(folder)
     run = random_run(folder, qrels, seed=len(name))
-    thresholds = (1, 2) if name == "cranfield" else (1,)
+    thresholds = (1, 2, 3) if name == "cranfield" else (1,)
     for threshold in thresholds:
         frame = evaluate_run(run, qrels, k=CUTOFFS, convention="trec", relevance_threshold=threshold)
         assert_equal_to_oracle(frame, oracle(qrels, run, threshold))
