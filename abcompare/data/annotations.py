@@ -15,9 +15,15 @@ from abcompare.data._jsonl import jsonl_records, text_field
 from abcompare.data._lines import check_trec_ids, content_lines, first_true, parse_floats
 from abcompare.errors import DataError
 
-__all__ = ["ANNOTATION_FORMATS", "read_annotations", "read_spans", "write_trec_qrels"]
+__all__ = [
+    "ANNOTATION_FORMATS",
+    "read_annotation_files",
+    "read_annotations",
+    "read_spans",
+    "write_trec_qrels",
+]
 
-ANNOTATION_FORMATS = ("trec", "beir", "jsonl")
+ANNOTATION_FORMATS = ("trec", "beir", "jsonl", "pool")
 _TREC_HINT = "each line is 'query_id 0 doc_id grade' separated by whitespace"
 _BEIR_HINT = "a header 'query-id<TAB>corpus-id<TAB>score', then one tab-separated row per judgment"
 _JSONL_HINT = (
@@ -26,12 +32,18 @@ _JSONL_HINT = (
 
 
 def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
-    """Read relevance judgments into ``query_id, key, grade`` (format trec, beir, jsonl or auto).
+    """Read relevance judgments into ``query_id, key, grade`` (format trec, beir, jsonl, pool or auto).
 
-    Identical repeated judgments are kept once; the same (query, id) with two grades is an error.
+    ``pool`` is a file written by ``abcompare pool`` and filled by annotators (rows left without a grade
+    are skipped). Identical repeated judgments are kept once; the same (query, id) with two grades is an
+    error.
     """
     fmt = _detect(path) if format == "auto" else format
-    if fmt == "trec":
+    if fmt == "pool":
+        from abcompare.data.pooling import read_pool
+
+        frame = read_pool(path)
+    elif fmt == "trec":
         frame = _read_columns(path, fields=4, hint=_TREC_HINT, tab_only=False, header=False)
     elif fmt == "beir":
         frame = _read_columns(path, fields=3, hint=_BEIR_HINT, tab_only=True, header=True)
@@ -51,12 +63,27 @@ def _detect(path: str | Path) -> str:
     if len(lines) == 0:
         raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
     first = lines[0].as_py()
+    from abcompare.data.pooling import is_pool_file
+
+    if is_pool_file(path, first):
+        return "pool"
     if first.startswith("{"):
-        return "jsonl"
+        return "pool" if _is_pool_record(first) else "jsonl"
     fields = first.split()
     if "\t" in first and (len(fields) == 3 or not _is_number(fields[-1])):
         return "beir"
     return "trec"
+
+
+def _is_pool_record(line: str) -> bool:
+    """A JSONL line of a pool file: one (query, key) with a grade, not a query's list of relevant ids."""
+    import json
+
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "key" in record and "grade" in record
 
 
 def _is_number(text: str) -> bool:
@@ -265,3 +292,32 @@ def write_trec_qrels(annotations: pd.DataFrame, path: str | Path) -> Path:
     frame.insert(1, "iter", 0)
     frame.to_csv(path, sep=" ", header=False, index=False, lineterminator="\n")
     return path
+
+
+def read_annotation_files(paths: str | Path | list[str | Path] | tuple[str | Path, ...]) -> pd.DataFrame:
+    """Read one or more annotation files (any format) and merge them into one table.
+
+    The same judgment in two files is kept once; the same (query, id) with different grades in two
+    files is a ``DataError`` naming both files (a filled pool file is merged with the original qrels so).
+    """
+    if isinstance(paths, (str, Path)):
+        return read_annotations(paths)
+    frames = [read_annotations(path).assign(_file=str(path)) for path in paths]
+    if not frames:
+        raise DataError("no annotation file given", field="dataset.annotations")
+    merged = pd.concat(frames, ignore_index=True)
+    grades = merged.groupby(["query_id", "key"], sort=False)["grade"].transform("nunique").to_numpy()
+    if (grades > 1).any():
+        bad = int(np.flatnonzero(grades > 1)[0])
+        q, k = merged.at[bad, "query_id"], merged.at[bad, "key"]
+        same = merged[(merged["query_id"] == q) & (merged["key"] == k)]
+        first = same.iloc[0]
+        other = same[same["grade"] != first["grade"]].iloc[0]
+        raise DataError(
+            f"conflicting grades for query {q!r}, id {k!r}: {first['grade']} in {first['_file']}, "
+            f"{other['grade']} in {other['_file']}",
+            field="dataset.annotations",
+            hint="judge each (query, id) once, or correct one of the files",
+        )
+    merged = merged[~merged.duplicated(["query_id", "key"], keep="first")]
+    return merged.drop(columns="_file").reset_index(drop=True)

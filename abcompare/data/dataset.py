@@ -25,7 +25,8 @@ class Dataset:
     """A query set with its judgments, ready to evaluate; tables as in docs/architecture.md.
 
     ``excluded_queries`` counts queries dropped for having no annotations; ``unknown_annotation_queries``
-    counts annotated query ids missing from the query set (their annotations are dropped).
+    counts annotated query ids missing from the query set (their annotations are dropped);
+    ``annotation_files`` holds ``(path, sha256)`` of every judgment file merged into ``annotations``.
     """
 
     name: str
@@ -36,6 +37,7 @@ class Dataset:
     source: Path | None = None
     excluded_queries: int = 0
     unknown_annotation_queries: int = 0
+    annotation_files: tuple[tuple[str, str], ...] = ()
 
     def __repr__(self) -> str:
         def rows(frame: pd.DataFrame | None) -> str:
@@ -51,6 +53,9 @@ class Dataset:
     def fingerprint(self) -> str:
         """A stable sha256 of the content (queries, annotations, spans, corpus), independent of row order."""
         digest = hashlib.sha256()
+        for _, file_digest in sorted(self.annotation_files, key=lambda item: item[1]):
+            digest.update(b"annotation-file")
+            digest.update(file_digest.encode())
         for label, frame, by in (
             ("queries", self.queries, ["query_id"]),
             ("annotations", self.annotations, ["query_id", "key"]),
@@ -94,16 +99,26 @@ def assemble(
     source: Path | None = None,
     strict: bool = False,
     annotation_file: str | Path | None = None,
+    annotation_files: tuple[Path, ...] = (),
+    judged_by: str = "annotations",
+    unjudged_queries: bool = False,
 ) -> Dataset:
-    """Reconcile queries with annotations (and spans) into a Dataset.
+    """Reconcile queries with their judgments into a Dataset.
+
+    ``judged_by`` says which judgments decide the evaluated queries: the annotation file's queries
+    (chunk and document level), or the evidence spans' queries (span level).
 
     Annotations for queries not in the query set are dropped with an ``AbcompareWarning``; queries with
-    no annotation (nor span) are excluded and counted, or, with ``strict``, are a ``DataError``.
+    no judgment are excluded and counted, or, with ``strict``, are a ``DataError`` (or, with
+    ``unjudged_queries``, kept: pooling needs them).
     """
     query_ids = pd.Index(queries["query_id"].astype("str"))
-    judged = pd.Index(pd.unique(annotations["query_id"].astype("str")))
-    if spans is not None:
-        judged = judged.union(pd.Index(pd.unique(spans["query_id"].astype("str"))), sort=False)
+    if judged_by not in ("annotations", "spans"):
+        raise ValueError(f"judged_by must be 'annotations' or 'spans', got {judged_by!r}")
+    judgments = spans if judged_by == "spans" else annotations
+    if judgments is None:
+        raise DataError("evidence spans are needed to judge at span level", field="dataset.spans")
+    judged = pd.Index(pd.unique(judgments["query_id"].astype("str")))
     unknown = judged[~judged.isin(query_ids)]
     if len(unknown):
         examples = ", ".join(repr(q) for q in unknown[:5])
@@ -122,7 +137,7 @@ def assemble(
             field="query_id",
             hint="annotate them, remove them from the query set, or turn strict off to exclude them",
         )
-    keep = query_ids[query_ids.isin(judged)]
+    keep = query_ids if unjudged_queries else query_ids[query_ids.isin(judged)]
     if len(keep) == 0:
         raise DataError(
             "no query has annotations: the query ids of the query set and the annotations never match",
@@ -137,6 +152,16 @@ def assemble(
         annotations=restrict_to_queries(annotations, keep),
         spans=None if spans is None else restrict_to_queries(spans, keep),
         source=source,
-        excluded_queries=len(missing),
+        excluded_queries=0 if unjudged_queries else len(missing),
         unknown_annotation_queries=len(unknown),
+        annotation_files=tuple((str(path), file_sha256(path)) for path in annotation_files),
     )
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, so two comparisons on different judgment files are never confused."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

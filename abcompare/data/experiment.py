@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abcompare.data.annotations import read_annotations, read_spans
+from abcompare.data.annotations import read_annotation_files, read_spans
 from abcompare.data.corpus import read_corpus
 from abcompare.data.dataset import Dataset, assemble
 from abcompare.data.queries import read_queries
@@ -46,11 +46,12 @@ def _qrels_file(settings: Any, folder: Path | None) -> Path | None:
     return folder / "qrels" / f"{settings.split}.tsv"
 
 
-def load_dataset_for_experiment(settings: Any) -> Dataset:
+def load_dataset_for_experiment(settings: Any, *, unjudged_queries: bool = False) -> Dataset:
     """Queries, annotations (BEIR qrels of ``split`` or an override), corpus and spans as one Dataset.
 
     ``settings`` is ``abcompare.config.DatasetSettings``; file overrides win over the folder's files;
-    ``max_queries`` keeps the first N annotated queries.
+    ``max_queries`` keeps the first N annotated queries. ``unjudged_queries`` keeps the queries nobody
+    judged too (for pooling, where they are the largest holes); a comparison never evaluates them.
     """
     folder = _folder(settings)
     if folder is not None and not folder.is_dir():
@@ -72,16 +73,20 @@ def load_dataset_for_experiment(settings: Any) -> Dataset:
     corpus = None
     if corpus_file is not None and (settings.corpus is not None or Path(corpus_file).exists()):
         corpus = read_corpus(corpus_file)
-    spans_file = _spans_file(settings, folder)
+    spans_file = _spans_file(settings, folder) if settings.level == "span" else None
+    annotation_files = annotations_file if isinstance(annotations_file, list) else [annotations_file]
     dataset = assemble(
         settings.name or (folder.name if folder else Path(queries_file).stem),
         read_queries(queries_file),
-        read_annotations(annotations_file),
+        read_annotation_files(annotation_files),
         corpus=corpus,
         spans=read_spans(spans_file) if spans_file is not None else None,
         source=folder or Path(queries_file),
         strict=settings.strict,
-        annotation_file=annotations_file,
+        annotation_file=", ".join(str(f) for f in annotation_files),
+        annotation_files=tuple(Path(f) for f in annotation_files),
+        judged_by="spans" if settings.level == "span" else "annotations",
+        unjudged_queries=unjudged_queries,
     )
     if settings.max_queries is not None:
         dataset = dataset.restrict(dataset.query_ids[: settings.max_queries])

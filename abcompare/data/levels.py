@@ -7,7 +7,9 @@
 - ``span``: a hit is relevant when its ``[start, end)`` overlaps an evidence span of the same document for
   that query; its grade is the highest grade among the spans it overlaps. Spans no hit of the run
   overlaps stay in the annotations under a span key (``document_id@start-end``, with its document in
-  the extra column ``span_document``), so missed evidence still counts against recall.
+  the extra column ``span_document``), so missed evidence still counts against recall. The evidence of
+  a query is taken as complete, as recall already assumes: a hit with known offsets that overlaps no
+  evidence span is judged non-relevant (grade 0), so span-level judgments have no holes to pool.
 """
 
 from __future__ import annotations
@@ -158,7 +160,14 @@ def span_annotations(
     pairs = pairs[overlap]
     relevant = pairs.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
     relevant["span_document"] = pd.Series(pd.NA, index=relevant.index, dtype="str")
-    frames = [relevant]
+    located = hits[hits["query_id"].isin(evidence["query_id"])][["query_id", "key"]].drop_duplicates()
+    elsewhere = located[
+        ~pd.MultiIndex.from_frame(located).isin(pd.MultiIndex.from_frame(relevant[["query_id", "key"]]))
+    ]
+    non_relevant = elsewhere.assign(
+        grade=0, span_document=pd.Series(pd.NA, index=elsewhere.index, dtype="str")
+    )
+    frames = [relevant, non_relevant]
     if count_missed_spans:
         missed = evidence[~evidence["span"].isin(pairs["span"])]
         keys = [

@@ -89,16 +89,19 @@ def test_span_level_overlap_is_half_open_and_grade_is_the_best_overlapped_span()
     assert ann[["query_id", "key", "grade"]].values.tolist() == [
         ["q1", "d1#0", 1],
         ["q1", "d1#1", 3],
+        ["q1", "d1#2", 0],  # a located hit of a query with evidence that overlaps none: judged, grade 0
+        ["q1", "d2#0", 0],
+        ["q2", "d2#0", 0],
         ["q2", "d2@10-15", 2],
     ]
-    assert ann["span_document"].isna().tolist() == [True, True, False]
-    assert ann["span_document"].iloc[2] == "d2"
+    assert ann["span_document"].isna().tolist() == [True, True, True, True, True, False]
+    assert ann["span_document"].iloc[5] == "d2"
 
 
 def test_span_level_ignores_spans_of_other_documents_or_queries():
     spans = pd.DataFrame({"query_id": ["q2"], "document_id": ["d1"], "start": [0], "end": [30]})
     _, ann = apply_level(_span_run(), None, "span", spans=spans)
-    assert ann[["query_id", "key", "grade"]].values.tolist() == [["q2", "d1@0-30", 1]]
+    assert ann[["query_id", "key", "grade"]].values.tolist() == [["q2", "d2#0", 0], ["q2", "d1@0-30", 1]]
 
 
 def test_span_level_finds_offsets_of_hit_content_in_the_corpus():
@@ -115,7 +118,7 @@ def test_span_level_finds_offsets_of_hit_content_in_the_corpus():
         }
     )
     _, ann = apply_level(run, None, "span", spans=spans[spans["query_id"] == "q1"], corpus=corpus)
-    assert ann[["query_id", "key", "grade"]].values.tolist() == [["q1", "d1#0", 1]]
+    assert ann[["query_id", "key", "grade"]].values.tolist() == [["q1", "d1#0", 1], ["q1", "d1#1", 0]]
 
 
 def test_span_level_without_offsets_is_an_error_and_partial_offsets_warn():
@@ -184,6 +187,10 @@ def test_span_annotations_match_a_brute_force_reading_of_the_rule(case):
             if same and hit.start < span.end and span.start < hit.end:
                 pair = (hit.query_id, hit.key)
                 expected[pair] = max(expected.get(pair, 0), span.grade)
+    with_evidence = set(spans["query_id"])
+    for hit in run.itertuples():
+        if hit.query_id in with_evidence:
+            expected.setdefault((hit.query_id, hit.key), 0)  # evidence is complete: the rest is judged 0
     for span in spans.itertuples():
         touched = any(
             (h.query_id, h.document_id) == (span.query_id, span.document_id)
