@@ -81,6 +81,42 @@ def run(
 
 
 @app.command()
+def pool(
+    config: ConfigArg,
+    depth: Annotated[int, typer.Option("--depth", "-d", min=1, max=1000, help="Hits per variant.")] = 10,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="The pool file (default: <name>-pool.csv).")
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="csv or jsonl (default: from the file name, else csv).")
+    ] = None,
+    set_: SetOpt = None,
+) -> None:
+    """Write every variant's unjudged top hits for annotators; the filled file is more annotations."""
+    from rich.console import Console
+
+    from abcompare.config import load_config
+    from abcompare.data.pooling import write_pool
+    from abcompare.report import ConsoleReporter
+    from abcompare.runner import pool_unjudged_hits
+
+    reporter = ConsoleReporter()
+    _route_warnings(reporter.console)
+    _catch_interrupts(reporter)
+    settings = load_config(config, set_ or [])
+    path = output or Path(f"{settings.name}-pool.csv")
+    chosen = fmt or ("jsonl" if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv")
+    table = pool_unjudged_hits(settings, depth=depth, reporter=reporter)
+    write_pool(table, path, chosen)
+    queries = table["query_id"].nunique()
+    Console(stderr=True).print(
+        f"pooled {len(table)} unjudged hits of {queries} queries (top {depth} of "
+        f"{len(settings.variants())} variants) into {path}: fill in 'grade' (0 = not relevant) and add the "
+        "file to dataset.annotations (a list: the original judgments, then the pool)"
+    )
+
+
+@app.command()
 def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     """Check a config (keys, types, files) without running anything."""
     from rich.console import Console

@@ -43,13 +43,24 @@ class DatasetSettings(_Model):
         "span: a chunk is relevant when it overlaps an evidence span.",
     )
     queries: Path | None = Field(None, description="A query file overriding the dataset's queries.")
-    annotations: Path | None = Field(None, description="An annotation file overriding the dataset's qrels.")
+    annotations: Path | list[Path] | None = Field(
+        None,
+        description="An annotation file overriding the dataset's qrels, or a list of files merged into "
+        "one set (e.g. the qrels plus a filled `abcompare pool` file); conflicting grades are an error.",
+    )
     spans: Path | None = Field(None, description="Evidence spans (JSONL) for level: span.")
     corpus: Path | None = Field(None, description="A corpus file overriding the dataset's corpus.")
     strict: bool = Field(False, description="Make queries without annotations an error instead of excluded.")
     max_queries: int | None = Field(
         None, ge=2, description="Evaluate only the first N annotated queries (quick runs)."
     )
+
+    @field_validator("annotations")
+    @classmethod
+    def _some_annotation_file(cls, value: Path | list[Path] | None) -> Path | list[Path] | None:
+        if isinstance(value, list) and not value:
+            raise ValueError("give at least one annotation file (or leave the key out)")
+        return value
 
     @model_validator(mode="after")
     def _needs_a_source(self) -> DatasetSettings:
@@ -70,7 +81,17 @@ class EvaluationSettings(_Model):
     convention: Literal["ai4j", "trec"] = Field(
         "ai4j", description="ai4j: the seed RagEvaluator exactly; trec: trec_eval's definitions."
     )
-    relevance_threshold: int = Field(1, ge=1, description="Minimum grade that counts as relevant.")
+    relevance_threshold: int = Field(
+        1,
+        ge=1,
+        description="Minimum grade that counts as relevant for precision, recall, F1, MRR (and the ai4j "
+        "nDCG); the trec nDCG uses every positive grade as its gain. Every judged query is evaluated.",
+    )
+    unjudged: Literal["nonrelevant", "condensed"] = Field(
+        "nonrelevant",
+        description="Hits without any judgment: 'nonrelevant' counts them as not relevant (trec_eval); "
+        "'condensed' removes them before scoring (Sakai 2007), fairer when judgments are sparse.",
+    )
     min_alignment: float = Field(
         0.5, ge=0, le=1, description="Fail when fewer annotated ids than this ever match a hit key."
     )
@@ -305,10 +326,15 @@ _PATH_FIELDS = ("path", "queries", "annotations", "spans", "corpus")
 def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
     """Relative paths resolve against the config file's folder, so a config runs from anywhere."""
 
+    def resolved(value: str) -> str:
+        value = os.path.expanduser(value)
+        return str(Path(value) if os.path.isabs(value) else (base_dir / value).resolve())
+
     def fix(mapping: Any, key: str) -> None:
         if isinstance(mapping, dict) and isinstance(mapping.get(key), str):
-            value = os.path.expanduser(mapping[key])
-            mapping[key] = str(Path(value) if os.path.isabs(value) else (base_dir / value).resolve())
+            mapping[key] = resolved(mapping[key])
+        elif isinstance(mapping, dict) and isinstance(mapping.get(key), list):
+            mapping[key] = [resolved(v) if isinstance(v, str) else v for v in mapping[key]]
 
     dataset = raw.get("dataset")
     for key in _PATH_FIELDS:
@@ -323,9 +349,13 @@ def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
 
 def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
     """Every file or folder named in the config must exist, reported with its YAML path."""
-    checks: list[tuple[tuple[str, ...], Path | None]] = [
-        (("dataset", key), getattr(config.dataset, key)) for key in _PATH_FIELDS
-    ]
+    checks: list[tuple[tuple[str, ...], Path | None]] = []
+    for key in _PATH_FIELDS:
+        value = getattr(config.dataset, key)
+        if isinstance(value, list):
+            checks += [(("dataset", key, str(i)), item) for i, item in enumerate(value)]
+        else:
+            checks.append((("dataset", key), value))
     for name, variant in config.variants().items():
         if variant.run is not None:
             where = ("control",) if name == "control" else ("treatments", name)

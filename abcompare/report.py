@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,12 @@ def print_report(result: Any, console: Any | None = None) -> None:
     for name, report in result.alignment.items():
         summary = report.summary().removeprefix("alignment: ")
         console.print(f"  alignment of {name}: {summary}")
+    if result.judged:
+        k = next(iter(result.judged.values())).cutoff
+        shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
+        console.print(f"  judged@{k} (share of the top {k} with a judgment): {shares}")
+    for note in result.judgment_warnings:
+        console.print(f"[bold yellow]warning:[/] {note}")
     for name in cfg.treatments:
         console.print()
         console.print(verdict_table(result.comparison, name, cfg.significance.primary))
@@ -264,6 +271,8 @@ def result_as_json(result: Any) -> dict[str, Any]:
         "means": {name: _plain(means) for name, means in result.means.items()},
         "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
         "comparison": comparison.to_dict(orient="records"),
+        "judged": {name: asdict(cov) for name, cov in result.judged.items()},
+        "judgment_warnings": list(result.judgment_warnings),
         "timings": result.timings,
     }
 

@@ -47,6 +47,8 @@ class ComparisonResult:
     variant_run_ids: dict[str, str] = field(default_factory=dict)
     ui_hint: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the headline cutoff
+    judgment_warnings: list[str] = field(default_factory=list)
 
     @property
     def alignment(self) -> dict[str, Any]:
@@ -112,7 +114,7 @@ def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, con
     """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics."""
     from abcompare.data.alignment import alignment_report, check_alignment
     from abcompare.data.levels import apply_level
-    from abcompare.evaluation.batch import evaluate_run
+    from abcompare.evaluation.per_query import per_query_metrics
 
     evaluation = config.evaluation
     run, annotations = apply_level(
@@ -123,20 +125,20 @@ def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, con
         chunking=variant.chunking,
         corpus=dataset.corpus,
     )
-    report = alignment_report(run, annotations)
+    report = alignment_report(run, annotations, relevance_threshold=evaluation.relevance_threshold)
     check_alignment(
         report, min_fraction=evaluation.min_alignment, allow_misaligned=evaluation.allow_misaligned
     )
-    per_query = evaluate_run(
+    per_query = per_query_metrics(
         run,
         annotations,
-        k=tuple(evaluation.cutoffs),
+        dataset.query_ids,
+        measures=evaluation.metrics,
+        cutoffs=evaluation.cutoffs,
         convention=evaluation.convention,
         relevance_threshold=evaluation.relevance_threshold,
+        unjudged=evaluation.unjudged,
     )
-    # every variant is judged on the same fixed query set: queries without a relevant item score 0
-    query_ids = pd.Index(dataset.queries["query_id"].astype(str), name="query_id")
-    per_query = per_query.reindex(query_ids, fill_value=0)
     return run, per_query, report
 
 
@@ -145,6 +147,27 @@ def compared_metrics(config: ExperimentConfig) -> list[str]:
     from abcompare.evaluation.measures import metric_name
 
     return [metric_name(m, k) for m in config.evaluation.metrics for k in config.evaluation.cutoffs]
+
+
+def judged_columns(config: ExperimentConfig) -> list[str]:
+    """``judged@k`` at every configured cutoff: how much of each list was judged (a diagnostic)."""
+    from abcompare.evaluation.measures import JUDGED_MEASURE, metric_name
+
+    return [metric_name(JUDGED_MEASURE, k) for k in config.evaluation.cutoffs]
+
+
+def judgment_coverage(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter):
+    """Each variant's judged@k at the headline cutoff, and a warning per treatment whose list is clearly
+    less judged than the control's (its losses may be missing judgments)."""
+    from abcompare.evaluation.judgments import judged_coverage, judged_gap_warnings
+    from abcompare.evaluation.measures import parse_metric
+
+    cutoff = parse_metric(headline_metric(config))[1]
+    coverage = judged_coverage(per_query, cutoff)
+    notes = judged_gap_warnings(coverage)
+    for note in notes:
+        reporter.warn(note)
+    return coverage, notes
 
 
 def headline_metric(config: ExperimentConfig) -> str:
@@ -244,15 +267,19 @@ def run_comparison(
                 run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
             with timer("evaluation"):
                 run, per_query, report = judge_variant(run, dataset, variant, config)
-            per_query = per_query[compared_metrics(config) + [c for c in per_query.columns if "count" in c]]
-            means = per_query[compared_metrics(config)].mean().to_dict()
+            means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
             outcomes[name] = VariantOutcome(name, role, run, per_query, report, means)
             if logger:
                 with timer("tracking"):
                     logger.log_variant(outcomes[name], variant, Path(tmp))
+        per_query_tables = {n: o.per_query for n, o in outcomes.items()}
+        coverage, judgment_warnings = judgment_coverage(config, per_query_tables, reporter)
         with timer("statistics"):
             reporter.stage("paired significance tests")
-            comparison = compare(config, {n: o.per_query for n, o in outcomes.items()}, reporter)
+            comparison = compare(config, per_query_tables, reporter)
+        from abcompare.evaluation.judgments import attach_judged_means
+
+        comparison = attach_judged_means(comparison, per_query_tables)
         result = ComparisonResult(
             config=config,
             dataset_name=dataset.name,
@@ -261,6 +288,8 @@ def run_comparison(
             variants=outcomes,
             comparison=comparison,
             timings=timer.seconds,
+            judged=coverage,
+            judgment_warnings=judgment_warnings,
         )
         if logger:
             with timer("tracking"):
@@ -271,3 +300,41 @@ def run_comparison(
             result.variant_run_ids = dict(logger.variant_ids)
             result.ui_hint = tracker.run_url_hint()
     return result
+
+
+# ------------------------------------------------------------------------------------------ pooling
+def pool_unjudged_hits(
+    config: ExperimentConfig, *, depth: int = 10, reporter: Reporter | None = None
+) -> pd.DataFrame:
+    """Every variant's top ``depth`` hits that nobody judged, once each, for annotators (no MLflow run).
+
+    Variants are produced as ``abcompare run`` produces them (the embedding cache makes a rerun cheap) and
+    judged at the configured annotation level: chunk keys at chunk level, document ids at document level.
+    Queries nobody judged yet are pooled too: they are the largest holes.
+    """
+    from abcompare.data.levels import apply_level
+    from abcompare.data.pooling import pool_unjudged
+    from abcompare.evaluation.batch import in_evaluation_order
+    from abcompare.retrieval.pipeline import RetrievalCache
+
+    reporter = reporter or Reporter()
+    level = config.dataset.level
+    if level == "span":
+        raise DataError(
+            "nothing to pool at span level: evidence spans judge every located hit",
+            field="dataset.level",
+            hint="pool at chunk or document level, where judgments are listed (query, id) pairs",
+        )
+    reporter.stage("loading the dataset")
+    from abcompare.data.experiment import load_dataset_for_experiment
+
+    dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
+    cache = RetrievalCache()
+    runs: dict[str, pd.DataFrame] = {}
+    for name, variant in config.variants().items():
+        reporter.stage("control" if name == "control" else f"treatment {name}")
+        run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
+        leveled, _ = apply_level(run, dataset.annotations, level, corpus=dataset.corpus)
+        runs[name] = in_evaluation_order(leveled, config.evaluation.convention)
+    documents = dataset.corpus if level == "document" else None
+    return pool_unjudged(runs, dataset.annotations, dataset.queries, depth=depth, documents=documents)

@@ -70,9 +70,26 @@ class ComparisonLogger:
         }
         return tags
 
+    def _judgment_tags(self) -> dict[str, str]:
+        """Which judgments the comparison used, so two comparisons on different judgment sets are never
+        confused: the files with their sha256, and how many judgments they hold."""
+        annotations = self.dataset.annotations
+        threshold = self.config.evaluation.relevance_threshold
+        relevant = int((annotations["grade"] >= threshold).sum()) if "grade" in annotations else 0
+        files = "; ".join(
+            f"{Path(p).name} sha256:{digest[:16]}" for p, digest in self.dataset.annotation_files
+        )
+        tags = {
+            "abcompare.judgments": f"{len(annotations)} judgments ({relevant} at grade >= {threshold}) on "
+            f"{annotations['query_id'].nunique()} queries",
+        }
+        if files:
+            tags["abcompare.annotation_files"] = files
+        return tags
+
     def start(self) -> None:
         cfg = self.config
-        tags = {**self._common_tags(), "abcompare.role": "comparison"}
+        tags = {**self._common_tags(), **self._judgment_tags(), "abcompare.role": "comparison"}
         self.parent_id = self.tracker.start_run(
             cfg.tracking.run_name or cfg.name, tags, description=cfg.description
         )
