@@ -7,6 +7,7 @@ is an array operation over all queries. The numbers equal the per-query evaluato
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from abcompare.errors import AbcompareWarning, ConfigError, DataError
 from abcompare.evaluation import codes
@@ -49,11 +51,18 @@ class _Coded:
     ann_key: np.ndarray  # code of the (stripped) annotated id, 0..n_ann_keys-1
     ann_grade: np.ndarray
     n_ann_keys: int
-    run_query: np.ndarray
+    run_blocks: tuple[np.ndarray, np.ndarray]  # the run's blocks of one query: (query code, length)
     run_keys: pa.Array  # the hits' keys (stripped), as strings
     ann_key_labels: pa.Array  # the annotated ids (stripped), by code
     run_rank: np.ndarray | None
     run_score: np.ndarray | None
+    distinct_keys: bool = False  # no key repeats within a query (so the repeat check is skipped)
+
+    @functools.cached_property
+    def run_query(self) -> np.ndarray:
+        """Each hit's query code (expanded from the blocks only when a path needs one per hit)."""
+        block_query, lengths = self.run_blocks
+        return np.repeat(block_query, lengths)
 
 
 def evaluate_run(
@@ -94,27 +103,14 @@ def evaluate_run(
     relevant_pair = is_relevant(best_grade, relevance_threshold)
     relevant_count = np.bincount(best_pair[relevant_pair] // n_ids, minlength=n_queries)
 
-    order = _order(coded)
-    run_query = coded.run_query[order]
-    identity, run_ann = _key_codes(coded, order, run_query)
-    repeated = _repeated(run_query, identity)
-    repeated_queries = int(np.unique(run_query[repeated]).size)
-    if convention == "trec" and repeated_queries:
-        run_query, run_ann = run_query[~repeated], run_ann[~repeated]
-    del identity, repeated
-
-    # look up only hits whose key is annotated for some query (few), not every hit; from here on every
-    # array is over those judged hits only, in row order (so sums add up in the same order as over all)
-    candidate = np.flatnonzero(run_ann >= 0)
-    pair = run_query[candidate] * n_ids + run_ann[candidate]
-    slot = np.minimum(np.searchsorted(best_pair, pair), max(best_pair.size - 1, 0))
-    match = best_pair[slot] == pair if best_pair.size else np.zeros(candidate.size, dtype=bool)
-    judged_row, judged_grade = candidate[match], best_grade[slot[match]]
-
-    retrieved = np.bincount(run_query, minlength=n_queries)
-    starts = np.concatenate(([0], np.cumsum(retrieved)[:-1])).astype(np.int64)
-    judged_query = run_query[judged_row]
-    judged_position = judged_row - starts[judged_query]
+    judged = _judged_by_score_counting(coded, best_pair, best_grade, n_ids, n_queries)
+    if judged is not None:
+        retrieved, judged_query, judged_position, judged_grade = judged
+        repeated_queries = 0
+    else:
+        retrieved, judged_query, judged_position, judged_grade, repeated_queries = _judged_by_sorting(
+            coded, convention, best_pair, best_grade, n_ids, n_queries
+        )
     judged_count = np.bincount(judged_query, minlength=n_queries)
     judged_at = {
         cutoff: _ratio(
@@ -208,7 +204,7 @@ def in_evaluation_order(run: pd.DataFrame, convention: str) -> pd.DataFrame:
         ann_key=np.zeros(0, dtype=np.int64),
         ann_grade=np.zeros(0),
         n_ann_keys=1,
-        run_query=query,
+        run_blocks=_blocks_of(query),
         run_keys=keys if flat.keys_are_clean else codes.clean_strings(keys),
         ann_key_labels=pa.array([], type=pa.large_string()),
         run_rank=flat.rank,
@@ -221,6 +217,129 @@ def in_evaluation_order(run: pd.DataFrame, convention: str) -> pd.DataFrame:
     out = out.reset_index(drop=True)
     out["rank"] = out.groupby(pd.factorize(out["query_id"], sort=False)[0]).cumcount().to_numpy() + 1
     return out
+
+
+def _judged_by_sorting(
+    coded: _Coded, convention: str, best_pair: np.ndarray, best_grade: np.ndarray, n_ids: int, n_queries: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Put every hit in order (one sort), drop repeats in the trec convention, and find the judged hits:
+    ``(retrieved, judged_query, judged_position, judged_grade, queries_with_repeated_keys)``, the judged
+    hits in (query, position) order."""
+    order = _order(coded)
+    run_query = coded.run_query[order]
+    if coded.distinct_keys:  # no repeats, so only the annotated keys are looked up
+        labels = coded.ann_key_labels.cast(coded.run_keys.type)
+        run_ann = codes.lookup(coded.run_keys, labels)[order]
+        repeated_queries = 0
+    else:
+        identity, run_ann = _key_codes(coded, order, run_query)
+        repeated = _repeated(run_query, identity)
+        repeated_queries = int(np.unique(run_query[repeated]).size)
+        if convention == "trec" and repeated_queries:
+            run_query, run_ann = run_query[~repeated], run_ann[~repeated]
+        del identity, repeated
+    # look up only hits whose key is annotated for some query (few), not every hit; from here on every
+    # array is over those judged hits only, in row order (so sums add up in the same order as over all)
+    candidate = np.flatnonzero(run_ann >= 0)
+    judged_row, judged_grade, _ = _judged_rows(
+        run_query[candidate], run_ann[candidate], best_pair, best_grade, n_ids, candidate
+    )
+    retrieved = np.bincount(run_query, minlength=n_queries)
+    starts = np.concatenate(([0], np.cumsum(retrieved)[:-1])).astype(np.int64)
+    judged_query = run_query[judged_row]
+    return retrieved, judged_query, judged_row - starts[judged_query], judged_grade, repeated_queries
+
+
+def _judged_rows(
+    query: np.ndarray,
+    ann: np.ndarray,
+    best_pair: np.ndarray,
+    best_grade: np.ndarray,
+    n_ids: int,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of the candidate ``rows`` (hits whose key is annotated for some query; ``query`` and ``ann`` are
+    their query and annotated-key codes), the ones judged for their own query, their grades, and the mask
+    of those among the candidates."""
+    pair = query * n_ids + ann
+    slot = np.minimum(np.searchsorted(best_pair, pair), max(best_pair.size - 1, 0))
+    match = best_pair[slot] == pair if best_pair.size else np.zeros(rows.size, dtype=bool)
+    return rows[match], best_grade[slot[match]], match
+
+
+_COUNTING_ROWS = 1 << 15
+
+
+def _judged_by_score_counting(
+    coded: _Coded, best_pair: np.ndarray, best_grade: np.ndarray, n_ids: int, n_queries: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The judged hits' positions without sorting the run, for scored runs whose keys never repeat within a
+    query and whose queries come in blocks (``{query: {key: score}}``, pytrec_eval's input shape): a
+    judged hit's position is the number of hits of its query that rank above it (higher score, or equal
+    score and a key later in byte order, as trec_eval breaks ties). Only the few judged hits are compared,
+    each against its own query's scores. None when the run is not of that shape (the sorting path)."""
+    score = coded.run_score
+    block_query, lengths = coded.run_blocks
+    n_hits = len(coded.run_keys)
+    if score is None or not coded.distinct_keys or n_hits == 0 or np.isnan(score).any():
+        return None
+    if np.unique(block_query).size != block_query.size:
+        return None  # a query's hits are not one block
+    width = int(lengths.max())
+    if block_query.size * width > 2 * n_hits + 1024:
+        return None  # too skewed to pad
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    labels = coded.ann_key_labels.cast(coded.run_keys.type)
+    run_ann = codes.lookup(coded.run_keys, labels)
+    candidate = np.flatnonzero(run_ann >= 0)
+    candidate_block = np.searchsorted(starts, candidate, side="right") - 1
+    judged_row, judged_grade, match = _judged_rows(
+        block_query[candidate_block], run_ann[candidate], best_pair, best_grade, n_ids, candidate
+    )
+    block = candidate_block[match]
+    padded = _padded_blocks(score, starts, lengths, width)
+    position = np.empty(judged_row.size, dtype=np.int64)
+    for begin in range(0, judged_row.size, _COUNTING_ROWS):
+        rows = slice(begin, begin + _COUNTING_ROWS)
+        own = score[judged_row[rows]][:, None]
+        theirs = padded[block[rows]]
+        position[rows] = (theirs > own).sum(axis=1)
+        tied = (theirs == own).sum(axis=1) > 1
+        if tied.any():
+            position[begin + np.flatnonzero(tied)] += _later_keys_among_ties(
+                coded.run_keys, judged_row[rows][tied], starts[block[rows][tied]], theirs[tied] == own[tied]
+            )
+    retrieved = np.bincount(block_query, weights=lengths, minlength=n_queries).astype(np.int64)
+    judged_query = block_query[block]
+    by_rank = np.lexsort((position, judged_query))
+    return retrieved, judged_query[by_rank], position[by_rank], judged_grade[by_rank]
+
+
+def _padded_blocks(score: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+    """The blocks' scores as rows of a (blocks x width) matrix, -inf after each block's end."""
+    if lengths.size * width == score.size:
+        return score.reshape(lengths.size, width)
+    shift = np.arange(lengths.size, dtype=np.int64) * width - starts
+    target = np.repeat(shift, lengths)
+    target += np.arange(score.size, dtype=np.int64)
+    padded = np.full(lengths.size * width, -np.inf)
+    padded[target] = score
+    return padded.reshape(lengths.size, width)
+
+
+def _later_keys_among_ties(
+    keys: pa.Array, rows: np.ndarray, block_starts: np.ndarray, equal: np.ndarray
+) -> np.ndarray:
+    """For each hit in ``rows``, how many hits of its block with the same score have a greater key (byte
+    order): trec_eval ranks those above it. ``equal`` marks each block's tied columns."""
+    which, column = np.nonzero(equal)
+    other = block_starts[which] + column
+    mine = rows[which]
+    differ = other != mine
+    which, other, mine = which[differ], other[differ], mine[differ]
+    greater = pc.greater(keys.take(pa.array(other)), keys.take(pa.array(mine)))
+    ahead = greater.to_numpy(zero_copy_only=False).astype(bool)
+    return np.bincount(which[ahead], minlength=rows.size)
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
@@ -249,21 +368,26 @@ def _encode(judged: FlatAnnotations, flat: FlatRun) -> _Coded:
     ann_keep &= ann_query >= 0
     output_labels = query_labels.filter(pa.array(evaluated))
 
-    run_query, run_query_labels = codes.encode_grouped(codes.as_strings(flat.query_id))
-    if flat.block_lengths is not None:
-        run_query = np.repeat(run_query, flat.block_lengths)
-    if (run_query < 0).any():
-        row = int(np.flatnonzero(run_query < 0)[0])
+    block_query, run_query_labels = codes.encode_grouped(codes.as_strings(flat.query_id))
+    lengths = flat.block_lengths
+    if lengths is None:  # one query id per hit: blocks of neighbours with the same id
+        block_query, lengths = _blocks_of(block_query)
+    if (block_query < 0).any():
+        row = int(np.cumsum(np.append(0, lengths))[np.flatnonzero(block_query < 0)[0]])
         raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=RUN_COLUMNS_HINT)
-    run_query = np.append(codes.lookup(run_query_labels, output_labels), -1)[run_query]
+    block_query = np.append(codes.lookup(run_query_labels, output_labels), -1)[block_query]
     run_keys = codes.as_strings(flat.key)
-    if not bool(np.all(run_query >= 0)):
-        in_scope = run_query >= 0
-        run_query, run_keys = run_query[in_scope], run_keys.filter(pa.array(in_scope))
-    else:
-        in_scope = slice(None)
+    in_scope: np.ndarray | slice = slice(None)
+    if not bool(np.all(block_query >= 0)):  # hits of queries nobody judged are not evaluated
+        keep = block_query >= 0
+        in_scope = np.repeat(keep, lengths)
+        run_keys = run_keys.filter(pa.array(in_scope))
+        block_query, lengths = block_query[keep], lengths[keep]
+    distinct = flat.distinct_keys
     if not flat.keys_are_clean:
-        run_keys = codes.clean_strings(run_keys)
+        cleaned = codes.clean_strings(run_keys)
+        distinct = distinct and cleaned is run_keys  # stripping can make two keys of a query equal
+        run_keys = cleaned
     if run_keys.null_count:
         row = int(np.flatnonzero(pd.isna(run_keys.to_numpy(zero_copy_only=False)))[0])
         raise DataError(
@@ -277,12 +401,21 @@ def _encode(judged: FlatAnnotations, flat: FlatRun) -> _Coded:
         ann_key=ann_key[ann_keep],
         ann_grade=np.asarray(judged.grade, dtype=np.float64)[ann_keep],
         n_ann_keys=max(len(ann_key_labels), 1),
-        run_query=run_query,
+        run_blocks=(block_query, np.asarray(lengths, dtype=np.int64)),
         run_keys=run_keys,
         ann_key_labels=ann_key_labels,
         run_rank=None if flat.rank is None else flat.rank[in_scope],
         run_score=None if flat.score is None else flat.score[in_scope],
+        distinct_keys=distinct,
     )
+
+
+def _blocks_of(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of equal neighbouring codes as (code of each run, its length)."""
+    if query.size == 0:
+        return query.astype(np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)).astype(np.int64)
+    return query[starts], np.diff(np.append(starts, query.size))
 
 
 def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

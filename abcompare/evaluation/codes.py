@@ -35,6 +35,24 @@ def as_strings(values: Any) -> pa.Array:
     )
 
 
+def joined_strings(values: Any, count: int) -> pa.Array | None:
+    """``count`` Python strings from the iterable ``values`` as one Arrow string array, built by joining
+    them once (C speed) instead of converting object by object; None when they are not all ASCII
+    ``str`` (the caller then takes the general path). ``values`` is a callable returning a fresh
+    iterator, since the strings are walked twice: to join them and to measure them."""
+    try:
+        joined = "".join(values())
+    except TypeError:  # a non-str key (an int, None): the general path converts each one
+        return None
+    if not joined.isascii():  # then characters are not bytes: lengths would not be byte offsets
+        return None
+    lengths = np.fromiter(map(len, values()), dtype=np.int64, count=count)
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = pa.py_buffer(joined.encode("ascii"))
+    return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), data)
+
+
 def encode(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """``(codes, labels)``: codes in first-seen order, -1 for null, with ``labels[code]`` the string."""
     encoded = pc.dictionary_encode(strings)

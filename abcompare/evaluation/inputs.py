@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from abcompare.errors import DataError
+from abcompare.evaluation import codes
 from abcompare.evaluation.keys import hit_keys
 
 
@@ -31,6 +33,7 @@ class FlatRun:
     score: np.ndarray | None
     keys_are_clean: bool  # True when keys came from hit_key (stripped, never blank)
     block_lengths: np.ndarray | None = None  # hits per query id, for mappings (query ids come in blocks)
+    distinct_keys: bool = False  # True when no key repeats within a query ({key: score} mappings)
 
 
 @dataclass(frozen=True)
@@ -110,19 +113,28 @@ def _flatten_run_mapping(run: Mapping[Any, Any]) -> FlatRun:
 
 
 def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
+    """``{query: {key: score}}`` as columns, touching each item once from C: keys joined into one string
+    buffer, scores through ``np.fromiter`` (pytrec_eval's input shape, often millions of items)."""
     scores_by_query = [scores or {} for scores in run.values()]
     lengths = [len(scores) for scores in scores_by_query]
+    n = sum(lengths)
     query_ids = np.array([str(q) for q in run], dtype=object)
-    keys = np.fromiter(chain.from_iterable(scores_by_query), dtype=object, count=sum(lengths))
+    keys = codes.joined_strings(lambda: chain.from_iterable(scores_by_query), n)
+    if keys is None:
+        keys = np.fromiter(chain.from_iterable(scores_by_query), dtype=object, count=n)
     try:
         score = np.fromiter(
-            chain.from_iterable(s.values() for s in scores_by_query), dtype=np.float64, count=sum(lengths)
+            chain.from_iterable(map(dict.values, scores_by_query))
+            if all(type(s) is dict for s in scores_by_query)
+            else chain.from_iterable(s.values() for s in scores_by_query),
+            dtype=np.float64,
+            count=n,
         )
     except (TypeError, ValueError) as err:
         raise DataError(f"a score is not a number ({err})", field="score", hint="scores are numbers") from err
     if np.isnan(score).any():
         raise DataError("a hit has a NaN score", field="score", hint="give every hit a number")
-    return FlatRun(query_ids, keys, None, score, False, np.array(lengths, dtype=np.int64))
+    return FlatRun(query_ids, keys, None, score, False, np.array(lengths, dtype=np.int64), distinct_keys=True)
 
 
 def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
@@ -147,6 +159,9 @@ def flatten_annotations(annotations: Any) -> FlatAnnotations:
             field="annotations",
             hint="pass {query_id: [relevant ids]}, {query_id: {id: grade}} or a DataFrame",
         )
+    graded = _flatten_graded_mapping(annotations)
+    if graded is not None:
+        return graded
     queries: list[str] = []
     keys: list[Any] = []
     grades: list[Any] = []
@@ -167,6 +182,30 @@ def flatten_annotations(annotations: Any) -> FlatAnnotations:
         {"query_id": pd.Series(queries, dtype=object), "key": pd.Series(keys, dtype=object), "grade": grades}
     )
     return _flatten_annotation_frame(frame)
+
+
+def _flatten_graded_mapping(annotations: Mapping[Any, Any]) -> FlatAnnotations | None:
+    """``{query: {id: grade}}`` (pytrec_eval's qrels shape) as columns without a Python loop per item;
+    None when the mapping has another shape or a grade that is not a plain number (general path)."""
+    judged = [(str(qid), grades) for qid, grades in annotations.items() if grades is not None]
+    if not all(type(grades) is dict for _, grades in judged):
+        return None
+    lengths = np.fromiter((len(grades) for _, grades in judged), dtype=np.int64, count=len(judged))
+    n = int(lengths.sum())
+    keys = codes.joined_strings(lambda: chain.from_iterable(grades for _, grades in judged), n)
+    if keys is None:
+        return None
+    try:
+        grade = np.fromiter(
+            chain.from_iterable(grades.values() for _, grades in judged), dtype=np.float64, count=n
+        )
+    except (TypeError, ValueError):
+        return None
+    if np.isnan(grade).any():
+        return None  # the general path names the row
+    queries = pa.array([qid for qid, _ in judged], type=pa.large_string())
+    query_id = queries.take(pa.array(np.repeat(np.arange(len(judged), dtype=np.int64), lengths)))
+    return FlatAnnotations(query_id, keys, grade)
 
 
 def _flatten_annotation_frame(frame: pd.DataFrame) -> FlatAnnotations:
