@@ -16,11 +16,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from abcompare.errors import AbcompareWarning, ConfigError
 from abcompare.evaluation.measures import MEASURES
 from abcompare.retrieval.settings import VariantSettings
+from abcompare.sweep import SweepPlan, SweepSettings, expand_sweep
 
 
 class _Model(BaseModel):
@@ -157,12 +166,23 @@ class ExperimentConfig(_Model):
     treatments: dict[str, VariantSettings] = Field(
         ..., min_length=1, description="Each treatment, written as overrides of the control."
     )
+    sweep: SweepSettings | None = Field(
+        None,
+        description="A grid (or list) of settings of the control, expanded into treatments named from "
+        "their settings; the comparison then also tests the tuned choice among them.",
+    )
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     significance: SignificanceSettings = Field(default_factory=SignificanceSettings)
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
+    _sweep_plan: SweepPlan | None = PrivateAttr(None)
+
+    @property
+    def sweep_plan(self) -> SweepPlan | None:
+        """What the sweep expanded into (None without a sweep): candidates and what was left out."""
+        return self._sweep_plan
 
     @field_validator("treatments")
     @classmethod
@@ -397,6 +417,9 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     lines = _yaml_lines(text)
     _resolve_paths(raw, path.resolve().parent)
 
+    # a sweep expands into treatments before anything else sees the config
+    plan = _expand_sweep(raw, path, lines)
+    swept = set(plan.candidates) if plan is not None else set()
     # treatments are overrides of the control: merge before validation, remember where each came from
     control = raw.get("control")
     treatments = raw.get("treatments")
@@ -413,6 +436,8 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
                     field=f"treatments.{name}",
                 )
             merged[name] = deep_merge(control, override)
+            if name in swept:  # a sweep changes several settings by design
+                continue
             changed = changed_settings(control, override)
             if len(changed) > 1:
                 warnings.warn(
@@ -433,7 +458,59 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
     _check_files(config, path, lines)
+    config._sweep_plan = plan
     return config
+
+
+def _expand_sweep(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> SweepPlan | None:
+    """Expand ``sweep:`` into treatments of ``raw`` (in place, after any explicit ones); errors are
+    located at the sweep's keys. Returns the plan, or None when the config has no sweep."""
+    block = raw.get("sweep")
+    if block is None:
+        return None
+    try:
+        sweep = SweepSettings.model_validate(block)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ("sweep", *(str(p) for p in first["loc"]))
+        line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
+        raise ConfigError(
+            _describe(first, _all_field_names(SweepSettings)), file=path, line=line, field=".".join(loc)
+        ) from None
+    control = raw.get("control")
+    if not isinstance(control, dict):
+        return None  # validation reports the missing control
+    for setting in sweep.grid or {k: None for point in sweep.points or [] for k in point}:
+        head = setting.split(".")[0]
+        if head not in VariantSettings.model_fields:
+            close = difflib.get_close_matches(head, list(VariantSettings.model_fields), n=1)
+            raise ConfigError(
+                f"unknown setting {setting!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                file=path,
+                line=lines.get(("sweep", "grid", setting)) or lines.get(("sweep",)),
+                field=f"sweep.grid.{setting}" if sweep.grid else "sweep.points",
+                hint="a sweep varies settings of the control, written as paths like fusion.k",
+            )
+    explicit = raw.get("treatments") if isinstance(raw.get("treatments"), dict) else {}
+    plan = expand_sweep(
+        sweep,
+        build=lambda override: VariantSettings.model_validate(deep_merge(control, override)),
+        identity=VariantSettings.pipeline_identity,
+        taken={"control", *explicit},
+    )
+    where = {"file": path, "line": lines.get(("sweep",)), "field": "sweep"}
+    if not plan.candidates:
+        reason = plan.invalid[0] if plan.invalid else "every point repeats another"
+        raise ConfigError(f"the sweep has no valid candidate ({reason})", **where)
+    if len(plan.candidates) > sweep.max_variants:
+        raise ConfigError(
+            f"the sweep expands into {len(plan.candidates)} candidates, more than max_variants "
+            f"({sweep.max_variants})",
+            hint="narrow the grid, or raise sweep.max_variants (at most 1000) if you mean it",
+            **where,
+        )
+    raw["treatments"] = {**explicit, **plan.candidates}
+    return plan
 
 
 def config_schema() -> dict[str, Any]:

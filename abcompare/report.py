@@ -269,6 +269,7 @@ def result_as_json(result: Any) -> dict[str, Any]:
         "parent_run_id": result.parent_run_id,
         "variant_run_ids": result.variant_run_ids,
         "means": {name: _plain(means) for name, means in result.means.items()},
+        "efficiency": {name: _plain(o.efficiency) for name, o in result.variants.items() if o.efficiency},
         "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
         "comparison": comparison.to_dict(orient="records"),
         "judged": {name: asdict(cov) for name, cov in result.judged.items()},

@@ -30,6 +30,7 @@ class VariantOutcome:
     per_query: pd.DataFrame
     alignment: Any
     means: dict[str, float]
+    efficiency: dict[str, float] = field(default_factory=dict)  # efficiency.* (retrieved variants only)
 
 
 @dataclass
@@ -90,24 +91,31 @@ def produce_run(
     variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
 ) -> pd.DataFrame:
     """A variant's hits for every query, as a run table: retrieved here, or read from a run file."""
+    return produce_run_with_cost(variant, dataset, cache, cache_dir, reporter, name)[0]
+
+
+def produce_run_with_cost(
+    variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """A variant's run table and its efficiency metrics (none for a precomputed run file)."""
     from abcompare.data.runs import read_run, run_frame_from_hits
 
     if variant.run is not None:
         run = read_run(variant.run.path, format=variant.run.format)
-        return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True)
+        return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True), {}
     if dataset.corpus is None:
         raise DataError(
             f"variant {name!r} retrieves from a corpus, but the dataset has none",
             field="dataset",
             hint="use a dataset with a corpus.jsonl, or give the variant a precomputed run file (run.path)",
         )
-    from abcompare.retrieval.pipeline import run_variant
+    from abcompare.retrieval.pipeline import run_variant_with_cost
 
     with reporter.progress(f"{name}: retrieving", total=len(dataset.queries)) as advance:
-        hits = run_variant(
+        hits, cost = run_variant_with_cost(
             variant, dataset.corpus, dataset.queries, cache_dir=cache_dir, progress=advance, cache=cache
         )
-    return run_frame_from_hits(hits)
+    return run_frame_from_hits(hits), cost.as_metrics()
 
 
 def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, config: ExperimentConfig):
@@ -264,11 +272,13 @@ def run_comparison(
             role = "control" if name == "control" else "treatment"
             reporter.stage("control" if role == "control" else f"treatment {name}")
             with timer("retrieval"):
-                run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
+                run, efficiency = produce_run_with_cost(
+                    variant, dataset, cache, config.resolved_cache_dir(), reporter, name
+                )
             with timer("evaluation"):
                 run, per_query, report = judge_variant(run, dataset, variant, config)
             means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
-            outcomes[name] = VariantOutcome(name, role, run, per_query, report, means)
+            outcomes[name] = VariantOutcome(name, role, run, per_query, report, means, efficiency)
             if logger:
                 with timer("tracking"):
                     logger.log_variant(outcomes[name], variant, Path(tmp))

@@ -126,6 +126,7 @@ class ComparisonLogger:
         metrics["n_queries"] = float(len(counts))
         if "retrieved_count" in counts:
             metrics["mean_retrieved_count"] = float(counts["retrieved_count"].mean())
+        metrics.update(outcome.efficiency)
         self.tracker.log_metrics(run_id, metrics)
         self.tracker.log_table(run_id, outcome.per_query, "per_query_metrics")
         folder = tmp / _safe(outcome.name)

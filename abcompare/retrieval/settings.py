@@ -6,6 +6,7 @@ control), so every model forbids unknown keys and every field says what it does.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -161,3 +162,15 @@ class VariantSettings(_Settings):
                     f"retrievers are {sorted(self.retrievers)}"
                 )
         return self
+
+    def pipeline_identity(self) -> str:
+        """What decides this variant's hits: its settings without the ones that have no effect (RRF's
+        ``k`` under another fusion method), so two sweep points that are one pipeline are run once."""
+        data = self.model_dump(mode="json")
+        fusion = data.get("fusion")
+        if fusion is not None:
+            if fusion.get("method") != "rrf":
+                fusion.pop("k", None)
+            weights = {name: (fusion.get("weights") or {}).get(name, 1.0) for name in self.retrievers}
+            fusion["weights"] = None if all(w == 1.0 for w in weights.values()) else weights
+        return json.dumps(data, sort_keys=True, default=str)
