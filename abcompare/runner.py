@@ -39,7 +39,7 @@ class ComparisonResult:
     config: ExperimentConfig
     dataset_name: str
     n_queries: int
-    headline_metric: str
+    primary_metric: str
     variants: dict[str, VariantOutcome]
     comparison: pd.DataFrame
     tracking_uri: str | None = None
@@ -147,14 +147,6 @@ def compared_metrics(config: ExperimentConfig) -> list[str]:
     return [metric_name(m, k) for m in config.evaluation.metrics for k in config.evaluation.cutoffs]
 
 
-def headline_metric(config: ExperimentConfig) -> str:
-    """The metric the one-line verdict speaks of: nDCG at the largest cutoff when computed."""
-    from abcompare.evaluation.measures import metric_name
-
-    measure = "ndcg" if "ndcg" in config.evaluation.metrics else config.evaluation.metrics[0]
-    return metric_name(measure, max(config.evaluation.cutoffs))
-
-
 def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter) -> pd.DataFrame:
     """Paired tests of every treatment against the control (statistics stage)."""
     from abcompare.stats.comparison import paired_comparison
@@ -173,8 +165,10 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
             primary=sig.primary,
             tests=list(sig.tests),
             metrics=compared_metrics(config),
+            primary_metric=config.evaluation.primary_metric,
             zero_method=sig.zero_method,
             power=sig.power,
+            min_effect=sig.min_effect,
             progress=advance,
         )
 
@@ -257,7 +251,7 @@ def run_comparison(
             config=config,
             dataset_name=dataset.name,
             n_queries=n_queries,
-            headline_metric=headline_metric(config),
+            primary_metric=config.evaluation.primary_metric,
             variants=outcomes,
             comparison=comparison,
             timings=timer.seconds,
