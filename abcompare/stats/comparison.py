@@ -368,8 +368,9 @@ def paired_comparison(
     >>> ids = pd.Index([f"q{i}" for i in range(8)], name="query_id")
     >>> control = pd.DataFrame({"ndcg@10": [0.2, 0.5, 0.1, 0.7, 0.4, 0.3, 0.6, 0.2]}, index=ids)
     >>> table = paired_comparison(control, {"new": control + 0.1}, n_resamples=999)
-    >>> table.loc[0, ["metric", "role", "p_permutation", "verdict"]].tolist()
-    ['ndcg@10', 'primary', 0.0078125, 'better']
+    >>> row = table.iloc[0]
+    >>> row["metric"], row["role"], float(row["p_permutation"]), row["verdict"]
+    ('ndcg@10', 'primary', 0.0078125, 'better')
     """
     tests, primary, correction = _check_settings(
         alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect

@@ -309,6 +309,17 @@ def tuned_comparison(
     P. H. Westfall and S. S. Young, *Resampling-Based Multiple Testing*, Wiley, 1993.
     M. D. Smucker, J. Allan and B. Carterette, "A comparison of statistical significance tests for
     information retrieval evaluation", CIKM 2007.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> ids = pd.Index([f"q{i}" for i in range(100)], name="query_id")
+    >>> control = pd.DataFrame({"ndcg@10": rng.random(100)}, index=ids)
+    >>> grid = {f"k={k}": control + rng.normal(0.05 if k == 30 else 0.0, 0.1, (100, 1)) for k in (10, 30, 60)}
+    >>> result = tuned_comparison(control, grid, n_resamples=999)
+    >>> result.choices, result.most_chosen, bool(result.p_value < 0.01)
+    (('k=30', 'k=30', 'k=30', 'k=30', 'k=30'), 'k=30', True)
     """
     _check(candidates, folds, n_resamples, seed, alpha)
     names = [str(name) for name in candidates]
