@@ -29,7 +29,14 @@ from pydantic import (
 from abcompare.errors import AbcompareWarning, ConfigError
 from abcompare.evaluation.measures import MEASURES, metric_name, parse_metric
 from abcompare.retrieval.settings import VariantSettings
-from abcompare.vocabulary import CORRECTION_NAMES, MAXT, PERMUTATION, TESTS, default_primary_metric
+from abcompare.vocabulary import (
+    CORRECTION_NAMES,
+    MAXT,
+    PERMUTATION,
+    TESTS,
+    ZERO_METHODS,
+    default_primary_metric,
+)
 
 
 class _Model(BaseModel):
@@ -148,9 +155,7 @@ class SignificanceSettings(_Model):
         description="The smallest effect you care about, in metric units: a non-significant difference whose "
         "interval includes both 0 and this effect is 'inconclusive'.",
     )
-    zero_method: Literal["pratt", "wilcox", "zsplit"] = Field(
-        "pratt", description="Wilcoxon zero-difference policy."
-    )
+    zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
     power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
 
     @field_validator("correction")

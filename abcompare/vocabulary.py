@@ -24,6 +24,9 @@ TEST_ALIASES: dict[str, str] = {
     "randomization": PERMUTATION,
 }
 
+#: Wilcoxon's policies for queries whose score did not change (zero differences).
+ZERO_METHODS: tuple[str, ...] = ("pratt", "wilcox", "zsplit")
+
 # ---------------------------------------------------------------------------------------------- corrections
 HOLM = "holm"
 BH = "bh"

@@ -28,7 +28,7 @@ from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
 from abcompare.stats.ttest import TTestResult, paired_ttest
 from abcompare.stats.verdict import verdicts
-from abcompare.stats.wilcoxon import ZERO_METHODS, WilcoxonResult, wilcoxon_test
+from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
 from abcompare.vocabulary import (
     CORRECTIONS,
     MAXT,
@@ -37,6 +37,7 @@ from abcompare.vocabulary import (
     SECONDARY,
     TEST_ALIASES,
     TESTS,
+    ZERO_METHODS,
     default_primary_metric,
 )
 
