@@ -127,10 +127,11 @@ def max_t_sign_flip(
 
         p_adj_j = (1 + #{M*_F >= |t_j|}) / (B + 1)     (#{...} / 2^n when enumerated),
 
-    which controls the family-wise error rate strongly under subset pivotality (Westfall & Young 1993,
-    Algorithm 2.5). Studentizing puts columns of different spread on one scale; within one column |t| is
-    monotone in |sum| (the sum of squares does not change under sign flips), so the raw p-value is the
-    plain sign-flip test's. A raw hit always counts as an adjusted hit, so p_adj >= p.
+    which controls the family-wise error rate strongly under subset pivotality (Westfall & Young 1993).
+    Studentizing puts columns of different spread on one scale; within one column |t| is monotone in
+    |sum| (the sum of squares does not change under sign flips), so the raw p-value is the plain
+    sign-flip test's. A raw hit always counts as an adjusted hit, so p_adj >= p. A 1-D ``d`` is one
+    column (the result's arrays have length 1).
 
     References
     ----------

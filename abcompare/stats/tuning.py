@@ -148,13 +148,13 @@ def tuned_selection_test(
     Interval: the same test inverted. "Every candidate gains delta" is tested by flipping d - delta; a
     common shift changes no choice, so under sign vector s the statistic is T*(s) - delta * mean(s), and
     the interval is every delta that test does not reject at alpha (exact when all candidates share one
-    gain; in simulation with unequal candidates it covers the procedure's expected gain 94-99% of the
+    gain; in simulation with unequal candidates it covers the procedure's expected gain 94-97% of the
     time at 95%, see docs/statistics.md). It excludes 0 exactly when p <= alpha.
 
     References
     ----------
     P. H. Westfall and S. S. Young, *Resampling-Based Multiple Testing*, Wiley, 1993.
-    E. L. Lehmann and J. P. Romano, *Testing Statistical Hypotheses*, 3rd ed., Springer, 2005, sec. 3.5
+    E. L. Lehmann and J. P. Romano, *Testing Statistical Hypotheses*, 3rd ed., Springer, 2005
     (confidence sets by inverting tests).
     """
     x = np.asarray(d, dtype=np.float64)
