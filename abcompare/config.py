@@ -22,14 +22,23 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from abcompare.errors import AbcompareWarning, ConfigError
-from abcompare.evaluation.measures import MEASURES
+from abcompare.evaluation.measures import MEASURES, metric_name, parse_metric
 from abcompare.retrieval.settings import VariantSettings
 from abcompare.sweep import SweepPlan, SweepSettings, expand_sweep
+from abcompare.vocabulary import (
+    CORRECTION_NAMES,
+    MAXT,
+    PERMUTATION,
+    TESTS,
+    ZERO_METHODS,
+    default_primary_metric,
+)
 
 
 class _Model(BaseModel):
@@ -105,6 +114,12 @@ class EvaluationSettings(_Model):
         0.5, ge=0, le=1, description="Fail when fewer annotated ids than this ever match a hit key."
     )
     allow_misaligned: bool = Field(False, description="Report, but do not fail on, poor alignment.")
+    primary_metric: str | None = Field(
+        None,
+        description="The metric the verdict is about (e.g. ndcg@10); every other metric@k is secondary. "
+        "Default: ndcg@10 when nDCG and cutoff 10 are computed, else nDCG at the cutoff nearest 10, "
+        "else the first measure at the cutoff nearest 10.",
+    )
 
     @field_validator("cutoffs")
     @classmethod
@@ -113,26 +128,69 @@ class EvaluationSettings(_Model):
             raise ValueError("cutoffs must be positive integers")
         return sorted(set(value))
 
+    @field_validator("primary_metric")
+    @classmethod
+    def _computed_metric(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The declared primary metric must be one of the computed measure@k (written canonically)."""
+        if value is None or "metrics" not in info.data or "cutoffs" not in info.data:
+            return value
+        try:
+            measure, k = parse_metric(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        metrics, cutoffs = info.data["metrics"], info.data["cutoffs"]
+        missing = [f"{measure} to evaluation.metrics"] * (measure not in metrics)
+        missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
+        if missing:
+            raise ValueError(
+                f"primary metric {value!r} is not computed (metrics {metrics}, "
+                f"cutoffs {sorted(set(cutoffs))}): add {' and '.join(missing)}, or name a computed metric"
+            )
+        return metric_name(measure, k)
+
+    @model_validator(mode="after")
+    def _default_primary_metric(self) -> EvaluationSettings:
+        if self.primary_metric is None:  # frozen model: set once, here, while it is being validated
+            names = [metric_name(m, k) for m in self.metrics for k in self.cutoffs]
+            object.__setattr__(self, "primary_metric", default_primary_metric(names))
+        return self
+
 
 class SignificanceSettings(_Model):
     """Paired tests of each treatment against the control."""
 
-    tests: list[Literal["t", "permutation", "bootstrap", "wilcoxon"]] = Field(
-        ["t", "permutation", "bootstrap", "wilcoxon"], min_length=1
-    )
-    primary: Literal["t", "permutation", "bootstrap", "wilcoxon"] = Field(
-        "permutation", description="The test whose adjusted p-value decides the verdict."
+    tests: list[Literal[TESTS]] = Field(list(TESTS), min_length=1)
+    primary: Literal[TESTS] = Field(
+        PERMUTATION, description="The test whose adjusted p-value decides the verdict."
     )
     alpha: float = Field(0.05, gt=0, lt=1)
     n_resamples: int = Field(10_000, ge=100, description="Resamples for permutation and bootstrap.")
     seed: int = Field(0, description="Seed for every resampling test; same seed, same p-values.")
-    correction: Literal["holm", "bh", "none"] = Field(
-        "holm", description="Multiple-comparison correction over all metrics x cutoffs x treatments."
+    correction: Literal[CORRECTION_NAMES] = Field(
+        "holm",
+        description="Multiple-comparison correction, applied within each family: the primary metric across "
+        "the treatments, and every secondary metric@k across the treatments. maxt: Westfall-Young max-T on "
+        "the permutation test's joint sign flips (needs primary: permutation).",
     )
-    zero_method: Literal["pratt", "wilcox", "zsplit"] = Field(
-        "pratt", description="Wilcoxon zero-difference policy."
+    min_effect: float | None = Field(
+        None,
+        gt=0,
+        description="The smallest effect you care about, in metric units: a non-significant difference whose "
+        "interval includes both 0 and this effect is 'inconclusive'.",
     )
+    zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
     power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
+
+    @field_validator("correction")
+    @classmethod
+    def _maxt_needs_permutation(cls, value: str, info: ValidationInfo) -> str:
+        primary = info.data.get("primary")
+        if value == MAXT and primary is not None and primary != PERMUTATION:
+            raise ValueError(
+                f"correction maxt adjusts the permutation test's p-values, but primary is {primary!r} "
+                "(set primary: permutation, or use holm)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _primary_is_run(self) -> SignificanceSettings:

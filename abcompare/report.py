@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "no significant difference": "yellow"}
+from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, WORSE
+
+VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
 
 
 # ------------------------------------------------------------------------------------------ progress
@@ -94,26 +96,24 @@ def _fmt_p(value: float) -> str:
 
 
 def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any:
-    """A rich table for one treatment: control, treatment, delta, CI, adjusted p, verdict per metric."""
+    """A rich table for one treatment: the primary metric first, then the secondary metrics, with
+    control, treatment, delta, CI, the p-value adjusted within the row's family, and the verdict."""
     from rich.table import Table
 
-    table = Table(title=f"{treatment} vs control", title_justify="left", header_style="bold")
-    for column in (
-        "metric",
-        "control",
-        "treatment",
-        "delta",
-        "CI of delta",
-        f"p adj. ({primary})",
-        "verdict",
-    ):
-        table.add_column(column, justify="left" if column in {"metric", "verdict"} else "right", no_wrap=True)
+    title = f"{treatment} vs control  [dim](p adj.: {primary} test, adjusted within the row's family)[/]"
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for column in ("metric", "role", "control", "treatment", "delta", "CI of delta", "p adj.", "verdict"):
+        left = column in {"metric", "role", "verdict"}
+        table.add_column(column, justify="left" if left else "right", no_wrap=True)
     rows = comparison[comparison["treatment"] == treatment]
+    rows = rows.iloc[np.argsort(rows["role"].to_numpy() != PRIMARY, kind="stable")]
     for row in rows.itertuples(index=False):
         style = VERDICT_STYLE.get(row.verdict, "")
         delta = f"{row.delta:+.4f}"
+        metric = f"[bold]{row.metric}[/]" if row.role == PRIMARY else row.metric
         table.add_row(
-            row.metric,
+            metric,
+            row.role,
             _fmt(row.control_mean),
             _fmt(row.treatment_mean),
             f"[{style}]{delta}[/]" if style else delta,
@@ -121,30 +121,17 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
             _fmt_p(row.p_adjusted),
             f"[{style}]{row.verdict}[/]" if style else row.verdict,
         )
+        if row.role == PRIMARY and len(rows) > 1:
+            table.add_section()
     return table
 
 
-def headline(comparison: pd.DataFrame, treatment: str, metric: str) -> str:
-    """One sentence a person can act on, for the headline metric."""
-    rows = comparison[(comparison["treatment"] == treatment) & (comparison["metric"] == metric)]
-    if rows.empty:
-        return f"{treatment}: {metric} was not compared"
-    row = rows.iloc[0]
-    rel = f" ({row.relative_delta:+.1%})" if np.isfinite(row.relative_delta) else ""
-    change = f"{row.delta:+.4f}{rel}, adjusted p = {_fmt_p(row.p_adjusted)}"
-    if row.verdict == "better":
-        return f"{treatment} beats the control on {metric}: {change}"
-    if row.verdict == "worse":
-        return f"{treatment} is worse than the control on {metric}: {change}"
-    mde = (
-        f"; this query set detects differences of about {row.mde:.3f} or more" if np.isfinite(row.mde) else ""
-    )
-    return f"{treatment}: no significant difference on {metric} ({change}){mde}"
-
-
 def print_report(result: Any, console: Any | None = None) -> None:
-    """The final report: alignment lines, one verdict table per treatment, headlines, MLflow pointers."""
+    """The final report: alignment lines, one verdict table per treatment, the verdict sentences (from
+    :mod:`abcompare.summary`), MLflow pointers."""
     from rich.console import Console
+
+    from abcompare.summary import secondary_summary, settings_line, verdict_sentence
 
     if console is None:
         console = Console()
@@ -170,14 +157,11 @@ def print_report(result: Any, console: Any | None = None) -> None:
         console.print(verdict_table(result.comparison, name, cfg.significance.primary))
     console.print()
     for name in cfg.treatments:
-        verdict = headline(result.comparison, name, result.headline_metric)
-        console.print(f"[bold]Verdict[/] {verdict}")
-    settings = cfg.significance
-    console.print(
-        f"[dim]paired tests on {result.n_queries} queries; primary {settings.primary}, {settings.correction} "
-        f"correction over {len(result.comparison)} comparisons, alpha {settings.alpha}, "
-        f"B = {settings.n_resamples}, seed {settings.seed}[/]"
-    )
+        console.print(verdict_sentence(result.comparison, name), markup=False, highlight=False)
+        secondary = secondary_summary(result.comparison, name)
+        if secondary:
+            console.print(f"  {secondary}", markup=False, highlight=False)
+    console.print(f"[dim]{settings_line(result.comparison)}[/]", highlight=False)
     if result.parent_run_id:
         console.print(
             f"MLflow: experiment [bold]{cfg.tracking.experiment}[/], parent run {result.parent_run_id}"
@@ -258,12 +242,16 @@ def _save(fig: Any, path: Path) -> Path:
 
 def result_as_json(result: Any) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
+    from abcompare.summary import as_json, settings_line
+
     comparison = result.comparison.replace({np.nan: None})
     return {
         "name": result.config.name,
         "dataset": result.dataset_name,
         "n_queries": result.n_queries,
-        "headline_metric": result.headline_metric,
+        "primary_metric": result.primary_metric,
+        "verdicts": as_json(result.comparison),
+        "settings": settings_line(result.comparison),
         "tracking_uri": result.tracking_uri,
         "experiment": result.config.tracking.experiment,
         "parent_run_id": result.parent_run_id,

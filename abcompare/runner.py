@@ -40,7 +40,7 @@ class ComparisonResult:
     config: ExperimentConfig
     dataset_name: str
     n_queries: int
-    headline_metric: str
+    primary_metric: str
     variants: dict[str, VariantOutcome]
     comparison: pd.DataFrame
     tracking_uri: str | None = None
@@ -48,7 +48,7 @@ class ComparisonResult:
     variant_run_ids: dict[str, str] = field(default_factory=dict)
     ui_hint: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the headline cutoff
+    judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the primary cutoff
     judgment_warnings: list[str] = field(default_factory=list)
 
     @property
@@ -165,25 +165,17 @@ def judged_columns(config: ExperimentConfig) -> list[str]:
 
 
 def judgment_coverage(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter):
-    """Each variant's judged@k at the headline cutoff, and a warning per treatment whose list is clearly
-    less judged than the control's (its losses may be missing judgments)."""
+    """Each variant's judged@k at the primary metric's cutoff, and a warning per treatment whose list is
+    clearly less judged than the control's (its losses may be missing judgments)."""
     from abcompare.evaluation.judgments import judged_coverage, judged_gap_warnings
     from abcompare.evaluation.measures import parse_metric
 
-    cutoff = parse_metric(headline_metric(config))[1]
+    cutoff = parse_metric(config.evaluation.primary_metric)[1]
     coverage = judged_coverage(per_query, cutoff)
     notes = judged_gap_warnings(coverage)
     for note in notes:
         reporter.warn(note)
     return coverage, notes
-
-
-def headline_metric(config: ExperimentConfig) -> str:
-    """The metric the one-line verdict speaks of: nDCG at the largest cutoff when computed."""
-    from abcompare.evaluation.measures import metric_name
-
-    measure = "ndcg" if "ndcg" in config.evaluation.metrics else config.evaluation.metrics[0]
-    return metric_name(measure, max(config.evaluation.cutoffs))
 
 
 def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter) -> pd.DataFrame:
@@ -204,8 +196,10 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
             primary=sig.primary,
             tests=list(sig.tests),
             metrics=compared_metrics(config),
+            primary_metric=config.evaluation.primary_metric,
             zero_method=sig.zero_method,
             power=sig.power,
+            min_effect=sig.min_effect,
             progress=advance,
         )
 
@@ -294,7 +288,7 @@ def run_comparison(
             config=config,
             dataset_name=dataset.name,
             n_queries=n_queries,
-            headline_metric=headline_metric(config),
+            primary_metric=config.evaluation.primary_metric,
             variants=outcomes,
             comparison=comparison,
             timings=timer.seconds,
