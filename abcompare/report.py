@@ -56,10 +56,10 @@ class ConsoleReporter(Reporter):
     def stage(self, message: str) -> None:
         self.checkpoint()
         if not self.quiet:
-            self.console.print(f"[bold cyan]•[/] {message}")
+            self.console.print(f"[bold cyan]•[/] {_plain_text(message)}")
 
     def warn(self, message: str) -> None:
-        self.console.print(f"[bold yellow]warning:[/] {message}")
+        self.console.print(f"[bold yellow]warning:[/] {_plain_text(message)}")
 
     @contextmanager
     def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
@@ -82,6 +82,16 @@ class ConsoleReporter(Reporter):
 
 
 # ------------------------------------------------------------------------------------------ console
+def _plain_text(text: Any) -> str:
+    """User-given text (names, ids, paths) for a rich console: square brackets are not markup, and control
+    characters cannot move the cursor."""
+    from rich.markup import escape
+
+    from abcompare.errors import one_line
+
+    return escape(one_line(str(text)))
+
+
 def _fmt(value: float, digits: int = 4) -> str:
     return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
 
@@ -96,7 +106,7 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     """A rich table for one treatment: control, treatment, delta, CI, adjusted p, verdict per metric."""
     from rich.table import Table
 
-    table = Table(title=f"{treatment} vs control", title_justify="left", header_style="bold")
+    table = Table(title=f"{_plain_text(treatment)} vs control", title_justify="left", header_style="bold")
     for column in (
         "metric",
         "control",
@@ -152,19 +162,20 @@ def print_report(result: Any, console: Any | None = None) -> None:
     cfg = result.config
     console.print()
     console.print(
-        f"[bold]{cfg.name}[/]  dataset [bold]{result.dataset_name}[/] ({result.n_queries} queries, "
+        f"[bold]{_plain_text(cfg.name)}[/]  dataset [bold]{_plain_text(result.dataset_name)}[/] "
+        f"({result.n_queries} queries, "
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
     for name, report in result.alignment.items():
         summary = report.summary().removeprefix("alignment: ")
-        console.print(f"  alignment of {name}: {summary}")
+        console.print(f"  alignment of {_plain_text(name)}: {_plain_text(summary)}")
     for name in cfg.treatments:
         console.print()
         console.print(verdict_table(result.comparison, name, cfg.significance.primary))
     console.print()
     for name in cfg.treatments:
         verdict = headline(result.comparison, name, result.headline_metric)
-        console.print(f"[bold]Verdict[/] {verdict}")
+        console.print(f"[bold]Verdict[/] {_plain_text(verdict)}")
     settings = cfg.significance
     console.print(
         f"[dim]paired tests on {result.n_queries} queries; primary {settings.primary}, {settings.correction} "
@@ -173,11 +184,12 @@ def print_report(result: Any, console: Any | None = None) -> None:
     )
     if result.parent_run_id:
         console.print(
-            f"MLflow: experiment [bold]{cfg.tracking.experiment}[/], parent run {result.parent_run_id}"
+            f"MLflow: experiment [bold]{_plain_text(cfg.tracking.experiment)}[/], "
+            f"parent run {result.parent_run_id}"
         )
         for name, run_id in result.variant_run_ids.items():
-            console.print(f"  {name}: {run_id}")
-        console.print(f"View: [bold]{result.ui_hint}[/]")
+            console.print(f"  {_plain_text(name)}: {run_id}")
+        console.print(f"View: [bold]{_plain_text(result.ui_hint)}[/]")
 
 
 # ------------------------------------------------------------------------------------------ plots

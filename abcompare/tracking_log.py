@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.errors import AbcompareWarning
+from abcompare.naming import mlflow_safe_name
 from abcompare.report import save_delta_forest, save_metric_distribution, save_paired_scatter
 from abcompare.tracking import Tracker, flatten, mlflow_key
 
@@ -20,7 +21,8 @@ VERDICT_CODE = {"better": 1, "worse": -1, "no significant difference": 0}
 
 
 def _safe(name: str) -> str:
-    return mlflow_key(name).replace("/", "_").replace(" ", "_")
+    """A variant name (validated by the config: never a path, unique in this form) as a key or file name."""
+    return mlflow_safe_name(name)
 
 
 def summary_markdown(result: Any) -> str:
@@ -111,7 +113,7 @@ class ComparisonLogger:
             metrics["mean_retrieved_count"] = float(counts["retrieved_count"].mean())
         self.tracker.log_metrics(run_id, metrics)
         self.tracker.log_table(run_id, outcome.per_query, "per_query_metrics")
-        folder = tmp / _safe(outcome.name)
+        folder = tmp / "variants" / _safe(outcome.name)
         folder.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones

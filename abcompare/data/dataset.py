@@ -25,7 +25,8 @@ class Dataset:
     """A query set with its judgments, ready to evaluate; tables as in docs/architecture.md.
 
     ``excluded_queries`` counts queries dropped for having no annotations; ``unknown_annotation_queries``
-    counts annotated query ids missing from the query set (their annotations are dropped).
+    counts annotated query ids missing from the query set (their annotations are dropped);
+    ``annotation_file`` is where the annotations came from, for error messages.
     """
 
     name: str
@@ -36,6 +37,7 @@ class Dataset:
     source: Path | None = None
     excluded_queries: int = 0
     unknown_annotation_queries: int = 0
+    annotation_file: Path | None = None
 
     def __repr__(self) -> str:
         def rows(frame: pd.DataFrame | None) -> str:
@@ -139,4 +141,5 @@ def assemble(
         source=source,
         excluded_queries=len(missing),
         unknown_annotation_queries=len(unknown),
+        annotation_file=None if annotation_file is None else Path(annotation_file),
     )
