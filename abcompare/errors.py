@@ -128,15 +128,20 @@ def error_context(context: str, file: str | Path | None = None) -> Iterator[None
         raise exc.with_context(context, file) from None
 
 
-def disk_full(exc: BaseException) -> DiskFullError | None:
-    """A ``DiskFullError`` naming what was being written, when ``exc`` (or what caused it) is a full disk:
-    ``OSError`` ENOSPC / EDQUOT, or SQLite's "database or disk is full"; else None."""
+def disk_full(exc: BaseException, writing: str | None = None) -> DiskFullError | None:
+    """A ``DiskFullError`` naming what was being written (the file the error names, else ``writing``), when
+    ``exc`` (or what caused it) is a full disk: ``OSError`` ENOSPC / EDQUOT, or SQLite's "database or disk
+    is full"; else None."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
-            target = current.filename or "a file"
+        no_space = isinstance(current, OSError) and (
+            current.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1))
+            or "No space left on device" in str(current)  # pyarrow's writers carry no errno
+        )
+        if no_space:
+            target = getattr(current, "filename", None) or writing or "a file"
             return DiskFullError(
                 f"disk full while writing {target}",
                 hint="free some space and run again; earlier comparisons are intact",
@@ -144,7 +149,7 @@ def disk_full(exc: BaseException) -> DiskFullError | None:
         text = str(current)
         if "database or disk is full" in text:
             return DiskFullError(
-                "disk full while writing the MLflow SQLite store",
+                f"disk full while writing {writing or 'the MLflow SQLite store'}",
                 hint="free some space and run again; earlier comparisons are intact",
             )
         current = current.__cause__ or current.__context__

@@ -178,6 +178,11 @@ def owner_tags() -> dict[str, str]:
 UNRECORDED = "unrecorded"
 
 
+def _artifact(run_id: str, name: str, folder: str | None = None) -> str:
+    """How a full-disk error names an artifact being written."""
+    return f"the artifact {folder + '/' if folder else ''}{name} of run {run_id[:8]}"
+
+
 class Tracker:
     """A thin wrapper over ``MlflowClient`` for one comparison; create with :func:`open_tracker`.
 
@@ -192,15 +197,15 @@ class Tracker:
         self.lost = False
         self._open: list[str] = []
 
-    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _call(self, method: Callable[..., Any], *args: Any, writing: str | None = None, **kwargs: Any) -> Any:
         """Call the MLflow client; once the server is found gone, skip (a retry loop per call would take
-        minutes); a full disk is reported as such."""
+        minutes); a full disk is reported as such, naming ``writing`` (default: the store)."""
         if self.lost:
             return None
         try:
             return method(*args, **kwargs)
         except Exception as exc:
-            full = disk_full(exc)
+            full = disk_full(exc, writing or f"the MLflow store {self.uri}")
             if full is not None:
                 raise full from None
             if self._server_gone():
@@ -302,17 +307,39 @@ class Tracker:
         with _owned_temporary_folder() as tmp:
             path = tmp / f"{mlflow_safe_name(name)}.parquet"
             frame.to_parquet(path)
-            self._call(self.client.log_artifact, run_id, str(path), artifact_path="tables")
-        self._call(self.client.log_table, run_id, frame.reset_index(), artifact_file=f"tables/{name}.json")
+            self._call(
+                self.client.log_artifact,
+                run_id,
+                str(path),
+                artifact_path="tables",
+                writing=_artifact(run_id, path.name, "tables"),
+            )
+        self._call(
+            self.client.log_table,
+            run_id,
+            frame.reset_index(),
+            artifact_file=f"tables/{name}.json",
+            writing=_artifact(run_id, f"tables/{name}.json"),
+        )
 
     def log_file(self, run_id: str, path: Path, artifact_path: str | None = None) -> None:
-        self._call(self.client.log_artifact, run_id, str(path), artifact_path=artifact_path)
+        self._call(
+            self.client.log_artifact,
+            run_id,
+            str(path),
+            artifact_path=artifact_path,
+            writing=_artifact(run_id, path.name, artifact_path),
+        )
 
     def log_text(self, run_id: str, text: str, artifact_file: str) -> None:
-        self._call(self.client.log_text, run_id, text, artifact_file)
+        self._call(
+            self.client.log_text, run_id, text, artifact_file, writing=_artifact(run_id, artifact_file)
+        )
 
     def log_dict(self, run_id: str, data: Mapping[str, Any], artifact_file: str) -> None:
-        self._call(self.client.log_dict, run_id, dict(data), artifact_file)
+        self._call(
+            self.client.log_dict, run_id, dict(data), artifact_file, writing=_artifact(run_id, artifact_file)
+        )
 
     def log_dataset(self, run_id: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         """The evaluated query set as an MLflow dataset input (shown in the UI's Datasets column)."""
@@ -350,10 +377,11 @@ def open_tracker(uri: str | None, experiment: str, artifact_location: str | None
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
-    # MLflow's own INFO lines (database migrations, ...) are noise on our console; set after its import,
-    # which configures its logger
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    # MLflow's own log lines (database migrations, its tracebacks of errors we report in one line, the
+    # retries of a dying server) are noise on our console; set after its import, which configures its logger
+    logging.getLogger("mlflow").setLevel(logging.CRITICAL)
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
     try:
         with _store_lock(resolved):
             client = MlflowClient(tracking_uri=resolved)
