@@ -95,6 +95,9 @@ def _detect_format(path: InputFile) -> str:
         return "parquet"
     if head.startswith(b"{"):
         return "jsonl"
+    header = unix_newlines(head).split(b"\n", 1)[0]
+    if b"," in header and b"query_id" in {field.strip(b' "') for field in header.split(b",")}:
+        return "csv"  # a CSV header names the query_id column; a TREC line has no commas in its fields
     return "trec"
 
 
