@@ -33,14 +33,15 @@ MAX_LABEL_LENGTH = 250
 #: Longest tag key MLflow accepts.
 MAX_TAG_KEY_LENGTH = 250
 
-_UNSAFE = re.compile(r"[^\w.\-]")  # \w is Unicode-aware: letters and digits of any script stay
+_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-]")  # ASCII, as abcompare's metric keys (``mlflow_key``) are
 _MLFLOW_KEY = re.compile(r"^[/\w.\- :]*$")  # MLflow's own rule for metric, param and tag keys
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format, surrogate, unassigned, separators
 
 
 def mlflow_safe_name(name: str) -> str:
-    """``name`` as one MLflow key segment and one file name: every character other than a letter, a digit,
-    ``_``, ``-`` or ``.`` becomes ``_`` (``"a b" -> "a_b"``, ``"x/y" -> "x_y"``)."""
+    """``name`` as one MLflow key segment and one file name: every character other than an ASCII letter or
+    digit, ``_``, ``-`` or ``.`` becomes ``_`` (``"a b" -> "a_b"``, ``"x/y" -> "x_y"``, ``"größe" ->
+    "gr__e"``)."""
     return _UNSAFE.sub("_", name)
 
 

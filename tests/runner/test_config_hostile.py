@@ -65,7 +65,8 @@ def test_a_treatment_name_that_could_be_a_path_is_refused_at_its_line(
 
 
 @pytest.mark.parametrize(
-    ("first", "second"), [("a b", "a_b"), ("x/y", "x:y"), ("Fast", "fast"), ("Control", None)]
+    ("first", "second"),
+    [("a b", "a_b"), ("x/y", "x:y"), ("Fast", "fast"), ("größe", "grüße"), ("Control", None)],
 )
 def test_two_names_that_become_one_mlflow_key_are_refused_naming_both(tmp_path: Path, first, second) -> None:
     treatments = f"  {quoted(first)}:\n    top_k: 5" + (
