@@ -117,3 +117,13 @@ def test_a_million_line_run_reads_and_evaluates(tmp_path) -> None:
     annotations = pd.DataFrame({"query_id": [f"q{i}" for i in range(10_000)], "key": "d0", "grade": 1})
     per_query = evaluate_run(run, annotations, k=(10,))
     assert (per_query["mrr@10"] == 1.0).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(n_resamples=st.integers(0, 50_000), n_queries=st.integers(0, 2_000_000), batch=st.integers(1, 10**7))
+def test_resample_batches_add_up_whatever_the_sizes(n_resamples: int, n_queries: int, batch: int) -> None:
+    from abcompare.stats._chunks import chunk_sizes
+
+    sizes = list(chunk_sizes(n_resamples, n_queries, batch))
+    assert sum(sizes) == n_resamples
+    assert all(size >= 1 for size in sizes)
