@@ -59,10 +59,10 @@ class ConsoleReporter(Reporter):
     def stage(self, message: str) -> None:
         self.checkpoint()
         if not self.quiet:
-            self.console.print(f"[bold cyan]•[/] {message}")
+            self.console.print(f"[bold cyan]•[/] {_plain_text(message)}")
 
     def warn(self, message: str) -> None:
-        self.console.print(f"[bold yellow]warning:[/] {message}")
+        self.console.print(f"[bold yellow]warning:[/] {_plain_text(message)}")
 
     @contextmanager
     def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
@@ -85,6 +85,16 @@ class ConsoleReporter(Reporter):
 
 
 # ------------------------------------------------------------------------------------------ console
+def _plain_text(text: Any) -> str:
+    """User-given text (names, ids, paths) for a rich console: square brackets are not markup, and control
+    characters cannot move the cursor."""
+    from rich.markup import escape
+
+    from abcompare.errors import one_line
+
+    return escape(one_line(str(text)))
+
+
 def _fmt(value: float, digits: int = 4) -> str:
     return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
 
@@ -100,7 +110,8 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     control, treatment, delta, CI, the p-value adjusted within the row's family, and the verdict."""
     from rich.table import Table
 
-    title = f"{treatment} vs control  [dim](p adj.: {primary} test, adjusted within the row's family)[/]"
+    family = f"[dim](p adj.: {primary} test, adjusted within the row's family)[/]"
+    title = f"{_plain_text(treatment)} vs control  {family}"
     table = Table(title=title, title_justify="left", header_style="bold")
     for column in ("metric", "role", "control", "treatment", "delta", "CI of delta", "p adj.", "verdict"):
         left = column in {"metric", "role", "verdict"}
@@ -140,18 +151,19 @@ def print_report(result: Any, console: Any | None = None) -> None:
     cfg = result.config
     console.print()
     console.print(
-        f"[bold]{cfg.name}[/]  dataset [bold]{result.dataset_name}[/] ({result.n_queries} queries, "
+        f"[bold]{_plain_text(cfg.name)}[/]  dataset [bold]{_plain_text(result.dataset_name)}[/] "
+        f"({result.n_queries} queries, "
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
     for name, report in result.alignment.items():
         summary = report.summary().removeprefix("alignment: ")
-        console.print(f"  alignment of {name}: {summary}")
+        console.print(f"  alignment of {_plain_text(name)}: {_plain_text(summary)}")
     if result.judged:
         k = next(iter(result.judged.values())).cutoff
         shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
-        console.print(f"  judged@{k} (share of the top {k} with a judgment): {shares}")
+        console.print(f"  judged@{k} (share of the top {k} with a judgment): {_plain_text(shares)}")
     for note in result.judgment_warnings:
-        console.print(f"[bold yellow]warning:[/] {note}")
+        console.print(f"[bold yellow]warning:[/] {_plain_text(note)}")
     for name in cfg.treatments:
         console.print()
         console.print(verdict_table(result.comparison, name, cfg.significance.primary))
@@ -161,14 +173,15 @@ def print_report(result: Any, console: Any | None = None) -> None:
         secondary = secondary_summary(result.comparison, name)
         if secondary:
             console.print(f"  {secondary}", markup=False, highlight=False)
-    console.print(f"[dim]{settings_line(result.comparison)}[/]", highlight=False)
+    console.print(f"[dim]{_plain_text(settings_line(result.comparison))}[/]", highlight=False)
     if result.parent_run_id:
         console.print(
-            f"MLflow: experiment [bold]{cfg.tracking.experiment}[/], parent run {result.parent_run_id}"
+            f"MLflow: experiment [bold]{_plain_text(cfg.tracking.experiment)}[/], "
+            f"parent run {result.parent_run_id}"
         )
         for name, run_id in result.variant_run_ids.items():
-            console.print(f"  {name}: {run_id}")
-        console.print(f"View: [bold]{result.ui_hint}[/]")
+            console.print(f"  {_plain_text(name)}: {run_id}")
+        console.print(f"View: [bold]{_plain_text(result.ui_hint)}[/]")
 
 
 # ------------------------------------------------------------------------------------------ plots

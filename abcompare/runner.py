@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
-from abcompare.errors import DataError
+from abcompare.errors import DataError, error_context
 from abcompare.report import Reporter
 from abcompare.retrieval.settings import VariantSettings
 
@@ -232,7 +231,7 @@ def run_comparison(
     reporter: Reporter | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment, judge them on the same queries, test, log and return."""
-    from abcompare.tracking import closing_runs, open_tracker
+    from abcompare.tracking import closing_runs, open_tracker, scratch_folder
 
     reporter = reporter or Reporter()
     timer = _Timer()
@@ -259,7 +258,7 @@ def run_comparison(
     from abcompare.retrieval.pipeline import RetrievalCache
 
     cache = RetrievalCache()
-    with closing_runs(tracker), tempfile.TemporaryDirectory(prefix="abcompare-") as tmp:
+    with closing_runs(tracker), scratch_folder() as tmp:
         if logger:
             logger.start()
         for name, variant in config.variants().items():
@@ -269,7 +268,8 @@ def run_comparison(
                 run, efficiency = produce_run_with_cost(
                     variant, dataset, cache, config.resolved_cache_dir(), reporter, name
                 )
-            with timer("evaluation"):
+            context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
+            with timer("evaluation"), error_context(context, file=dataset.annotation_file):
                 run, per_query, report = judge_variant(run, dataset, variant, config)
             means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
             outcomes[name] = VariantOutcome(name, role, run, per_query, report, means, efficiency)
@@ -299,6 +299,10 @@ def run_comparison(
             with timer("tracking"):
                 logger.log_comparison(result, Path(tmp))
                 logger.finish()
+            if tracker.lost:  # the server stopped answering: keep the result, say it is not recorded
+                from abcompare.report import result_as_json
+
+                raise tracker.lost_error(result, result_as_json(result))
             result.tracking_uri = tracker.uri
             result.parent_run_id = logger.parent_id
             result.variant_run_ids = dict(logger.variant_ids)

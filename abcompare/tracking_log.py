@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.errors import AbcompareWarning
+from abcompare.naming import mlflow_safe_name
 from abcompare.report import save_delta_forest, save_metric_distribution, save_paired_scatter
 from abcompare.summary import markdown_table, secondary_summary, settings_line, verdict_sentence
 from abcompare.tracking import Tracker, flatten, mlflow_key
@@ -20,7 +21,8 @@ from abcompare.vocabulary import SECONDARY, VERDICT_CODE
 
 
 def _safe(name: str) -> str:
-    return mlflow_key(name).replace("/", "_").replace(" ", "_")
+    """A variant name (validated by the config: never a path, unique in this form) as a key or file name."""
+    return mlflow_safe_name(name)
 
 
 def summary_markdown(result: Any) -> str:
@@ -125,7 +127,7 @@ class ComparisonLogger:
         metrics.update(outcome.efficiency)
         self.tracker.log_metrics(run_id, metrics)
         self.tracker.log_table(run_id, outcome.per_query, "per_query_metrics")
-        folder = tmp / _safe(outcome.name)
+        folder = tmp / "variants" / _safe(outcome.name)
         folder.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
