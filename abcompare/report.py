@@ -155,24 +155,55 @@ def print_report(result: Any, console: Any | None = None) -> None:
         f"({result.n_queries} queries, "
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
-    for name, report in result.alignment.items():
+    alignment = list(result.alignment.items())
+    for name, report in alignment if len(alignment) <= 4 else alignment[:1]:
         summary = report.summary().removeprefix("alignment: ")
         console.print(f"  alignment of {_plain_text(name)}: {_plain_text(summary)}")
+    if len(alignment) > 4:
+        name, worst = min(alignment[1:], key=lambda item: item[1].fraction_in_run)
+        console.print(
+            f"  alignment of {len(alignment) - 1} treatments: at least {worst.fraction_in_run:.0%} of "
+            f"annotated ids appear among hit keys (lowest: {_plain_text(name)})"
+        )
     if result.judged:
         k = next(iter(result.judged.values())).cutoff
-        shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
+        if len(result.judged) <= 4:
+            shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
+        else:
+            values = [cov.mean_judged for name, cov in result.judged.items() if name != "control"]
+            control = result.judged["control"].mean_judged
+            shares = f"control {control:.2f}, the treatments {min(values):.2f}-{max(values):.2f}"
         console.print(f"  judged@{k} (share of the top {k} with a judgment): {_plain_text(shares)}")
     for note in result.judgment_warnings:
         console.print(f"[bold yellow]warning:[/] {_plain_text(note)}")
+    swept = set(result.grid["candidate"]) if result.grid is not None else set()
     for name in cfg.treatments:
+        if name not in swept:
+            console.print()
+            console.print(verdict_table(result.comparison, name, cfg.significance.primary))
+    if result.grid is not None:
         console.print()
-        console.print(verdict_table(result.comparison, name, cfg.significance.primary))
+        swept_settings = list(dict.fromkeys(k for v in cfg.sweep_plan.settings.values() for k in v))
+        console.print(grid_table(result.grid, result.primary_metric, swept_settings))
     console.print()
     for name in cfg.treatments:
+        if (
+            name in swept
+            and result.comparison.loc[
+                (result.comparison["treatment"] == name) & (result.comparison["role"] == "primary"), "verdict"
+            ]
+            .eq("no significant difference")
+            .all()
+        ):
+            continue  # a sweep's candidates: only the ones that differ get a sentence (the grid has all)
         console.print(verdict_sentence(result.comparison, name), markup=False, highlight=False)
         secondary = secondary_summary(result.comparison, name)
         if secondary:
             console.print(f"  {secondary}", markup=False, highlight=False)
+    if result.tuned is not None:
+        from abcompare.summary import tuned_sentence
+
+        console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
     console.print(f"[dim]{_plain_text(settings_line(result.comparison))}[/]", highlight=False)
     if result.parent_run_id:
         console.print(
@@ -253,6 +284,35 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
+def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = None) -> Any:
+    """A sweep's candidates on the primary metric, best first: one column per swept setting, then the
+    mean, delta, interval, adjusted p, verdict and milliseconds per query."""
+    from rich.table import Table
+
+    settings = settings or []
+    table = Table(title=f"sweep: {len(grid)} candidates vs control on {metric}, best first",
+                  title_justify="left", header_style="bold")  # fmt: skip
+    for column in (*settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"):
+        table.add_column(
+            column, justify="left" if column in {*settings, "verdict"} else "right", no_wrap=True
+        )
+    for row in grid.to_dict(orient="records"):
+        style = VERDICT_STYLE.get(row["verdict"], "")
+        delta = f"{row['delta']:+.4f}"
+        speed = row.get("efficiency.seconds_per_query")
+        verdict = "n.s." if row["verdict"] == "no significant difference" else row["verdict"]
+        table.add_row(
+            *(_plain_text(row[s]) for s in settings),
+            _fmt(row["treatment_mean"]),
+            f"[{style}]{delta}[/]" if style else delta,
+            f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",
+            _fmt_p(row["p_adjusted"]),
+            f"[{style}]{verdict}[/]" if style else verdict,
+            "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
+        )
+    return table
+
+
 def result_as_json(result: Any) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
     from abcompare.summary import as_json, settings_line
@@ -275,7 +335,30 @@ def result_as_json(result: Any) -> dict[str, Any]:
         "comparison": comparison.to_dict(orient="records"),
         "judged": {name: asdict(cov) for name, cov in result.judged.items()},
         "judgment_warnings": list(result.judgment_warnings),
+        "tuned": _tuned_json(result.tuned),
+        "grid": None
+        if result.grid is None
+        else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
+    }
+
+
+def _tuned_json(tuned: Any) -> dict[str, Any] | None:
+    """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
+    if tuned is None:
+        return None
+    from abcompare.summary import tuned_sentence
+
+    return {
+        "metric": tuned.metric,
+        "delta": tuned.delta,
+        "ci_low": tuned.ci_low,
+        "ci_high": tuned.ci_high,
+        "p_value": tuned.p_value,
+        "choices": list(tuned.choices),
+        "most_chosen": tuned.most_chosen,
+        "folds": tuned.folds,
+        "sentence": tuned_sentence(tuned),
     }
 
 

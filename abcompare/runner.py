@@ -49,6 +49,8 @@ class ComparisonResult:
     timings: dict[str, float] = field(default_factory=dict)
     judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the primary cutoff
     judgment_warnings: list[str] = field(default_factory=list)
+    tuned: Any = None  # a sweep's TunedComparison: what choosing among its candidates gains, unseen
+    grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
 
     @property
     def alignment(self) -> dict[str, Any]:
@@ -203,6 +205,34 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
         )
 
 
+def tune(config: ExperimentConfig, per_query: dict[str, pd.DataFrame]):
+    """A sweep's tuned comparison: the candidate chosen by cross-validation, scored on the queries the
+    choice never saw, tested by permuting the whole selection (statistics stage)."""
+    from abcompare.stats.tuning import tuned_comparison
+
+    plan, sweep, sig = config.sweep_plan, config.sweep, config.significance
+    assert plan is not None and sweep is not None
+    return tuned_comparison(
+        per_query["control"],
+        {name: per_query[name] for name in plan.candidates},
+        metric=sweep.select.metric or config.evaluation.primary_metric,
+        folds=min(sweep.select.folds, len(per_query["control"])),
+        seed=sig.seed,
+        n_resamples=sig.n_resamples,
+        alpha=sig.alpha,
+    )
+
+
+def sweep_grid(config: ExperimentConfig, comparison: pd.DataFrame, outcomes: dict[str, VariantOutcome]):
+    """One row per sweep candidate: its settings, its primary-metric comparison and its efficiency."""
+    from abcompare.summary import grid_table
+
+    plan = config.sweep_plan
+    assert plan is not None
+    efficiency = {name: outcomes[name].efficiency for name in plan.candidates}
+    return grid_table(comparison, plan.settings, efficiency)
+
+
 def code_version() -> str:
     """The git commit of the abcompare checkout when there is one, else the package version."""
     from abcompare import __version__
@@ -250,6 +280,10 @@ def run_comparison(
         f"dataset {dataset.name}: {n_queries} annotated queries"
         + (f" ({excluded} queries without annotations in this split are not evaluated)" if excluded else "")
     )
+    if config.sweep_plan is not None:
+        reporter.stage(config.sweep_plan.summary())
+        for note in config.sweep_plan.invalid + config.sweep_plan.duplicates:
+            reporter.stage(f"  left out: {note}")
 
     from abcompare.tracking_log import ComparisonLogger
 
@@ -284,6 +318,12 @@ def run_comparison(
         from abcompare.evaluation.judgments import attach_judged_means
 
         comparison = attach_judged_means(comparison, per_query_tables)
+        tuned, grid = None, None
+        if config.sweep_plan is not None:
+            with timer("statistics"):
+                reporter.stage("cross-validated choice among the sweep's candidates")
+                tuned = tune(config, per_query_tables)
+            grid = sweep_grid(config, comparison, outcomes)
         result = ComparisonResult(
             config=config,
             dataset_name=dataset.name,
@@ -294,6 +334,8 @@ def run_comparison(
             timings=timer.seconds,
             judged=coverage,
             judgment_warnings=judgment_warnings,
+            tuned=tuned,
+            grid=grid,
         )
         if logger:
             with timer("tracking"):

@@ -8,7 +8,7 @@ the comparison table (its rows and ``table.attrs``, the settings ``paired_compar
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -265,3 +265,30 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
             "secondary": secondary_summary(table, name),
         }
     return out
+
+
+def grid_table(
+    table: pd.DataFrame,
+    settings: Mapping[str, Mapping[str, Any]],
+    efficiency: Mapping[str, Mapping[str, float]] | None = None,
+) -> pd.DataFrame:
+    """A sweep's candidates as one table, best first: their settings (one column per setting path), the
+    primary metric's control and candidate means, delta, interval, adjusted p and verdict, and their cost
+    (``efficiency.*``), sorted by delta (descending)."""
+    primary = table[table["role"] == PRIMARY].set_index("treatment")
+    rows = []
+    for name, values in settings.items():
+        if name not in primary.index:
+            continue
+        row = primary.loc[name]
+        out: dict[str, Any] = {"candidate": name, **dict(values)}
+        for column in ("metric", "control_mean", "treatment_mean", "delta", "ci_low", "ci_high", "p_adjusted",
+                       "verdict"):  # fmt: skip
+            out[column] = row[column]
+        out.update((efficiency or {}).get(name, {}))
+        rows.append(out)
+    grid = pd.DataFrame(rows)
+    if grid.empty:
+        return grid
+    ordered = grid.sort_values(["delta", "candidate"], ascending=[False, True], kind="stable")
+    return ordered.reset_index(drop=True)
