@@ -18,6 +18,8 @@ _EXPORTS: dict[str, str] = {
     "TrecEvaluator": "abcompare.evaluation.trec",
     "evaluate_run": "abcompare.evaluation.batch",
     "paired_comparison": "abcompare.stats.comparison",
+    "tuned_comparison": "abcompare.stats.tuning",
+    "TunedComparison": "abcompare.stats.tuning",
     "fuse": "abcompare.retrieval.fusion",
     "load_comparison": "abcompare.analysis",
     "AbcompareError": "abcompare.errors",

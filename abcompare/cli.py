@@ -32,8 +32,12 @@ SetOpt = Annotated[
 def _route_warnings(stderr) -> None:
     """Show our warnings as one readable line each instead of Python's file:line format."""
 
+    from rich.markup import escape
+
+    from abcompare.errors import one_line
+
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 - stdlib hook signature
-        stderr.print(f"[bold yellow]warning:[/] {message}")
+        stderr.print(f"[bold yellow]warning:[/] {escape(one_line(str(message)))}", soft_wrap=True)
 
     warnings.showwarning = show
 
@@ -66,6 +70,7 @@ def run(
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
     from abcompare.config import load_config
+    from abcompare.errors import TrackingLostError
     from abcompare.report import ConsoleReporter, print_report, result_as_json
     from abcompare.runner import run_comparison
 
@@ -73,7 +78,16 @@ def run(
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
     settings = load_config(config, set_ or [])
-    result = run_comparison(settings, config_path=config, reporter=reporter)
+    try:
+        result = run_comparison(settings, config_path=config, reporter=reporter)
+    except TrackingLostError as lost:  # computed but not recorded: show the result, then the error (exit 3)
+        if lost.result is not None:
+            _show(lost.result, as_json, result_as_json, print_report)
+        raise
+    _show(result, as_json, result_as_json, print_report)
+
+
+def _show(result, as_json: bool, result_as_json, print_report) -> None:  # noqa: ANN001 - late imports
     if as_json:
         typer.echo(json.dumps(result_as_json(result), indent=2, default=str))
     else:
@@ -139,8 +153,13 @@ def schema() -> None:
 
 
 def main() -> None:
-    """Entry point: user errors become one line and exit code 2; other failures exit 1; Ctrl-C 130."""
-    from abcompare.errors import AbcompareError
+    """Entry point: every failure is one line on stderr, and the exit code says what kind it is.
+
+    0 success; 2 bad input (config, data, runs, annotations, an unusable tracking store); 3 the comparison
+    was computed but the tracking server stopped answering, so it is not recorded (the result is printed
+    with --json and saved to a local file); 1 any other failure (a full disk says so); 130 Ctrl-C.
+    """
+    from abcompare.errors import AbcompareError, disk_full
 
     try:
         # without standalone mode, click returns the exit code (130 after Ctrl-C) instead of exiting
@@ -163,10 +182,15 @@ def main() -> None:
             sys.exit(2)
         if os.environ.get("ABCOMPARE_DEBUG"):
             raise
-        typer.echo(
-            f"error: unexpected failure: {type(exc).__name__}: {exc} (ABCOMPARE_DEBUG=1 shows the traceback)",
-            err=True,
-        )
+        full = disk_full(exc)
+        if full is not None:
+            typer.echo(f"error: {full}", err=True)
+            sys.exit(full.exit_code)
+        from abcompare.errors import one_line
+
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        message = f"error: unexpected failure: {type(exc).__name__}: {first}"
+        typer.echo(one_line(f"{message} (ABCOMPARE_DEBUG=1 shows the traceback)"), err=True)
         sys.exit(1)
     sys.exit(0)
 

@@ -15,12 +15,65 @@ import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
+from abcompare.config_yaml import load_yaml, load_yaml_value
 from abcompare.errors import AbcompareWarning, ConfigError
-from abcompare.evaluation.measures import MEASURES
+from abcompare.evaluation.measures import MEASURES, metric_name, parse_metric
+from abcompare.naming import first_collision, label_problem, name_problem, tag_key_problem
 from abcompare.retrieval.settings import VariantSettings
+from abcompare.sweep import SweepPlan, SweepSettings, expand_sweep
+from abcompare.vocabulary import (
+    CORRECTION_NAMES,
+    MAXT,
+    PERMUTATION,
+    TESTS,
+    ZERO_METHODS,
+    default_primary_metric,
+)
+
+#: Upper bounds of the numeric settings: far beyond any real use, low enough that a typo cannot allocate
+#: gigabytes or run for days. The schema states them, and so does the error.
+MAX_CUTOFF = 10_000
+MAX_RESAMPLES = 1_000_000
+MAX_QUERIES = 100_000_000
+MAX_SEED = 2**63 - 1
+MAX_GRADE = 2**31 - 1  # the annotation readers' bound on grades
+MAX_TAG_VALUE_LENGTH = 5_000
+
+
+def located(message: str, *at: str) -> PydanticCustomError:
+    """A validation error that names the config path it is about (``at``), so the loader can give the line
+    of that key rather than of the section that holds it."""
+    return PydanticCustomError("abcompare", "{message}", {"message": message, "at": at})
+
+
+def _check_name(kind: str, name: str, *at: str) -> None:
+    problem = name_problem(name)
+    if problem is not None:
+        raise located(f"{kind} name {name!r} {problem}", *at)
+
+
+def _check_distinct(kind: str, names: list[str], *at: str) -> None:
+    """Two names that become one MLflow key (``a b`` / ``a_b``, ``A`` / ``a``) would overwrite each other."""
+    clash = first_collision(names)
+    if clash is not None:
+        first, second = clash
+        raise located(
+            f"{kind} names {first!r} and {second!r} become the same MLflow key and file name; rename one",
+            *at,
+            second,
+        )
 
 
 class _Model(BaseModel):
@@ -36,7 +89,9 @@ class DatasetSettings(_Model):
     path: Path | None = Field(
         None, description="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
     )
-    split: str = Field("test", description="The qrels split to evaluate.")
+    split: str = Field(
+        "test", description="The qrels split to evaluate (a file name: qrels/<split>.tsv).", max_length=100
+    )
     level: Literal["chunk", "document", "span"] = Field(
         "chunk",
         description="chunk: annotation ids are hit keys; document: hits collapse to their document id; "
@@ -52,7 +107,7 @@ class DatasetSettings(_Model):
     corpus: Path | None = Field(None, description="A corpus file overriding the dataset's corpus.")
     strict: bool = Field(False, description="Make queries without annotations an error instead of excluded.")
     max_queries: int | None = Field(
-        None, ge=2, description="Evaluate only the first N annotated queries (quick runs)."
+        None, ge=2, le=MAX_QUERIES, description="Evaluate only the first N annotated queries (quick runs)."
     )
 
     @field_validator("annotations")
@@ -62,19 +117,36 @@ class DatasetSettings(_Model):
             raise ValueError("give at least one annotation file (or leave the key out)")
         return value
 
+    @field_validator("split")
+    @classmethod
+    def _split_is_a_file_name(cls, value: str) -> str:
+        _check_name("split", value)
+        return value
+
     @model_validator(mode="after")
     def _needs_a_source(self) -> DatasetSettings:
         if self.name is None and self.path is None and (self.queries is None or self.annotations is None):
             raise ValueError(
                 "give a builtin dataset 'name', a BEIR folder 'path', or 'queries' + 'annotations'"
             )
+        if self.name is not None and self.path is None and (self.queries is None or self.annotations is None):
+            from abcompare.examples import EXAMPLES, example_key
+
+            if example_key(self.name) not in EXAMPLES:
+                known = ", ".join(sorted(EXAMPLES))
+                raise located(
+                    f"unknown example {self.name!r} (known examples: {known}; or give a BEIR folder 'path')",
+                    "name",
+                )
         return self
 
 
 class EvaluationSettings(_Model):
     """Which metrics at which cutoffs, under which convention."""
 
-    cutoffs: list[int] = Field([1, 5, 10], min_length=1, description="Cutoffs k for metric@k.")
+    cutoffs: list[int] = Field(
+        [1, 5, 10], min_length=1, max_length=100, description=f"Cutoffs k for metric@k (1 to {MAX_CUTOFF:,})."
+    )
     metrics: list[Literal["precision", "recall", "f1", "mrr", "ndcg"]] = Field(
         list(MEASURES), min_length=1, description="Measures to compute and compare."
     )
@@ -84,6 +156,7 @@ class EvaluationSettings(_Model):
     relevance_threshold: int = Field(
         1,
         ge=1,
+        le=MAX_GRADE,
         description="Minimum grade that counts as relevant for precision, recall, F1, MRR (and the ai4j "
         "nDCG); the trec nDCG uses every positive grade as its gain. Every judged query is evaluated.",
     )
@@ -96,34 +169,88 @@ class EvaluationSettings(_Model):
         0.5, ge=0, le=1, description="Fail when fewer annotated ids than this ever match a hit key."
     )
     allow_misaligned: bool = Field(False, description="Report, but do not fail on, poor alignment.")
+    primary_metric: str | None = Field(
+        None,
+        description="The metric the verdict is about (e.g. ndcg@10); every other metric@k is secondary. "
+        "Default: ndcg@10 when nDCG and cutoff 10 are computed, else nDCG at the cutoff nearest 10, "
+        "else the first measure at the cutoff nearest 10.",
+    )
 
     @field_validator("cutoffs")
     @classmethod
     def _positive_unique(cls, value: list[int]) -> list[int]:
-        if any(k < 1 for k in value):
-            raise ValueError("cutoffs must be positive integers")
+        for i, k in enumerate(value):
+            if not 1 <= k <= MAX_CUTOFF:
+                raise located(f"cutoff {k} is out of range: cutoffs are between 1 and {MAX_CUTOFF:,}", str(i))
         return sorted(set(value))
+
+    @field_validator("primary_metric")
+    @classmethod
+    def _computed_metric(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The declared primary metric must be one of the computed measure@k (written canonically)."""
+        if value is None or "metrics" not in info.data or "cutoffs" not in info.data:
+            return value
+        try:
+            measure, k = parse_metric(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        metrics, cutoffs = info.data["metrics"], info.data["cutoffs"]
+        missing = [f"{measure} to evaluation.metrics"] * (measure not in metrics)
+        missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
+        if missing:
+            raise ValueError(
+                f"primary metric {value!r} is not computed (metrics {metrics}, "
+                f"cutoffs {sorted(set(cutoffs))}): add {' and '.join(missing)}, or name a computed metric"
+            )
+        return metric_name(measure, k)
+
+    @model_validator(mode="after")
+    def _default_primary_metric(self) -> EvaluationSettings:
+        if self.primary_metric is None:  # frozen model: set once, here, while it is being validated
+            names = [metric_name(m, k) for m in self.metrics for k in self.cutoffs]
+            object.__setattr__(self, "primary_metric", default_primary_metric(names))
+        return self
 
 
 class SignificanceSettings(_Model):
     """Paired tests of each treatment against the control."""
 
-    tests: list[Literal["t", "permutation", "bootstrap", "wilcoxon"]] = Field(
-        ["t", "permutation", "bootstrap", "wilcoxon"], min_length=1
-    )
-    primary: Literal["t", "permutation", "bootstrap", "wilcoxon"] = Field(
-        "permutation", description="The test whose adjusted p-value decides the verdict."
+    tests: list[Literal[TESTS]] = Field(list(TESTS), min_length=1)
+    primary: Literal[TESTS] = Field(
+        PERMUTATION, description="The test whose adjusted p-value decides the verdict."
     )
     alpha: float = Field(0.05, gt=0, lt=1)
-    n_resamples: int = Field(10_000, ge=100, description="Resamples for permutation and bootstrap.")
-    seed: int = Field(0, description="Seed for every resampling test; same seed, same p-values.")
-    correction: Literal["holm", "bh", "none"] = Field(
-        "holm", description="Multiple-comparison correction over all metrics x cutoffs x treatments."
+    n_resamples: int = Field(
+        10_000, ge=100, le=MAX_RESAMPLES, description="Resamples for permutation and bootstrap."
     )
-    zero_method: Literal["pratt", "wilcox", "zsplit"] = Field(
-        "pratt", description="Wilcoxon zero-difference policy."
+    seed: int = Field(
+        0, ge=0, le=MAX_SEED, description="Seed for every resampling test; same seed, same p-values."
     )
+    correction: Literal[CORRECTION_NAMES] = Field(
+        "holm",
+        description="Multiple-comparison correction, applied within each family: the primary metric across "
+        "the treatments, and every secondary metric@k across the treatments. maxt: Westfall-Young max-T on "
+        "the permutation test's joint sign flips (needs primary: permutation).",
+    )
+    min_effect: float | None = Field(
+        None,
+        gt=0,
+        description="The smallest effect you care about, in metric units: a non-significant difference whose "
+        "interval includes both 0 and this effect is 'inconclusive'.",
+    )
+    zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
     power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
+
+    @field_validator("correction")
+    @classmethod
+    def _maxt_needs_permutation(cls, value: str, info: ValidationInfo) -> str:
+        primary = info.data.get("primary")
+        if value == MAXT and primary is not None and primary != PERMUTATION:
+            raise ValueError(
+                f"correction maxt adjusts the permutation test's p-values, but primary is {primary!r} "
+                "(set primary: permutation, or use holm)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _primary_is_run(self) -> SignificanceSettings:
@@ -144,7 +271,39 @@ class TrackingSettings(_Model):
     artifact_location: str | None = Field(
         None, description="Artifact root for a new experiment; default ./mlruns beside a SQLite store."
     )
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra tags on every run; keys 'abcompare.*' and 'mlflow.*' are ours.",
+    )
+
+    @field_validator("experiment")
+    @classmethod
+    def _experiment_label(cls, value: str) -> str:
+        problem = label_problem(value, max_length=500)
+        if problem is not None:
+            raise ValueError(f"experiment name {problem}")
+        return value
+
+    @field_validator("run_name")
+    @classmethod
+    def _run_name_label(cls, value: str | None) -> str | None:
+        problem = None if value is None else label_problem(value)
+        if problem is not None:
+            raise ValueError(f"run name {problem}")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_mlflow_tags(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            problem = tag_key_problem(key)
+            if problem is None and key.startswith(("abcompare.", "mlflow.")):
+                problem = "is reserved ('abcompare.*' and 'mlflow.*' tags are set by abcompare and MLflow)"
+            if problem is None and len(text) > MAX_TAG_VALUE_LENGTH:
+                problem = f"has a value of {len(text):,} characters (at most {MAX_TAG_VALUE_LENGTH:,})"
+            if problem is not None:
+                raise located(f"tag {key!r} {problem}", key)
+        return value
 
 
 class ExperimentConfig(_Model):
@@ -157,19 +316,52 @@ class ExperimentConfig(_Model):
     treatments: dict[str, VariantSettings] = Field(
         ..., min_length=1, description="Each treatment, written as overrides of the control."
     )
+    sweep: SweepSettings | None = Field(
+        None,
+        description="A grid (or list) of settings of the control, expanded into treatments named from "
+        "their settings; the comparison then also tests the tuned choice among them.",
+    )
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     significance: SignificanceSettings = Field(default_factory=SignificanceSettings)
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
+    _sweep_plan: SweepPlan | None = PrivateAttr(None)
+
+    @property
+    def sweep_plan(self) -> SweepPlan | None:
+        """What the sweep expanded into (None without a sweep): candidates and what was left out."""
+        return self._sweep_plan
+
+    @field_validator("name")
+    @classmethod
+    def _name_label(cls, value: str) -> str:
+        problem = label_problem(value)
+        if problem is not None:
+            raise ValueError(f"comparison name {problem}")
+        return value
 
     @field_validator("treatments")
     @classmethod
-    def _no_control_name(cls, value: dict[str, VariantSettings]) -> dict[str, VariantSettings]:
+    def _treatment_names(cls, value: dict[str, VariantSettings]) -> dict[str, VariantSettings]:
+        """Treatment names become metric-key prefixes, tag keys, file and folder names: checked here, once."""
         if "control" in value:
-            raise ValueError("'control' is reserved for the control variant; rename the treatment")
+            raise located("'control' is reserved for the control variant; rename the treatment", "control")
+        for name in value:
+            _check_name("treatment", name, name)
+        _check_distinct("treatment", ["control", *value])
         return value
+
+    @model_validator(mode="after")
+    def _retriever_names(self) -> ExperimentConfig:
+        """Retriever names become parameter keys (``retrievers.<name>.k1``) and hit sources."""
+        for variant_name, variant in self.variants().items():
+            where = ("control",) if variant_name == "control" else ("treatments", variant_name)
+            for name in variant.retrievers:
+                _check_name("retriever", name, *where, "retrievers", name)
+            _check_distinct("retriever", list(variant.retrievers), *where, "retrievers")
+        return self
 
     def variants(self) -> dict[str, VariantSettings]:
         """The control first, then the treatments in config order."""
@@ -223,10 +415,7 @@ def apply_set_option(raw: dict[str, Any], assignment: str) -> None:
     keys = [k for k in path.strip().split(".") if k]
     if not keys:
         raise ConfigError(f"--set has an empty key in {assignment!r}", field=assignment)
-    try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError:
-        value = text
+    value = load_yaml_value(text, path.strip()) if text.strip() else None
     node = raw
     for key in keys[:-1]:
         child = node.get(key)
@@ -236,30 +425,6 @@ def apply_set_option(raw: dict[str, Any], assignment: str) -> None:
             raise ConfigError(f"cannot set {path}: {key} is not a mapping", field=path)
         node = child
     node[keys[-1]] = value
-
-
-def _yaml_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Map each YAML key path to its 1-based line, so errors can point into the file."""
-    lines: dict[tuple[str, ...], int] = {}
-
-    def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                key = str(key_node.value)
-                lines[(*path, key)] = key_node.start_mark.line + 1
-                walk(value_node, (*path, key))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                lines[(*path, str(i))] = item.start_mark.line + 1
-                walk(item, (*path, str(i)))
-
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return lines
-    if root is not None:
-        walk(root, ())
-    return lines
 
 
 def _all_field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[str]:
@@ -308,7 +473,7 @@ def _describe(error: dict[str, Any], vocabulary: set[str]) -> str:
 def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...], int]) -> ConfigError:
     vocabulary = _all_field_names(ExperimentConfig)
     first = exc.errors()[0]
-    loc = tuple(str(p) for p in first["loc"])
+    loc = tuple(str(p) for p in first["loc"]) + tuple((first.get("ctx") or {}).get("at", ()))
     yaml_loc = _yaml_path(loc)
     line = None
     for cut in range(len(yaml_loc), 0, -1):
@@ -374,29 +539,31 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
     """Read, override, validate and resolve a YAML experiment config; errors name the file, line and key."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError("expected a config file, found a folder", file=path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("config file not found", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config: {exc}", file=path) from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"invalid YAML: {problem}", file=path, line=mark.line + 1 if mark else None
+            f"cannot read config: not UTF-8 text ({exc.reason} at byte {exc.start})", file=path
         ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror or exc}", file=path) from None
+    document = load_yaml(text, path)
+    raw, lines = document.data, document.lines
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the config must be a YAML mapping (key: value)", file=path, line=1)
     for assignment in overrides:
         apply_set_option(raw, assignment)
-    lines = _yaml_lines(text)
     _resolve_paths(raw, path.resolve().parent)
 
+    # a sweep expands into treatments before anything else sees the config
+    plan = _expand_sweep(raw, path, lines)
+    swept = set(plan.candidates) if plan is not None else set()
     # treatments are overrides of the control: merge before validation, remember where each came from
     control = raw.get("control")
     treatments = raw.get("treatments")
@@ -413,6 +580,8 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
                     field=f"treatments.{name}",
                 )
             merged[name] = deep_merge(control, override)
+            if name in swept:  # a sweep changes several settings by design
+                continue
             changed = changed_settings(control, override)
             if len(changed) > 1:
                 warnings.warn(
@@ -433,7 +602,59 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
     _check_files(config, path, lines)
+    config._sweep_plan = plan
     return config
+
+
+def _expand_sweep(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> SweepPlan | None:
+    """Expand ``sweep:`` into treatments of ``raw`` (in place, after any explicit ones); errors are
+    located at the sweep's keys. Returns the plan, or None when the config has no sweep."""
+    block = raw.get("sweep")
+    if block is None:
+        return None
+    try:
+        sweep = SweepSettings.model_validate(block)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ("sweep", *(str(p) for p in first["loc"]))
+        line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
+        raise ConfigError(
+            _describe(first, _all_field_names(SweepSettings)), file=path, line=line, field=".".join(loc)
+        ) from None
+    control = raw.get("control")
+    if not isinstance(control, dict):
+        return None  # validation reports the missing control
+    for setting in sweep.grid or {k: None for point in sweep.points or [] for k in point}:
+        head = setting.split(".")[0]
+        if head not in VariantSettings.model_fields:
+            close = difflib.get_close_matches(head, list(VariantSettings.model_fields), n=1)
+            raise ConfigError(
+                f"unknown setting {setting!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                file=path,
+                line=lines.get(("sweep", "grid", setting)) or lines.get(("sweep",)),
+                field=f"sweep.grid.{setting}" if sweep.grid else "sweep.points",
+                hint="a sweep varies settings of the control, written as paths like fusion.k",
+            )
+    explicit = raw.get("treatments") if isinstance(raw.get("treatments"), dict) else {}
+    plan = expand_sweep(
+        sweep,
+        build=lambda override: VariantSettings.model_validate(deep_merge(control, override)),
+        identity=VariantSettings.pipeline_identity,
+        taken={"control", *explicit},
+    )
+    where = {"file": path, "line": lines.get(("sweep",)), "field": "sweep"}
+    if not plan.candidates:
+        reason = plan.invalid[0] if plan.invalid else "every point repeats another"
+        raise ConfigError(f"the sweep has no valid candidate ({reason})", **where)
+    if len(plan.candidates) > sweep.max_variants:
+        raise ConfigError(
+            f"the sweep expands into {len(plan.candidates)} candidates, more than max_variants "
+            f"({sweep.max_variants})",
+            hint="narrow the grid, or raise sweep.max_variants (at most 1000) if you mean it",
+            **where,
+        )
+    raw["treatments"] = {**explicit, **plan.candidates}
+    return plan
 
 
 def config_schema() -> dict[str, Any]:

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+import errno
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (a newline, a tab, an escape) written as ``\\xNN``, so a message
+    that quotes a file name or a value stays one line and cannot drive the terminal."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 class AbcompareError(Exception):
@@ -42,7 +57,22 @@ class AbcompareError(Exception):
     def __str__(self) -> str:
         where = self.location()
         text = f"{where}: {self.message}" if where else self.message
-        return f"{text} ({self.hint})" if self.hint else text
+        return one_line(f"{text} ({self.hint})" if self.hint else text)
+
+    def with_context(self, context: str, file: str | Path | None = None) -> AbcompareError:
+        """The same error (same type, same exit code), its message prefixed with ``context`` (``variant
+        'dbsf'``) and located in ``file`` when it named no file of its own."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        AbcompareError.__init__(
+            clone,
+            f"{context}: {self.message}",
+            file=self.file if self.file is not None else file,
+            line=self.line if self.file is not None else None,
+            field=self.field,
+            hint=self.hint,
+        )
+        return clone
 
 
 class ConfigError(AbcompareError):
@@ -67,6 +97,63 @@ class RetrievalError(AbcompareError):
 
 class TrackingError(AbcompareError):
     """The MLflow tracking store cannot be reached or written."""
+
+
+class TrackingLostError(TrackingError):
+    """The tracking server stopped answering while the comparison was being logged. The comparison was
+    computed (``result``) but is not recorded; ``saved`` is the local copy written instead, if any.
+    Exit code 3: the work is done, only its record is missing."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, result: Any = None, saved: Path | None = None, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.result = result
+        self.saved = saved
+
+
+class DiskFullError(AbcompareError):
+    """A write failed because the disk (or quota) is full; earlier results are untouched. Exit code 1: not
+    the input's fault."""
+
+    exit_code = 1
+
+
+@contextmanager
+def error_context(context: str, file: str | Path | None = None) -> Iterator[None]:
+    """Prefix every ``AbcompareError`` raised inside with ``context`` (and ``file`` when it named none)."""
+    try:
+        yield
+    except AbcompareError as exc:
+        raise exc.with_context(context, file) from None
+
+
+def disk_full(exc: BaseException, writing: str | None = None) -> DiskFullError | None:
+    """A ``DiskFullError`` naming what was being written (the file the error names, else ``writing``), when
+    ``exc`` (or what caused it) is a full disk: ``OSError`` ENOSPC / EDQUOT, or SQLite's "database or disk
+    is full"; else None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        no_space = isinstance(current, OSError) and (
+            current.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1))
+            or "No space left on device" in str(current)  # pyarrow's writers carry no errno
+        )
+        if no_space:
+            target = getattr(current, "filename", None) or writing or "a file"
+            return DiskFullError(
+                f"disk full while writing {target}",
+                hint="free some space and run again; earlier comparisons are intact",
+            )
+        text = str(current)
+        if "database or disk is full" in text:
+            return DiskFullError(
+                f"disk full while writing {writing or 'the MLflow SQLite store'}",
+                hint="free some space and run again; earlier comparisons are intact",
+            )
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class AbcompareWarning(UserWarning):

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-VERDICT_STYLE = {"better": "bold green", "worse": "bold red", "no significant difference": "yellow"}
+from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, WORSE
+
+VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
 
 
 # ------------------------------------------------------------------------------------------ progress
@@ -57,10 +59,10 @@ class ConsoleReporter(Reporter):
     def stage(self, message: str) -> None:
         self.checkpoint()
         if not self.quiet:
-            self.console.print(f"[bold cyan]•[/] {message}")
+            self.console.print(f"[bold cyan]•[/] {_plain_text(message)}")
 
     def warn(self, message: str) -> None:
-        self.console.print(f"[bold yellow]warning:[/] {message}")
+        self.console.print(f"[bold yellow]warning:[/] {_plain_text(message)}")
 
     @contextmanager
     def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
@@ -83,6 +85,16 @@ class ConsoleReporter(Reporter):
 
 
 # ------------------------------------------------------------------------------------------ console
+def _plain_text(text: Any) -> str:
+    """User-given text (names, ids, paths) for a rich console: square brackets are not markup, and control
+    characters cannot move the cursor."""
+    from rich.markup import escape
+
+    from abcompare.errors import one_line
+
+    return escape(one_line(str(text)))
+
+
 def _fmt(value: float, digits: int = 4) -> str:
     return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
 
@@ -94,26 +106,25 @@ def _fmt_p(value: float) -> str:
 
 
 def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any:
-    """A rich table for one treatment: control, treatment, delta, CI, adjusted p, verdict per metric."""
+    """A rich table for one treatment: the primary metric first, then the secondary metrics, with
+    control, treatment, delta, CI, the p-value adjusted within the row's family, and the verdict."""
     from rich.table import Table
 
-    table = Table(title=f"{treatment} vs control", title_justify="left", header_style="bold")
-    for column in (
-        "metric",
-        "control",
-        "treatment",
-        "delta",
-        "CI of delta",
-        f"p adj. ({primary})",
-        "verdict",
-    ):
-        table.add_column(column, justify="left" if column in {"metric", "verdict"} else "right", no_wrap=True)
+    family = f"[dim](p adj.: {primary} test, adjusted within the row's family)[/]"
+    title = f"{_plain_text(treatment)} vs control  {family}"
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for column in ("metric", "role", "control", "treatment", "delta", "CI of delta", "p adj.", "verdict"):
+        left = column in {"metric", "role", "verdict"}
+        table.add_column(column, justify="left" if left else "right", no_wrap=True)
     rows = comparison[comparison["treatment"] == treatment]
+    rows = rows.iloc[np.argsort(rows["role"].to_numpy() != PRIMARY, kind="stable")]
     for row in rows.itertuples(index=False):
         style = VERDICT_STYLE.get(row.verdict, "")
         delta = f"{row.delta:+.4f}"
+        metric = f"[bold]{row.metric}[/]" if row.role == PRIMARY else row.metric
         table.add_row(
-            row.metric,
+            metric,
+            row.role,
             _fmt(row.control_mean),
             _fmt(row.treatment_mean),
             f"[{style}]{delta}[/]" if style else delta,
@@ -121,30 +132,17 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
             _fmt_p(row.p_adjusted),
             f"[{style}]{row.verdict}[/]" if style else row.verdict,
         )
+        if row.role == PRIMARY and len(rows) > 1:
+            table.add_section()
     return table
 
 
-def headline(comparison: pd.DataFrame, treatment: str, metric: str) -> str:
-    """One sentence a person can act on, for the headline metric."""
-    rows = comparison[(comparison["treatment"] == treatment) & (comparison["metric"] == metric)]
-    if rows.empty:
-        return f"{treatment}: {metric} was not compared"
-    row = rows.iloc[0]
-    rel = f" ({row.relative_delta:+.1%})" if np.isfinite(row.relative_delta) else ""
-    change = f"{row.delta:+.4f}{rel}, adjusted p = {_fmt_p(row.p_adjusted)}"
-    if row.verdict == "better":
-        return f"{treatment} beats the control on {metric}: {change}"
-    if row.verdict == "worse":
-        return f"{treatment} is worse than the control on {metric}: {change}"
-    mde = (
-        f"; this query set detects differences of about {row.mde:.3f} or more" if np.isfinite(row.mde) else ""
-    )
-    return f"{treatment}: no significant difference on {metric} ({change}){mde}"
-
-
 def print_report(result: Any, console: Any | None = None) -> None:
-    """The final report: alignment lines, one verdict table per treatment, headlines, MLflow pointers."""
+    """The final report: alignment lines, one verdict table per treatment, the verdict sentences (from
+    :mod:`abcompare.summary`), MLflow pointers."""
     from rich.console import Console
+
+    from abcompare.summary import secondary_summary, settings_line, verdict_sentence
 
     if console is None:
         console = Console()
@@ -153,38 +151,68 @@ def print_report(result: Any, console: Any | None = None) -> None:
     cfg = result.config
     console.print()
     console.print(
-        f"[bold]{cfg.name}[/]  dataset [bold]{result.dataset_name}[/] ({result.n_queries} queries, "
+        f"[bold]{_plain_text(cfg.name)}[/]  dataset [bold]{_plain_text(result.dataset_name)}[/] "
+        f"({result.n_queries} queries, "
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
-    for name, report in result.alignment.items():
+    alignment = list(result.alignment.items())
+    for name, report in alignment if len(alignment) <= 4 else alignment[:1]:
         summary = report.summary().removeprefix("alignment: ")
-        console.print(f"  alignment of {name}: {summary}")
+        console.print(f"  alignment of {_plain_text(name)}: {_plain_text(summary)}")
+    if len(alignment) > 4:
+        name, worst = min(alignment[1:], key=lambda item: item[1].fraction_in_run)
+        console.print(
+            f"  alignment of {len(alignment) - 1} treatments: at least {worst.fraction_in_run:.0%} of "
+            f"annotated ids appear among hit keys (lowest: {_plain_text(name)})"
+        )
     if result.judged:
         k = next(iter(result.judged.values())).cutoff
-        shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
-        console.print(f"  judged@{k} (share of the top {k} with a judgment): {shares}")
+        if len(result.judged) <= 4:
+            shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
+        else:
+            values = [cov.mean_judged for name, cov in result.judged.items() if name != "control"]
+            control = result.judged["control"].mean_judged
+            shares = f"control {control:.2f}, the treatments {min(values):.2f}-{max(values):.2f}"
+        console.print(f"  judged@{k} (share of the top {k} with a judgment): {_plain_text(shares)}")
     for note in result.judgment_warnings:
-        console.print(f"[bold yellow]warning:[/] {note}")
+        console.print(f"[bold yellow]warning:[/] {_plain_text(note)}")
+    swept = set(result.grid["candidate"]) if result.grid is not None else set()
     for name in cfg.treatments:
+        if name not in swept:
+            console.print()
+            console.print(verdict_table(result.comparison, name, cfg.significance.primary))
+    if result.grid is not None:
         console.print()
-        console.print(verdict_table(result.comparison, name, cfg.significance.primary))
+        swept_settings = list(dict.fromkeys(k for v in cfg.sweep_plan.settings.values() for k in v))
+        console.print(grid_table(result.grid, result.primary_metric, swept_settings))
     console.print()
     for name in cfg.treatments:
-        verdict = headline(result.comparison, name, result.headline_metric)
-        console.print(f"[bold]Verdict[/] {verdict}")
-    settings = cfg.significance
-    console.print(
-        f"[dim]paired tests on {result.n_queries} queries; primary {settings.primary}, {settings.correction} "
-        f"correction over {len(result.comparison)} comparisons, alpha {settings.alpha}, "
-        f"B = {settings.n_resamples}, seed {settings.seed}[/]"
-    )
+        if (
+            name in swept
+            and result.comparison.loc[
+                (result.comparison["treatment"] == name) & (result.comparison["role"] == "primary"), "verdict"
+            ]
+            .eq("no significant difference")
+            .all()
+        ):
+            continue  # a sweep's candidates: only the ones that differ get a sentence (the grid has all)
+        console.print(verdict_sentence(result.comparison, name), markup=False, highlight=False)
+        secondary = secondary_summary(result.comparison, name)
+        if secondary:
+            console.print(f"  {secondary}", markup=False, highlight=False)
+    if result.tuned is not None:
+        from abcompare.summary import tuned_sentence
+
+        console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
+    console.print(f"[dim]{_plain_text(settings_line(result.comparison))}[/]", highlight=False)
     if result.parent_run_id:
         console.print(
-            f"MLflow: experiment [bold]{cfg.tracking.experiment}[/], parent run {result.parent_run_id}"
+            f"MLflow: experiment [bold]{_plain_text(cfg.tracking.experiment)}[/], "
+            f"parent run {result.parent_run_id}"
         )
         for name, run_id in result.variant_run_ids.items():
-            console.print(f"  {name}: {run_id}")
-        console.print(f"View: [bold]{result.ui_hint}[/]")
+            console.print(f"  {_plain_text(name)}: {run_id}")
+        console.print(f"View: [bold]{_plain_text(result.ui_hint)}[/]")
 
 
 # ------------------------------------------------------------------------------------------ plots
@@ -256,24 +284,81 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
+def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = None) -> Any:
+    """A sweep's candidates on the primary metric, best first: one column per swept setting, then the
+    mean, delta, interval, adjusted p, verdict and milliseconds per query."""
+    from rich.table import Table
+
+    settings = settings or []
+    table = Table(title=f"sweep: {len(grid)} candidates vs control on {metric}, best first",
+                  title_justify="left", header_style="bold")  # fmt: skip
+    for column in (*settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"):
+        table.add_column(
+            column, justify="left" if column in {*settings, "verdict"} else "right", no_wrap=True
+        )
+    for row in grid.to_dict(orient="records"):
+        style = VERDICT_STYLE.get(row["verdict"], "")
+        delta = f"{row['delta']:+.4f}"
+        speed = row.get("efficiency.seconds_per_query")
+        verdict = "n.s." if row["verdict"] == "no significant difference" else row["verdict"]
+        table.add_row(
+            *(_plain_text(row[s]) for s in settings),
+            _fmt(row["treatment_mean"]),
+            f"[{style}]{delta}[/]" if style else delta,
+            f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",
+            _fmt_p(row["p_adjusted"]),
+            f"[{style}]{verdict}[/]" if style else verdict,
+            "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
+        )
+    return table
+
+
 def result_as_json(result: Any) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
+    from abcompare.summary import as_json, settings_line
+
     comparison = result.comparison.replace({np.nan: None})
     return {
         "name": result.config.name,
         "dataset": result.dataset_name,
         "n_queries": result.n_queries,
-        "headline_metric": result.headline_metric,
+        "primary_metric": result.primary_metric,
+        "verdicts": as_json(result.comparison),
+        "settings": settings_line(result.comparison),
         "tracking_uri": result.tracking_uri,
         "experiment": result.config.tracking.experiment,
         "parent_run_id": result.parent_run_id,
         "variant_run_ids": result.variant_run_ids,
         "means": {name: _plain(means) for name, means in result.means.items()},
+        "efficiency": {name: _plain(o.efficiency) for name, o in result.variants.items() if o.efficiency},
         "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
         "comparison": comparison.to_dict(orient="records"),
         "judged": {name: asdict(cov) for name, cov in result.judged.items()},
         "judgment_warnings": list(result.judgment_warnings),
+        "tuned": _tuned_json(result.tuned),
+        "grid": None
+        if result.grid is None
+        else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
+    }
+
+
+def _tuned_json(tuned: Any) -> dict[str, Any] | None:
+    """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
+    if tuned is None:
+        return None
+    from abcompare.summary import tuned_sentence
+
+    return {
+        "metric": tuned.metric,
+        "delta": tuned.delta,
+        "ci_low": tuned.ci_low,
+        "ci_high": tuned.ci_high,
+        "p_value": tuned.p_value,
+        "choices": list(tuned.choices),
+        "most_chosen": tuned.most_chosen,
+        "folds": tuned.folds,
+        "sentence": tuned_sentence(tuned),
     }
 
 

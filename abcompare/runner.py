@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
-from abcompare.errors import DataError
+from abcompare.errors import DataError, error_context
 from abcompare.report import Reporter
 from abcompare.retrieval.settings import VariantSettings
 
@@ -30,6 +29,7 @@ class VariantOutcome:
     per_query: pd.DataFrame
     alignment: Any
     means: dict[str, float]
+    efficiency: dict[str, float] = field(default_factory=dict)  # efficiency.* (retrieved variants only)
 
 
 @dataclass
@@ -39,7 +39,7 @@ class ComparisonResult:
     config: ExperimentConfig
     dataset_name: str
     n_queries: int
-    headline_metric: str
+    primary_metric: str
     variants: dict[str, VariantOutcome]
     comparison: pd.DataFrame
     tracking_uri: str | None = None
@@ -47,8 +47,10 @@ class ComparisonResult:
     variant_run_ids: dict[str, str] = field(default_factory=dict)
     ui_hint: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the headline cutoff
+    judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the primary cutoff
     judgment_warnings: list[str] = field(default_factory=list)
+    tuned: Any = None  # a sweep's TunedComparison: what choosing among its candidates gains, unseen
+    grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
 
     @property
     def alignment(self) -> dict[str, Any]:
@@ -90,24 +92,31 @@ def produce_run(
     variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
 ) -> pd.DataFrame:
     """A variant's hits for every query, as a run table: retrieved here, or read from a run file."""
+    return produce_run_with_cost(variant, dataset, cache, cache_dir, reporter, name)[0]
+
+
+def produce_run_with_cost(
+    variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """A variant's run table and its efficiency metrics (none for a precomputed run file)."""
     from abcompare.data.runs import read_run, run_frame_from_hits
 
     if variant.run is not None:
         run = read_run(variant.run.path, format=variant.run.format)
-        return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True)
+        return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True), {}
     if dataset.corpus is None:
         raise DataError(
             f"variant {name!r} retrieves from a corpus, but the dataset has none",
             field="dataset",
             hint="use a dataset with a corpus.jsonl, or give the variant a precomputed run file (run.path)",
         )
-    from abcompare.retrieval.pipeline import run_variant
+    from abcompare.retrieval.pipeline import run_variant_with_cost
 
     with reporter.progress(f"{name}: retrieving", total=len(dataset.queries)) as advance:
-        hits = run_variant(
+        hits, cost = run_variant_with_cost(
             variant, dataset.corpus, dataset.queries, cache_dir=cache_dir, progress=advance, cache=cache
         )
-    return run_frame_from_hits(hits)
+    return run_frame_from_hits(hits), cost.as_metrics()
 
 
 def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, config: ExperimentConfig):
@@ -157,25 +166,17 @@ def judged_columns(config: ExperimentConfig) -> list[str]:
 
 
 def judgment_coverage(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter):
-    """Each variant's judged@k at the headline cutoff, and a warning per treatment whose list is clearly
-    less judged than the control's (its losses may be missing judgments)."""
+    """Each variant's judged@k at the primary metric's cutoff, and a warning per treatment whose list is
+    clearly less judged than the control's (its losses may be missing judgments)."""
     from abcompare.evaluation.judgments import judged_coverage, judged_gap_warnings
     from abcompare.evaluation.measures import parse_metric
 
-    cutoff = parse_metric(headline_metric(config))[1]
+    cutoff = parse_metric(config.evaluation.primary_metric)[1]
     coverage = judged_coverage(per_query, cutoff)
     notes = judged_gap_warnings(coverage)
     for note in notes:
         reporter.warn(note)
     return coverage, notes
-
-
-def headline_metric(config: ExperimentConfig) -> str:
-    """The metric the one-line verdict speaks of: nDCG at the largest cutoff when computed."""
-    from abcompare.evaluation.measures import metric_name
-
-    measure = "ndcg" if "ndcg" in config.evaluation.metrics else config.evaluation.metrics[0]
-    return metric_name(measure, max(config.evaluation.cutoffs))
 
 
 def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter) -> pd.DataFrame:
@@ -196,10 +197,40 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
             primary=sig.primary,
             tests=list(sig.tests),
             metrics=compared_metrics(config),
+            primary_metric=config.evaluation.primary_metric,
             zero_method=sig.zero_method,
             power=sig.power,
+            min_effect=sig.min_effect,
             progress=advance,
         )
+
+
+def tune(config: ExperimentConfig, per_query: dict[str, pd.DataFrame]):
+    """A sweep's tuned comparison: the candidate chosen by cross-validation, scored on the queries the
+    choice never saw, tested by permuting the whole selection (statistics stage)."""
+    from abcompare.stats.tuning import tuned_comparison
+
+    plan, sweep, sig = config.sweep_plan, config.sweep, config.significance
+    assert plan is not None and sweep is not None
+    return tuned_comparison(
+        per_query["control"],
+        {name: per_query[name] for name in plan.candidates},
+        metric=sweep.select.metric or config.evaluation.primary_metric,
+        folds=min(sweep.select.folds, len(per_query["control"])),
+        seed=sig.seed,
+        n_resamples=sig.n_resamples,
+        alpha=sig.alpha,
+    )
+
+
+def sweep_grid(config: ExperimentConfig, comparison: pd.DataFrame, outcomes: dict[str, VariantOutcome]):
+    """One row per sweep candidate: its settings, its primary-metric comparison and its efficiency."""
+    from abcompare.summary import grid_table
+
+    plan = config.sweep_plan
+    assert plan is not None
+    efficiency = {name: outcomes[name].efficiency for name in plan.candidates}
+    return grid_table(comparison, plan.settings, efficiency)
 
 
 def code_version() -> str:
@@ -230,7 +261,7 @@ def run_comparison(
     reporter: Reporter | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment, judge them on the same queries, test, log and return."""
-    from abcompare.tracking import closing_runs, open_tracker
+    from abcompare.tracking import closing_runs, open_tracker, scratch_folder
 
     reporter = reporter or Reporter()
     timer = _Timer()
@@ -249,6 +280,10 @@ def run_comparison(
         f"dataset {dataset.name}: {n_queries} annotated queries"
         + (f" ({excluded} queries without annotations in this split are not evaluated)" if excluded else "")
     )
+    if config.sweep_plan is not None:
+        reporter.stage(config.sweep_plan.summary())
+        for note in config.sweep_plan.invalid + config.sweep_plan.duplicates:
+            reporter.stage(f"  left out: {note}")
 
     from abcompare.tracking_log import ComparisonLogger
 
@@ -257,18 +292,21 @@ def run_comparison(
     from abcompare.retrieval.pipeline import RetrievalCache
 
     cache = RetrievalCache()
-    with closing_runs(tracker), tempfile.TemporaryDirectory(prefix="abcompare-") as tmp:
+    with closing_runs(tracker), scratch_folder() as tmp:
         if logger:
             logger.start()
         for name, variant in config.variants().items():
             role = "control" if name == "control" else "treatment"
             reporter.stage("control" if role == "control" else f"treatment {name}")
             with timer("retrieval"):
-                run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
-            with timer("evaluation"):
+                run, efficiency = produce_run_with_cost(
+                    variant, dataset, cache, config.resolved_cache_dir(), reporter, name
+                )
+            context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
+            with timer("evaluation"), error_context(context, file=dataset.annotation_file):
                 run, per_query, report = judge_variant(run, dataset, variant, config)
             means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
-            outcomes[name] = VariantOutcome(name, role, run, per_query, report, means)
+            outcomes[name] = VariantOutcome(name, role, run, per_query, report, means, efficiency)
             if logger:
                 with timer("tracking"):
                     logger.log_variant(outcomes[name], variant, Path(tmp))
@@ -280,21 +318,33 @@ def run_comparison(
         from abcompare.evaluation.judgments import attach_judged_means
 
         comparison = attach_judged_means(comparison, per_query_tables)
+        tuned, grid = None, None
+        if config.sweep_plan is not None:
+            with timer("statistics"):
+                reporter.stage("cross-validated choice among the sweep's candidates")
+                tuned = tune(config, per_query_tables)
+            grid = sweep_grid(config, comparison, outcomes)
         result = ComparisonResult(
             config=config,
             dataset_name=dataset.name,
             n_queries=n_queries,
-            headline_metric=headline_metric(config),
+            primary_metric=config.evaluation.primary_metric,
             variants=outcomes,
             comparison=comparison,
             timings=timer.seconds,
             judged=coverage,
             judgment_warnings=judgment_warnings,
+            tuned=tuned,
+            grid=grid,
         )
         if logger:
             with timer("tracking"):
                 logger.log_comparison(result, Path(tmp))
                 logger.finish()
+            if tracker.lost:  # the server stopped answering: keep the result, say it is not recorded
+                from abcompare.report import result_as_json
+
+                raise tracker.lost_error(result, result_as_json(result))
             result.tracking_uri = tracker.uri
             result.parent_run_id = logger.parent_id
             result.variant_run_ids = dict(logger.variant_ids)

@@ -1,7 +1,11 @@
 """MLflow logging: one parent run per comparison, one child run per variant; consumes tables only.
 
 Keys with ``@`` (``ndcg@10``) become ``ndcg_at_10`` here, at the MLflow boundary. Every run this module
-opens is closed: FINISHED on success, FAILED on an error, KILLED on Ctrl-C.
+opens is closed: FINISHED on success, FAILED on an error, KILLED on Ctrl-C. A process that is killed
+(SIGKILL) cannot close its runs: every run is tagged with its owner (host, PID, start time), and the next
+run on the same host marks the runs of owners that no longer exist FAILED. A fresh SQLite store is
+created under a file lock, so concurrent first runs never leave it half-built; a tracking server that
+stops answering mid-run stops the logging, not the comparison (see ``TrackingLostError``).
 """
 
 from __future__ import annotations
@@ -11,17 +15,30 @@ import logging
 import math
 import os
 import re
+import shutil
 import tempfile
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from abcompare.errors import TrackingError
+from abcompare.errors import AbcompareWarning, TrackingError, TrackingLostError, disk_full
+from abcompare.naming import mlflow_safe_name
+from abcompare.process_identity import current_process, is_alive
+
+#: Tags abcompare puts on every run it opens, naming the process that owns it.
+HOST_TAG = "abcompare.host"
+PID_TAG = "abcompare.pid"
+START_TAG = "abcompare.process_start"
+#: How long a run waits for another process that is creating the same SQLite store.
+STORE_LOCK_SECONDS = 300
 
 DEFAULT_DB = "mlflow.db"
 DEFAULT_ARTIFACTS = "mlruns"
@@ -67,9 +84,65 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
                 hint="start it (mlflow server ...) or leave tracking.uri empty for the local SQLite store",
             ) from None
     elif uri.startswith("sqlite:///"):
-        folder = Path(uri[len("sqlite:///") :]).parent
+        check_sqlite_store(sqlite_path(uri))
+
+
+def sqlite_path(uri: str) -> Path:
+    """The database file of a ``sqlite:///path`` URI (query parameters dropped)."""
+    return Path(uri[len("sqlite:///") :].split("?", 1)[0])
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_sqlite_store(path: Path) -> None:
+    """A SQLite store must be a file (or not exist yet, in a writable folder), be a SQLite database, and
+    be an MLflow store or empty: checked before MLflow opens it, so a folder or a stranger's file is a
+    one-line error (and is never migrated into an MLflow store)."""
+    if path.is_dir():
+        raise TrackingError(
+            f"the SQLite tracking store {path} is a folder",
+            field="tracking.uri",
+            hint="point tracking.uri at a database file, e.g. sqlite:///mlflow.db",
+        )
+    if not path.exists():
+        folder = path.parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             raise TrackingError(f"cannot write the SQLite tracking store in {folder}", field="tracking.uri")
+        return
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise TrackingError(
+            f"cannot read the SQLite tracking store {path}: {exc.strerror or exc}", field="tracking.uri"
+        ) from None
+    if header and header != _SQLITE_HEADER:
+        raise TrackingError(
+            f"{path} is not a SQLite database",
+            field="tracking.uri",
+            hint="point tracking.uri at an MLflow SQLite store, or at a new file name",
+        )
+    if header and not _is_mlflow_or_empty(path):
+        raise TrackingError(
+            f"{path} is a SQLite database but not an MLflow tracking store",
+            field="tracking.uri",
+            hint="point tracking.uri at an MLflow store, or at a new file name",
+        )
+
+
+def _is_mlflow_or_empty(path: Path) -> bool:
+    """Whether the SQLite database holds MLflow's tables, or no table at all (read-only look)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as connection:
+            tables = {
+                row[0] for row in connection.execute("select name from sqlite_master where type='table'")
+            }
+    except sqlite3.DatabaseError:
+        return False
+    return not tables or "experiments" in tables or "alembic_version" in tables
 
 
 def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
@@ -96,31 +169,102 @@ def _dataset_source(location: str) -> Any:
     return location
 
 
+def owner_tags() -> dict[str, str]:
+    """The tags naming this process as the owner of a run (host, PID, start time)."""
+    me = current_process()
+    return {HOST_TAG: me.host, PID_TAG: str(me.pid), START_TAG: me.started}
+
+
+UNRECORDED = "unrecorded"
+
+
+def _artifact(run_id: str, name: str, folder: str | None = None) -> str:
+    """How a full-disk error names an artifact being written."""
+    return f"the artifact {folder + '/' if folder else ''}{name} of run {run_id[:8]}"
+
+
 class Tracker:
-    """A thin wrapper over ``MlflowClient`` for one comparison; create with :func:`open_tracker`."""
+    """A thin wrapper over ``MlflowClient`` for one comparison; create with :func:`open_tracker`.
+
+    When an HTTP tracking server stops answering, ``lost`` is set and every later call does nothing: the
+    comparison goes on, and the runner reports it as not recorded (``lost_error``).
+    """
 
     def __init__(self, client: Any, experiment_id: str, uri: str) -> None:
         self.client = client
         self.experiment_id = experiment_id
         self.uri = uri
+        self.lost = False
         self._open: list[str] = []
+
+    def _call(self, method: Callable[..., Any], *args: Any, writing: str | None = None, **kwargs: Any) -> Any:
+        """Call the MLflow client; once the server is found gone, skip (a retry loop per call would take
+        minutes); a full disk is reported as such, naming ``writing`` (default: the store)."""
+        if self.lost:
+            return None
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:
+            full = disk_full(exc, writing or f"the MLflow store {self.uri}")
+            if full is not None:
+                raise full from None
+            if self._server_gone():
+                self.lost = True
+                return None
+            raise
+
+    def _server_gone(self) -> bool:
+        if not self.uri.startswith(("http://", "https://")):
+            return False
+        try:
+            check_reachable(self.uri, timeout=5.0)
+        except TrackingError:
+            return True
+        return False
+
+    def lost_error(self, result: Any, payload: Mapping[str, Any]) -> TrackingLostError:
+        """The error for a comparison that was computed but not recorded; ``payload`` (the ``--json`` result)
+        is saved to a local file first, which the message names."""
+        saved: Path | None = None
+        problem = ""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        name = mlflow_safe_name(str(payload.get("name") or "comparison"))[:60]
+        target = Path.cwd() / f"abcompare-unrecorded-{name}-{stamp}.json"
+        try:
+            target.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+            saved = target
+        except OSError as exc:
+            problem = f"; could not save a local copy: {exc.strerror or exc}"
+        where = f"; the result is saved in {saved}" if saved else problem
+        return TrackingLostError(
+            f"the tracking server at {self.uri} stopped answering while logging (the comparison is not "
+            f"recorded){where}",
+            result=result,
+            saved=saved,
+            field="tracking.uri",
+            hint="restart the server and run again; exit code 3",
+        )
 
     # ---------------------------------------------------------------- runs
     def start_run(
         self, name: str, tags: Mapping[str, str], parent_id: str | None = None, description: str | None = None
     ) -> str:
-        """Create a run (a child when ``parent_id`` is given) and remember it until it is ended."""
-        all_tags = dict(tags)
+        """Create a run (a child when ``parent_id`` is given), tagged with its owner process, and remember it
+        until it is ended."""
+        all_tags = {**dict(tags), **owner_tags()}
         if parent_id:
             all_tags["mlflow.parentRunId"] = parent_id
         if description:
             all_tags["mlflow.note.content"] = description
-        run = self.client.create_run(self.experiment_id, run_name=name, tags=all_tags)
+        run = self._call(self.client.create_run, self.experiment_id, run_name=name, tags=all_tags)
+        if run is None:
+            return UNRECORDED
         self._open.append(run.info.run_id)
         return run.info.run_id
 
     def end_run(self, run_id: str, status: str = "FINISHED") -> None:
-        self.client.set_terminated(run_id, status=status)
+        if run_id != UNRECORDED:
+            self._call(self.client.set_terminated, run_id, status=status)
         if run_id in self._open:
             self._open.remove(run_id)
 
@@ -136,9 +280,9 @@ class Tracker:
     def log_params(self, run_id: str, params: Mapping[str, str]) -> None:
         from mlflow.entities import Param
 
-        items = [Param(k, str(v)) for k, v in params.items()]
+        items = [Param(mlflow_key(k), str(v)) for k, v in params.items()]
         for start in range(0, len(items), 100):
-            self.client.log_batch(run_id, params=items[start : start + 100])
+            self._call(self.client.log_batch, run_id, params=items[start : start + 100])
 
     def log_metrics(self, run_id: str, metrics: Mapping[str, float]) -> None:
         from mlflow.entities import Metric
@@ -149,29 +293,53 @@ class Tracker:
             if v is not None and not (isinstance(v, float) and math.isnan(v))
         ]
         for start in range(0, len(items), 1000):
-            self.client.log_batch(run_id, metrics=items[start : start + 1000])
+            self._call(self.client.log_batch, run_id, metrics=items[start : start + 1000])
 
     def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
         from mlflow.entities import RunTag
 
-        self.client.log_batch(run_id, tags=[RunTag(k, str(v)[:5000]) for k, v in tags.items()])
+        self._call(self.client.log_batch, run_id, tags=[RunTag(k, str(v)[:5000]) for k, v in tags.items()])
 
     def log_table(self, run_id: str, frame: pd.DataFrame, name: str) -> None:
         """A table as Parquet (for code) and as MLflow's JSON table view (for the UI)."""
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"{name}.parquet"
+        if self.lost:
+            return
+        with _owned_temporary_folder() as tmp:
+            path = tmp / f"{mlflow_safe_name(name)}.parquet"
             frame.to_parquet(path)
-            self.client.log_artifact(run_id, str(path), artifact_path="tables")
-        self.client.log_table(run_id, frame.reset_index(), artifact_file=f"tables/{name}.json")
+            self._call(
+                self.client.log_artifact,
+                run_id,
+                str(path),
+                artifact_path="tables",
+                writing=_artifact(run_id, path.name, "tables"),
+            )
+        self._call(
+            self.client.log_table,
+            run_id,
+            frame.reset_index(),
+            artifact_file=f"tables/{name}.json",
+            writing=_artifact(run_id, f"tables/{name}.json"),
+        )
 
     def log_file(self, run_id: str, path: Path, artifact_path: str | None = None) -> None:
-        self.client.log_artifact(run_id, str(path), artifact_path=artifact_path)
+        self._call(
+            self.client.log_artifact,
+            run_id,
+            str(path),
+            artifact_path=artifact_path,
+            writing=_artifact(run_id, path.name, artifact_path),
+        )
 
     def log_text(self, run_id: str, text: str, artifact_file: str) -> None:
-        self.client.log_text(run_id, text, artifact_file)
+        self._call(
+            self.client.log_text, run_id, text, artifact_file, writing=_artifact(run_id, artifact_file)
+        )
 
     def log_dict(self, run_id: str, data: Mapping[str, Any], artifact_file: str) -> None:
-        self.client.log_dict(run_id, dict(data), artifact_file)
+        self._call(
+            self.client.log_dict, run_id, dict(data), artifact_file, writing=_artifact(run_id, artifact_file)
+        )
 
     def log_dataset(self, run_id: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         """The evaluated query set as an MLflow dataset input (shown in the UI's Datasets column)."""
@@ -180,7 +348,9 @@ class Tracker:
 
         dataset = mlflow.data.from_pandas(frame, source=_dataset_source(source), name=name, digest=digest)
         tag = InputTag(key="mlflow.data.context", value="evaluation")
-        self.client.log_inputs(run_id, datasets=[DatasetInput(dataset._to_mlflow_entity(), tags=[tag])])
+        self._call(
+            self.client.log_inputs, run_id, datasets=[DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
+        )
 
     def run_url_hint(self) -> str:
         """How to look at the runs: the ``mlflow ui`` command for a local store, else the server's URL."""
@@ -193,7 +363,12 @@ class Tracker:
 
 
 def open_tracker(uri: str | None, experiment: str, artifact_location: str | None = None) -> Tracker:
-    """Connect to the store (checking it first) and get or create the experiment."""
+    """Connect to the store (checking it first) and get or create the experiment.
+
+    A SQLite store is created and migrated under a file lock beside it (``mlflow.db.lock``), so concurrent
+    first runs in one folder wait for each other instead of racing. Runs left RUNNING by processes of this
+    host that no longer exist are marked FAILED, with one warning line.
+    """
     os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
@@ -202,29 +377,186 @@ def open_tracker(uri: str | None, experiment: str, artifact_location: str | None
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
-    # MLflow's own INFO lines (database migrations, ...) are noise on our console; set after its import,
-    # which configures its logger
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    # MLflow's own log lines (database migrations, its tracebacks of errors we report in one line, the
+    # retries of a dying server) are noise on our console; set after its import, which configures its logger
+    logging.getLogger("mlflow").setLevel(logging.CRITICAL)
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
     try:
-        client = MlflowClient(tracking_uri=resolved)
-        found = client.get_experiment_by_name(experiment)
-        if found is None:
-            location = artifact_location or default_artifact_location(resolved)
-            experiment_id = client.create_experiment(experiment, artifact_location=location)
-        elif found.lifecycle_stage == "deleted":
-            raise TrackingError(
-                f"experiment {experiment!r} is deleted in {resolved}",
-                field="tracking.experiment",
-                hint="restore it in the MLflow UI or choose another experiment name",
+        with _store_lock(resolved):
+            client = MlflowClient(tracking_uri=resolved)
+            experiment_id = _experiment_id(
+                client, experiment, artifact_location or default_artifact_location(resolved)
             )
-        else:
-            experiment_id = found.experiment_id
+        _fail_orphaned_runs(client)
     except MlflowException as exc:
+        full = disk_full(exc)
+        if full is not None:
+            raise full from None
         raise TrackingError(
-            f"cannot use the MLflow store {resolved}: {exc.message}", field="tracking.uri"
+            f"cannot use the MLflow store {resolved}: {_first_line(exc.message)}", field="tracking.uri"
         ) from None
     return Tracker(client, experiment_id, resolved)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else str(text)
+
+
+def _store_lock(uri: str) -> Any:
+    """An exclusive lock on ``<database>.lock`` for a SQLite store (released even if the holder is killed,
+    as it is an flock); nothing for other stores, which serialise themselves."""
+    if not uri.startswith("sqlite:///"):
+        return nullcontext()
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(f"{sqlite_path(uri)}.lock", timeout=STORE_LOCK_SECONDS)
+
+    @contextmanager
+    def held() -> Iterator[None]:
+        try:
+            lock.acquire()
+        except Timeout:
+            raise TrackingError(
+                f"another process has held the SQLite store's lock {lock.lock_file} for "
+                f"{STORE_LOCK_SECONDS} s",
+                field="tracking.uri",
+                hint="wait for the other abcompare run, or check for a hung process",
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    return held()
+
+
+def _experiment_id(client: Any, experiment: str, location: str | None) -> str:
+    """Get or create the experiment; another process creating it at the same moment (a server answers
+    RESOURCE_ALREADY_EXISTS) is not an error: the lookup is tried again."""
+    from mlflow.exceptions import MlflowException
+
+    for attempt in range(6):
+        found = client.get_experiment_by_name(experiment)
+        if found is not None:
+            if found.lifecycle_stage == "deleted":
+                raise TrackingError(
+                    f"experiment {experiment!r} is deleted in {client.tracking_uri}",
+                    field="tracking.experiment",
+                    hint="restore it in the MLflow UI or choose another experiment name",
+                )
+            return found.experiment_id
+        try:
+            return client.create_experiment(experiment, artifact_location=location)
+        except MlflowException as exc:
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS" and "already exists" not in str(exc.message):
+                raise
+        time.sleep(0.1 * (attempt + 1))  # the other creator's transaction becomes visible
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        raise TrackingError(
+            f"experiment {experiment!r} exists and cannot be read in {client.tracking_uri}",
+            field="tracking.experiment",
+        )
+    return found.experiment_id
+
+
+def _fail_orphaned_runs(client: Any) -> list[str]:
+    """Mark FAILED the runs of this host left RUNNING by abcompare processes that no longer exist (killed
+    with SIGKILL, or lost with their machine); one warning names how many and which processes."""
+    from mlflow.entities import ViewType
+
+    me = current_process()
+    host = me.host.replace("'", "\\'")
+    experiments = [e.experiment_id for e in _all_experiments(client, ViewType.ACTIVE_ONLY)]
+    orphans: list[Any] = []
+    for start in range(0, len(experiments), 100):
+        orphans += [
+            run
+            for run in client.search_runs(
+                experiments[start : start + 100],
+                filter_string=f"attributes.status = 'RUNNING' and tags.`{HOST_TAG}` = '{host}'",
+                max_results=1000,
+            )
+            if not _owner_alive(run.data.tags)
+        ]
+    for run in orphans:
+        client.set_terminated(run.info.run_id, status="FAILED")
+        client.set_tag(run.info.run_id, "abcompare.failure", "its process ended without closing it (killed?)")
+    if orphans:
+        pids = sorted({run.data.tags.get(PID_TAG, "?") for run in orphans})
+        warnings.warn(
+            f"marked {len(orphans)} run(s) FAILED that were left RUNNING by abcompare processes that no "
+            f"longer exist (PID {', '.join(pids)} on {me.host}): "
+            + ", ".join(run.info.run_id[:8] for run in orphans[:10]),
+            AbcompareWarning,
+            stacklevel=3,
+        )
+    return [run.info.run_id for run in orphans]
+
+
+def _all_experiments(client: Any, view_type: Any) -> list[Any]:
+    found: list[Any] = []
+    token = None
+    while True:
+        page = client.search_experiments(view_type=view_type, max_results=1000, page_token=token)
+        found += list(page)
+        token = getattr(page, "token", None)
+        if not token:
+            return found
+
+
+def _owner_alive(tags: Mapping[str, str]) -> bool:
+    try:
+        pid = int(tags.get(PID_TAG, ""))
+    except ValueError:
+        return True  # not a run whose owner we can know: leave it alone
+    return is_alive(pid, tags.get(START_TAG, ""))
+
+
+# ------------------------------------------------------------------------------------ scratch folders
+_SCRATCH = re.compile(r"^abcompare-(\d+)-(\d*)-[A-Za-z0-9_]+$")
+
+
+@contextmanager
+def scratch_folder() -> Iterator[Path]:
+    """A fresh temporary folder owned by this run (``abcompare-<pid>-<start>-<random>`` in the system's
+    temporary folder), removed on exit. Folders that killed runs left behind are removed first."""
+    remove_dead_scratch_folders()
+    with _owned_temporary_folder() as tmp:
+        yield tmp
+
+
+@contextmanager
+def _owned_temporary_folder() -> Iterator[Path]:
+    me = current_process()
+    with tempfile.TemporaryDirectory(prefix=f"abcompare-{me.pid}-{me.started}-") as tmp:
+        yield Path(tmp)
+
+
+def remove_dead_scratch_folders(root: Path | None = None) -> list[Path]:
+    """Remove the scratch folders of abcompare processes that no longer exist: real folders only (not
+    symlinks), owned by this user, named by ``scratch_folder``'s pattern."""
+    root = Path(root or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _SCRATCH.match(entry.name)
+        if match is None or entry.is_symlink() or not entry.is_dir():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        if not is_alive(int(match.group(1)), match.group(2)):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
 
 
 @contextmanager

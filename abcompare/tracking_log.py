@@ -13,35 +13,33 @@ from typing import Any
 import pandas as pd
 
 from abcompare.errors import AbcompareWarning
+from abcompare.naming import mlflow_safe_name
 from abcompare.report import save_delta_forest, save_metric_distribution, save_paired_scatter
+from abcompare.summary import markdown_table, secondary_summary, settings_line, verdict_sentence
 from abcompare.tracking import Tracker, flatten, mlflow_key
-
-VERDICT_CODE = {"better": 1, "worse": -1, "no significant difference": 0}
+from abcompare.vocabulary import SECONDARY, VERDICT_CODE
 
 
 def _safe(name: str) -> str:
-    return mlflow_key(name).replace("/", "_").replace(" ", "_")
+    """A variant name (validated by the config: never a path, unique in this form) as a key or file name."""
+    return mlflow_safe_name(name)
 
 
 def summary_markdown(result: Any) -> str:
-    """The comparison as a markdown table, for the parent run's description."""
+    """The comparison for the parent run's description: the verdict sentences, then the compact table."""
     cfg = result.config
+    comparison = result.comparison
     lines = [
         f"**{cfg.name}** — {cfg.description}".rstrip(" —"),
         "",
         f"Dataset `{result.dataset_name}`, {result.n_queries} queries, level `{cfg.dataset.level}`, "
-        f"convention `{cfg.evaluation.convention}`; primary test `{cfg.significance.primary}`, "
-        f"`{cfg.significance.correction}` correction, alpha {cfg.significance.alpha}.",
+        f"convention `{cfg.evaluation.convention}`.",
         "",
-        "| treatment | metric | control | treatment | delta | CI | p (adj.) | verdict |",
-        "|---|---|---:|---:|---:|---|---:|---|",
     ]
-    for row in result.comparison.itertuples(index=False):
-        lines.append(
-            f"| {row.treatment} | {row.metric} | {row.control_mean:.4f} | {row.treatment_mean:.4f} | "
-            f"{row.delta:+.4f} | [{row.ci_low:.4f}, {row.ci_high:.4f}] | "
-            f"{row.p_adjusted:.4g} | {row.verdict} |"
-        )
+    for name in cfg.treatments:
+        secondary = secondary_summary(comparison, name)
+        lines.append(f"- {verdict_sentence(comparison, name)}" + (f" {secondary}" if secondary else ""))
+    lines += ["", markdown_table(comparison), "", f"_{settings_line(comparison)}_"]
     return "\n".join(lines)
 
 
@@ -126,9 +124,10 @@ class ComparisonLogger:
         metrics["n_queries"] = float(len(counts))
         if "retrieved_count" in counts:
             metrics["mean_retrieved_count"] = float(counts["retrieved_count"].mean())
+        metrics.update(outcome.efficiency)
         self.tracker.log_metrics(run_id, metrics)
         self.tracker.log_table(run_id, outcome.per_query, "per_query_metrics")
-        folder = tmp / _safe(outcome.name)
+        folder = tmp / "variants" / _safe(outcome.name)
         folder.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
@@ -162,6 +161,8 @@ class ComparisonLogger:
             metrics[f"{prefix}.p_raw"] = row.p_primary
             metrics[f"{prefix}.p_adjusted"] = row.p_adjusted
             metrics[f"{prefix}.verdict"] = VERDICT_CODE.get(row.verdict, 0)
+            if row.role == SECONDARY:
+                metrics[f"{prefix}.secondary"] = 1.0
         for name, means in result.means.items():
             for metric, value in means.items():
                 metrics[f"{_safe(name)}.{mlflow_key(metric)}"] = value
@@ -172,21 +173,23 @@ class ComparisonLogger:
         )
         markdown = summary_markdown(result)
         self.tracker.log_text(parent, markdown, "summary.md")
-        verdicts = {
-            f"abcompare.verdict.{_safe(t)}": _verdict_summary(comparison[comparison["treatment"] == t])
-            for t in result.config.treatments
-        }
-        self.tracker.set_tags(parent, {"mlflow.note.content": markdown, **verdicts})
+        tags = {"mlflow.note.content": markdown, "abcompare.primary_metric": result.primary_metric}
+        for name in result.config.treatments:
+            tags[f"abcompare.verdict.{_safe(name)}"] = verdict_sentence(comparison, name)
+            secondary = secondary_summary(comparison, name)
+            if secondary:
+                tags[f"abcompare.secondary.{_safe(name)}"] = secondary
+        self.tracker.set_tags(parent, tags)
         folder = tmp / "comparison"
         plot = save_delta_forest(comparison, folder / "deltas.png")
         self.tracker.log_file(parent, plot, "plots")
-        headline = result.headline_metric
-        control = result.per_query["control"][headline]
+        primary = result.primary_metric
+        control = result.per_query["control"][primary]
         for name in result.config.treatments:
             scatter = save_paired_scatter(
                 control,
-                result.per_query[name][headline],
-                headline,
+                result.per_query[name][primary],
+                primary,
                 name,
                 folder / f"paired_{_safe(name)}.png",
             )
@@ -202,8 +205,3 @@ class ComparisonLogger:
     def finish(self) -> None:
         if self.parent_id:
             self.tracker.end_run(self.parent_id)
-
-
-def _verdict_summary(rows: pd.DataFrame) -> str:
-    counts = rows["verdict"].value_counts()
-    return ", ".join(f"{counts.get(v, 0)} {v}" for v in ("better", "worse", "no significant difference"))

@@ -7,14 +7,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from abcompare.data._lines import content_lines
+from abcompare.data._lines import InputFile, content_lines
 from abcompare.errors import DataError
+from abcompare.limits import MAX_JSON_DEPTH
 
 __all__ = ["jsonl_records", "text_field"]
 
 
-def jsonl_records(path: str | Path, what: str, hint: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line; a line that is not a JSON object is a DataError."""
+_TOO_DEEP = object()
+
+
+def _nesting(value: Any) -> int:
+    """How deeply lists and objects nest in a parsed JSON value (1 for a flat object), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, depth)
+            stack.extend((item, depth + 1) for item in node if isinstance(item, (dict, list)))
+    return deepest
+
+
+def jsonl_records(path: str | Path | InputFile, what: str, hint: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; a line that is not a JSON object, or that nests
+    deeper than ``MAX_JSON_DEPTH`` levels, is a DataError at its line."""
     lines, numbers = content_lines(path, what, comments=False)
     for text, number in zip(lines.to_pylist(), numbers.tolist(), strict=True):
         try:
@@ -23,6 +41,17 @@ def jsonl_records(path: str | Path, what: str, hint: str) -> Iterator[tuple[int,
             raise DataError(
                 f"malformed line: not JSON ({exc.msg})", file=path, line=number, hint=hint
             ) from None
+        except RecursionError:
+            record = _TOO_DEEP  # nested beyond what the parser can follow: reported below
+        # only a line with enough brackets can nest that deep: most lines skip the walk
+        many_brackets = text.count("[") + text.count("{") > MAX_JSON_DEPTH
+        if many_brackets and (record is _TOO_DEEP or _nesting(record) > MAX_JSON_DEPTH):
+            raise DataError(
+                f"malformed line: JSON nested deeper than {MAX_JSON_DEPTH} levels",
+                file=path,
+                line=number,
+                hint=hint,
+            )
         if not isinstance(record, dict):
             raise DataError("malformed line: expected a JSON object", file=path, line=number, hint=hint)
         yield number, record

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import mmap
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -20,6 +21,8 @@ import pyarrow.compute as pc
 from abcompare.errors import DataError
 
 __all__ = [
+    "InputFile",
+    "as_input",
     "content_lines",
     "file_bytes",
     "first_true",
@@ -28,12 +31,59 @@ __all__ = [
     "read_bytes",
     "read_text_lines",
     "regular_columns",
+    "unix_newlines",
 ]
 
 
-def read_bytes(path: str | Path, what: str) -> bytes:
+class InputFile(os.PathLike):
+    """An input file named by the user, read from the disk at most once when it cannot be read twice.
+
+    A regular file can be mapped, peeked at and read again. A named pipe (``<(zcat run.gz)``), a device or
+    standard input gives its bytes once: they are kept here for every later look (format sniffing, the
+    fast path, the line-locating path), so no reader ever opens it a second time. ``str()`` is the path,
+    so errors name the file the user gave.
+    """
+
+    def __init__(self, path: str | Path, what: str) -> None:
+        self.path = Path(path)
+        self.what = what
+        self._data: bytes | None = None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __repr__(self) -> str:
+        return f"InputFile({str(self.path)!r}, {self.what!r})"
+
+    @property
+    def rereadable(self) -> bool:
+        """Whether the file can be opened again and give the same bytes (a regular file)."""
+        return self.path.is_file()
+
+    def read(self) -> bytes:
+        """The raw bytes (gunzipped for ``.gz``, without a byte-order mark), read once for a pipe."""
+        if self._data is not None:
+            return self._data
+        data = _read_path(self.path, self.what)
+        if not self.rereadable:
+            self._data = data
+        return data
+
+
+def as_input(path: str | Path | InputFile, what: str) -> InputFile:
+    """``path`` as an ``InputFile`` (itself when it is one already)."""
+    return path if isinstance(path, InputFile) else InputFile(path, what)
+
+
+def read_bytes(path: str | Path | InputFile, what: str) -> bytes:
     """The raw bytes of ``path`` (gunzipped for ``.gz``); a missing file or folder is a ``DataError``."""
-    p = Path(path)
+    return as_input(path, what).read()
+
+
+def _read_path(p: Path, what: str) -> bytes:
     if not p.exists():
         raise DataError(
             f"{what} file not found",
@@ -46,7 +96,7 @@ def read_bytes(path: str | Path, what: str) -> bytes:
         data = p.read_bytes()
         if p.suffix == ".gz":
             data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise DataError(
             f"cannot read {what} file: {exc}", file=p, hint="check permissions and that the file is complete"
         ) from exc
@@ -56,10 +106,11 @@ def read_bytes(path: str | Path, what: str) -> bytes:
 
 
 @contextmanager
-def file_bytes(path: str | Path, what: str) -> Iterator[bytes | mmap.mmap]:
+def file_bytes(path: str | Path | InputFile, what: str) -> Iterator[bytes | mmap.mmap]:
     """The file's content as ``read_bytes`` gives it, memory-mapped instead of copied when it can be (a
     plain, non-empty file without a byte-order mark); the mapping is closed on exit."""
-    p = Path(path)
+    path = as_input(path, what)
+    p = path.path
     mapped = None
     if p.suffix != ".gz" and p.is_file():
         try:
@@ -80,17 +131,28 @@ def file_bytes(path: str | Path, what: str) -> Iterator[bytes | mmap.mmap]:
             mapped.close()
 
 
-def peek_bytes(path: str | Path, what: str, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of the (gunzipped) file, for format sniffing; errors as ``read_bytes``."""
-    p = Path(path)
-    if p.suffix == ".gz" or not p.is_file():
-        return read_bytes(p, what)[:size]
+def peek_bytes(path: str | Path | InputFile, what: str, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of the (gunzipped) file, for format sniffing; errors as ``read_bytes``. A
+    file that cannot be read twice (a pipe) is read whole, once, and kept for the reader."""
+    path = as_input(path, what)
+    p = path.path
+    if p.suffix == ".gz" or not path.rereadable:
+        return path.read()[:size]
     try:
         with p.open("rb") as handle:
             head = handle.read(size)
     except OSError:
-        return read_bytes(p, what)[:size]
+        return path.read()[:size]
     return head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+
+
+def unix_newlines(data: bytes | mmap.mmap) -> bytes | mmap.mmap:
+    """``data`` with every line ending as ``\\n``: Windows ``\\r\\n`` and old Mac ``\\r`` read exactly like
+    Unix ``\\n`` (a bare ``\\r`` is never a character inside a line). Unchanged, and not copied, when the
+    file holds no ``\\r``."""
+    if data.find(b"\r") == -1:
+        return data
+    return bytes(data).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def _bad_utf8_line(data: bytes) -> tuple[int, int]:
@@ -102,9 +164,10 @@ def _bad_utf8_line(data: bytes) -> tuple[int, int]:
     return 0, -1  # pragma: no cover - only called when Arrow found invalid UTF-8
 
 
-def read_text_lines(path: str | Path, what: str) -> pa.Array:
-    """Every physical line of a UTF-8 text file as an Arrow ``large_string`` array (``\\r`` kept)."""
-    data = read_bytes(path, what)
+def read_text_lines(path: str | Path | InputFile, what: str) -> pa.Array:
+    """Every line of a UTF-8 text file as an Arrow ``large_string`` array; ``\\n``, ``\\r\\n`` and a bare
+    ``\\r`` all end a line (see ``unix_newlines``), so line numbers are the same whatever the convention."""
+    data = unix_newlines(read_bytes(path, what))
     offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
     blob = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
     try:
@@ -124,11 +187,11 @@ def read_text_lines(path: str | Path, what: str) -> pa.Array:
 
 
 def content_lines(
-    path: str | Path, what: str, *, comments: bool = True, strip: bool = True
+    path: str | Path | InputFile, what: str, *, comments: bool = True, strip: bool = True
 ) -> tuple[pa.Array, np.ndarray]:
     """Non-blank lines and their 1-based line numbers; stripped of surrounding whitespace by default.
 
-    With ``strip=False`` only the line ending is removed (tab-separated fields may be empty). With
+    With ``strip=False`` the line is kept as it is (tab-separated fields may be empty). With
     ``comments`` lines whose first non-blank character is ``#`` are skipped, as trec_eval does.
     """
     raw = read_text_lines(path, what)
@@ -138,7 +201,7 @@ def content_lines(
         keep = pc.and_(keep, pc.invert(pc.starts_with(trimmed, "#")))
     keep_np = keep.to_numpy(zero_copy_only=False)
     numbers = np.flatnonzero(keep_np) + 1
-    lines = trimmed if strip else pc.utf8_rtrim(raw, characters="\r")
+    lines = trimmed if strip else raw
     return lines.filter(keep), numbers
 
 
@@ -201,17 +264,18 @@ def regular_columns(
 
     if not len(data) or any(data.find(byte) != -1 for byte in _OTHER_SPACE):
         return None
-    if data.find(b"\r") != -1:
-        data = bytes(data)  # CRLF line ends are fine, a lone \r is not
-        if data.count(b"\r") != data.count(b"\r\n"):
-            return None
+    data = unix_newlines(data)
     try:
         return pacsv.read_csv(
             pa.py_buffer(data),
             read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True),
             parse_options=pacsv.ParseOptions(
-                delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
-                newlines_in_values=False, ignore_empty_lines=True,
+                delimiter=" ",
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=True,
             ),  # fmt: skip
             convert_options=pacsv.ConvertOptions(
                 column_types=types, null_values=[], strings_can_be_null=False, check_utf8=True

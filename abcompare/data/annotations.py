@@ -12,8 +12,9 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from abcompare.data._jsonl import jsonl_records, text_field
-from abcompare.data._lines import check_trec_ids, content_lines, first_true, parse_floats
+from abcompare.data._lines import InputFile, as_input, check_trec_ids, content_lines, first_true, parse_floats
 from abcompare.errors import DataError
+from abcompare.limits import MAX_GRADE, MAX_INDEX, MIN_GRADE
 
 __all__ = [
     "ANNOTATION_FORMATS",
@@ -29,6 +30,16 @@ _BEIR_HINT = "a header 'query-id<TAB>corpus-id<TAB>score', then one tab-separate
 _JSONL_HINT = (
     'each line is {"query_id": ..., "relevant_ids": [...]} or {"query_id": ..., "relevant": {"id": grade}}'
 )
+_GRADE_HINT = f"a grade is a whole number from {MIN_GRADE} to {MAX_GRADE} (0 = not relevant)"
+
+
+def grade_problem(grades: np.ndarray) -> np.ndarray:
+    """Which float grades are not whole numbers in ``[MIN_GRADE, MAX_GRADE]`` (NaN and inf included): the one
+    rule for every annotation format, so a grade of 1e30 never wraps to a negative integer."""
+    with np.errstate(invalid="ignore"):
+        return (
+            ~np.isfinite(grades) | (np.floor(grades) != grades) | (grades < MIN_GRADE) | (grades > MAX_GRADE)
+        )
 
 
 def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
@@ -38,6 +49,7 @@ def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
     are skipped). Identical repeated judgments are kept once; the same (query, id) with two grades is an
     error.
     """
+    path = as_input(path, "annotation")
     fmt = _detect(path) if format == "auto" else format
     if fmt == "pool":
         from abcompare.data.pooling import read_pool
@@ -58,7 +70,7 @@ def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
     return _deduplicate(frame, path)
 
 
-def _detect(path: str | Path) -> str:
+def _detect(path: InputFile) -> str:
     lines, _ = content_lines(path, "annotation")
     if len(lines) == 0:
         raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
@@ -94,7 +106,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _read_columns(path: str | Path, *, fields: int, hint: str, tab_only: bool, header: bool) -> pd.DataFrame:
+def _read_columns(path: InputFile, *, fields: int, hint: str, tab_only: bool, header: bool) -> pd.DataFrame:
     """TREC qrels (4 whitespace fields) or BEIR TSV (3 tab fields, optional header) → annotation rows."""
     lines, numbers = content_lines(path, "annotation")
     if header and len(lines) and not _is_number(lines[0].as_py().split("\t")[-1].strip()):
@@ -125,13 +137,13 @@ def _read_columns(path: str | Path, *, fields: int, hint: str, tab_only: bool, h
         what="grade",
         hint="the grade is an integer (0 = not relevant, higher = more relevant)",
     )
-    bad = first_true(~np.isfinite(grade) | (np.floor(grade) != grade))
+    bad = first_true(grade_problem(grade))
     if bad is not None:
         raise DataError(
-            f"grade {grade_text[bad].as_py()!r} is not an integer",
+            f"grade {grade_text[bad].as_py()!r} is not an integer in range",
             file=path,
             line=int(numbers[bad]),
-            hint="the grade is an integer (0 = not relevant)",
+            hint=_GRADE_HINT,
         )
     frame = pd.DataFrame(
         {
@@ -163,18 +175,20 @@ def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
             field=field,
             hint="grades are integers (0 = not relevant)",
         ) from None
-    if not np.isfinite(number) or number != int(number):
+    if grade_problem(np.array([number]))[0] or (
+        isinstance(value, int) and not MIN_GRADE <= value <= MAX_GRADE
+    ):
         raise DataError(
-            f"grade {value!r} is not an integer",
+            f"grade {value!r} is not an integer in range",
             file=path,
             line=line,
             field=field,
-            hint="grades are integers (0 = not relevant)",
+            hint=_GRADE_HINT,
         )
     return int(number)
 
 
-def _read_jsonl(path: str | Path) -> pd.DataFrame:
+def _read_jsonl(path: InputFile) -> pd.DataFrame:
     rows: list[tuple[str, str, int]] = []
     line_numbers: list[int] = []
     for number, record in jsonl_records(path, "annotation", _JSONL_HINT):
@@ -248,6 +262,7 @@ def read_spans(path: str | Path) -> pd.DataFrame:
     Offsets are characters into the corpus ``text``, end exclusive; grade defaults to 1.
     """
     hint = 'each line is {"query_id": ..., "document_id": ..., "start": int, "end": int}'
+    path = as_input(path, "span")
     rows: list[tuple[str, str, int, int, int]] = []
     for number, record in jsonl_records(path, "span", hint):
         qid = text_field(record, ("query_id",), path=path, line=number, hint=hint)
@@ -255,9 +270,9 @@ def read_spans(path: str | Path) -> pd.DataFrame:
         bounds = []
         for name in ("start", "end"):
             value = record.get(name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_INDEX:
                 raise DataError(
-                    f"{name} must be an integer character offset, got {value!r}",
+                    f"{name} must be an integer character offset (at most 2**53), got {value!r}",
                     file=path,
                     line=number,
                     field=name,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from abcompare.data._jsonl import jsonl_records, text_field
+from abcompare.data._lines import as_input
 from abcompare.errors import DataError
 
 __all__ = ["read_corpus"]
@@ -16,6 +17,7 @@ _HINT = 'each line is {"_id": "...", "title": "...", "text": "..."}'
 
 def read_corpus(path: str | Path) -> pd.DataFrame:
     """Read a BEIR corpus; ids must be unique, ``text`` a string (may be empty), ``title`` optional."""
+    path = as_input(path, "corpus")
     ids: list[str] = []
     titles: list[str] = []
     texts: list[str] = []

@@ -26,7 +26,8 @@ class Dataset:
 
     ``excluded_queries`` counts queries dropped for having no annotations; ``unknown_annotation_queries``
     counts annotated query ids missing from the query set (their annotations are dropped);
-    ``annotation_files`` holds ``(path, sha256)`` of every judgment file merged into ``annotations``.
+    ``annotation_files`` holds ``(path, sha256)`` of every judgment file merged into ``annotations``;
+    ``annotation_file`` names them in one string, for error messages.
     """
 
     name: str
@@ -38,6 +39,7 @@ class Dataset:
     excluded_queries: int = 0
     unknown_annotation_queries: int = 0
     annotation_files: tuple[tuple[str, str], ...] = ()
+    annotation_file: Path | None = None
 
     def __repr__(self) -> str:
         def rows(frame: pd.DataFrame | None) -> str:
@@ -155,6 +157,7 @@ def assemble(
         excluded_queries=0 if unjudged_queries else len(missing),
         unknown_annotation_queries=len(unknown),
         annotation_files=tuple((str(path), file_sha256(path)) for path in annotation_files),
+        annotation_file=None if annotation_file is None else Path(annotation_file),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +11,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from abcompare.data._jsonl import jsonl_records, text_field
-from abcompare.data._lines import content_lines, first_true
+from abcompare.data._lines import InputFile, as_input, content_lines, first_true
 from abcompare.errors import DataError
 
 __all__ = ["read_queries"]
@@ -24,8 +26,10 @@ _TSV_HEADERS = {"_id", "id", "qid", "query_id", "query-id", "query"}
 def read_queries(path: str | Path, format: str = "auto") -> pd.DataFrame:
     """Read a query set into ``query_id, text, ...extra`` (format jsonl, tsv or auto).
 
-    Ids must be unique and texts non-empty.
+    Ids must be unique and texts non-empty. An extra field keeps its values when they all have one JSON
+    type (text, number or true/false); otherwise, and for lists and objects, its values become text (JSON).
     """
+    path = as_input(path, "query")
     lines, numbers = content_lines(path, "query", comments=False, strip=False)
     if len(lines) == 0:
         raise DataError("query file is empty", file=path, hint=_JSONL_HINT)
@@ -42,7 +46,7 @@ def read_queries(path: str | Path, format: str = "auto") -> pd.DataFrame:
     return frame
 
 
-def _read_jsonl(path: str | Path) -> tuple[pd.DataFrame, list[int]]:
+def _read_jsonl(path: InputFile) -> tuple[pd.DataFrame, list[int]]:
     records: list[dict[str, Any]] = []
     line_of: list[int] = []
     for number, record in jsonl_records(path, "query", _JSONL_HINT):
@@ -56,11 +60,44 @@ def _read_jsonl(path: str | Path) -> tuple[pd.DataFrame, list[int]]:
                 f"text must be a string, got {text!r}", file=path, line=number, field="text", hint=_JSONL_HINT
             )
         id_name = next(n for n in _ID_NAMES if n in record)
-        extra = {k: v for k, v in record.items() if k not in (id_name, text_name)}
+        # the id and text fields, and other fields named like our own columns, are not extra columns
+        extra = {k: v for k, v in record.items() if k not in (id_name, text_name, "query_id", "text")}
         records.append({"query_id": qid, "text": text, **extra})
         line_of.append(number)
     frame = pd.DataFrame.from_records(records)
+    for column in frame.columns[2:]:
+        frame[column] = _one_type(frame[column])
     return frame.astype({"query_id": "str", "text": "str"}), line_of
+
+
+def _kind(value: Any) -> str | None:
+    """The JSON type of a value: 'null', 'text', 'number', 'boolean' or 'nested' (a list or an object)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return "nested"
+
+
+def _one_type(values: pd.Series) -> pd.Series:
+    """An extra field as one column type: kept when every value is of one JSON type (missing ones aside),
+    else every value as text (strings as they are, the rest as JSON), so the column can be stored in
+    Parquet and grouped by; missing values stay missing."""
+    kinds = {_kind(v) for v in values} - {"null"}
+    if len(kinds) <= 1 and kinds != {"nested"}:
+        return values
+
+    def as_text(value: Any) -> Any:
+        kind = _kind(value)
+        if kind == "null":
+            return None
+        return value if kind == "text" else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    return values.map(as_text).astype("object")
 
 
 def _read_tsv(path: str | Path, lines, numbers) -> tuple[pd.DataFrame, list[int]]:

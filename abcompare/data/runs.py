@@ -8,6 +8,7 @@ rank column is ignored and hits are ordered by score (descending), ties by docno
 from __future__ import annotations
 
 import csv
+import io
 import json
 import warnings
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ import pyarrow.compute as pc
 
 from abcompare.data._jsonl import jsonl_records
 from abcompare.data._lines import (
+    InputFile,
+    as_input,
     check_trec_ids,
     content_lines,
     file_bytes,
@@ -30,6 +33,7 @@ from abcompare.data._lines import (
     peek_bytes,
     read_bytes,
     regular_columns,
+    unix_newlines,
 )
 from abcompare.data.run_hits import (
     FLOAT_FIELDS,
@@ -42,6 +46,8 @@ from abcompare.data.run_hits import (
 )
 from abcompare.errors import AbcompareWarning, DataError
 from abcompare.hits import RagHit
+from abcompare.limits import MAX_INDEX
+from abcompare.row_blocks import block_aligned_bounds
 
 __all__ = [
     "RUN_COLUMNS",
@@ -58,7 +64,10 @@ FORMATS = ("trec", "jsonl", "parquet", "csv")
 
 # ----------------------------------------------------------------------------------------------- reading
 def read_run(path: str | Path, format: str = "auto") -> pd.DataFrame:
-    """Read a run file into the run table; ``format`` is trec, jsonl, parquet, csv or auto (by content)."""
+    """Read a run file into the run table; ``format`` is trec, jsonl, parquet, csv or auto (by content).
+
+    The file is read once when it cannot be read twice (a named pipe such as ``<(zcat run.gz)``)."""
+    path = as_input(path, "run")
     fmt = _detect_format(path) if format == "auto" else format
     if fmt == "trec":
         return _read_trec(path)
@@ -73,20 +82,22 @@ def read_run(path: str | Path, format: str = "auto") -> pd.DataFrame:
     )
 
 
-def _detect_format(path: str | Path) -> str:
-    p = Path(path)
-    name = p.name.lower().removesuffix(".gz")
+def _detect_format(path: InputFile) -> str:
+    name = path.path.name.lower().removesuffix(".gz")
     if name.endswith((".parquet", ".pq")):
         return "parquet"
     if name.endswith(".csv"):
         return "csv"
     if name.endswith((".jsonl", ".json", ".ndjson")):
         return "jsonl"
-    head = peek_bytes(p, "run").lstrip()
+    head = peek_bytes(path, "run").lstrip()
     if head.startswith(b"PAR1"):
         return "parquet"
     if head.startswith(b"{"):
         return "jsonl"
+    header = unix_newlines(head).split(b"\n", 1)[0]
+    if b"," in header and b"query_id" in {field.strip(b' "') for field in header.split(b",")}:
+        return "csv"  # a CSV header names the query_id column; a TREC line has no commas in its fields
     return "trec"
 
 
@@ -207,9 +218,7 @@ def _repeats_within_queries(qcodes: np.ndarray, doc: pa.Array) -> bool:
     """Whether a docno occurs twice for one query; rows are grouped by query. Hashed in query-aligned
     chunks (small, in-cache hash tables, much faster than one table over millions of docnos), on
     Arrow's CPU count of threads (the hashing releases the GIL)."""
-    n = qcodes.size
-    starts = np.flatnonzero(np.r_[True, qcodes[1:] != qcodes[:-1]])
-    bounds = np.append(np.unique(starts[np.searchsorted(starts, np.arange(0, n, _DUPLICATE_CHUNK))]), n)
+    bounds = block_aligned_bounds(qcodes, _DUPLICATE_CHUNK)
 
     def repeats(low: int, high: int) -> bool:
         codes = pc.dictionary_encode(doc.slice(low, high - low)).indices.to_numpy(zero_copy_only=False)
@@ -369,7 +378,7 @@ def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHi
             hint="each hit is a JSON object of RagHit fields",
         )
     try:
-        return RagHit.model_validate(raw)
+        hit = RagHit.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
@@ -380,6 +389,21 @@ def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHi
             field=f"hits[{index}].{where}",
             hint="fix the value's type (numbers for scores and ranks)",
         ) from None
+    whole = [(name, getattr(hit, name)) for name in ("rank", "chunk_index", "page_number")]
+    whole += [(f"metadata.{name}", (hit.metadata or {}).get(name)) for name in ("start", "end")]
+    for name, value in whole:
+        if value is None:
+            continue
+        whole_number = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole_number or abs(value) > MAX_INDEX:
+            raise DataError(
+                f"invalid hit: {name} {value!r} is not a whole number between -2**53 and 2**53",
+                file=path,
+                line=line,
+                field=f"hits[{index}].{name}",
+                hint="ranks, chunk indexes, page numbers and character offsets are integers",
+            )
+    return hit
 
 
 def _check_hit_ranks(hits: Sequence[RagHit], qid: str, *, path: str | Path, line: int) -> None:
@@ -406,10 +430,11 @@ def _rank_problem(sorted_ranks: Sequence[int]) -> str:
     return "bad ranks"  # pragma: no cover
 
 
-def _read_parquet(path: str | Path) -> pd.DataFrame:
-    read_bytes(path, "run")  # existence and readability, with our error
+def _read_parquet(path: InputFile) -> pd.DataFrame:
+    # a missing file gets our error from read_bytes; a pipe is read once into memory (Parquet needs seeks)
+    source = path.path if path.rereadable else io.BytesIO(read_bytes(path, "run"))
     try:
-        frame = pd.read_parquet(path)
+        frame = pd.read_parquet(source)
     except Exception as exc:  # pyarrow raises several types for a corrupt file
         raise DataError(
             f"cannot read Parquet run: {exc}", file=path, hint="write it with pandas/pyarrow"
@@ -420,7 +445,7 @@ def _read_parquet(path: str | Path) -> pd.DataFrame:
 def _read_csv(path: str | Path) -> pd.DataFrame:
     import pyarrow.csv as pacsv
 
-    data = read_bytes(path, "run")
+    data = unix_newlines(read_bytes(path, "run"))
     header_line = data.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
     names = next(csv.reader([header_line]))
     try:
@@ -532,12 +557,12 @@ def _finish_table(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
 
 def _integral(values: pd.Series, name: str, path: str | Path, where) -> pd.Series:
     arr = values.to_numpy(dtype=float, na_value=np.nan)
-    bad = first_true(~np.isnan(arr) & (np.floor(arr) != arr))
+    bad = first_true(~np.isnan(arr) & ((np.floor(arr) != arr) | (np.abs(arr) > MAX_INDEX)))
     if bad is None and name == "rank":
         bad = first_true(np.isnan(arr))
     if bad is not None:
         raise DataError(
-            f"{name} {values.iloc[bad]!r} is not an integer",
+            f"{name} {values.iloc[bad]!r} is not an integer between -2**53 and 2**53",
             file=path,
             **_merge(where(bad), name),
             hint=f"{name} must be a whole number",

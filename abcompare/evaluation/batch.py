@@ -38,6 +38,7 @@ from abcompare.evaluation.measures import (
     metric_name,
     normalise_cutoffs,
 )
+from abcompare.row_blocks import block_aligned_bounds
 
 CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
 
@@ -427,9 +428,7 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
     in_place = order.size == 0 or (order[0] == 0 and bool(np.all(np.diff(order) == 1)))
     by_query = np.argsort(coded.ann_query, kind="stable")
     ann_query, ann_key = coded.ann_query[by_query], coded.ann_key[by_query]
-    query_starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-    chunk_starts = np.unique(query_starts[np.searchsorted(query_starts, np.arange(0, query.size, _CHUNK))])
-    bounds = np.append(chunk_starts, query.size).astype(np.int64)
+    bounds = block_aligned_bounds(query, _CHUNK)
     identity = np.empty(query.size, dtype=np.int64)
     run_ann = np.full(query.size, -1, dtype=np.int64)
 

@@ -13,10 +13,15 @@ EXAMPLES: dict[str, Path] = {
 }
 
 
+def example_key(name: str) -> str:
+    """The canonical form of an example's name (``HR_Docs`` -> ``hr-docs``)."""
+    return name.strip().lower().replace("_", "-")
+
+
 def example_path(name: str) -> Path:
     """The folder of the shipped example ``name`` (a BEIR layout: corpus.jsonl, queries.jsonl, qrels/)."""
-    key = name.strip().lower().replace("_", "-")
+    key = example_key(name)
     if key not in EXAMPLES:
         known = ", ".join(sorted(EXAMPLES))
-        raise DataError(f"unknown example {name!r}", field="example", hint=f"known examples: {known}")
+        raise DataError(f"unknown example {name!r}", field="dataset.name", hint=f"known examples: {known}")
     return EXAMPLES[key]

@@ -58,6 +58,11 @@ class BM25Index:
         model.index(tokens, show_progress=False)
         return cls(settings=settings, tokenizer=tokenizer, model=model, size=len(texts))
 
+    def nbytes(self) -> int:
+        """Bytes held by the index's arrays (bm25s keeps its scores as a sparse matrix)."""
+        scores = getattr(self.model, "scores", None) or {}
+        return int(sum(getattr(value, "nbytes", 0) for value in scores.values()))
+
     def search(self, queries: Sequence[str], depth: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Top ``depth`` rows per query, best first; rows with score 0 (no query term) are left out."""
         tokens = self.tokenizer.tokenize(

@@ -8,8 +8,10 @@ the on-disk cache.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,30 +29,67 @@ from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSet
 
 
 class RetrievalCache:
-    """A small in-process LRU of expensive per-corpus artefacts (chunks, BM25 indexes, chunk embeddings).
+    """A small in-process LRU of expensive per-corpus artefacts (chunks, BM25 indexes, chunk embeddings,
+    each retriever's hits for the query set).
 
-    One per experiment run lets a treatment reuse what the control built; ``builds`` counts misses.
+    One per experiment run lets a treatment reuse what the control (or another sweep point) built;
+    ``builds`` counts misses. Each entry remembers how long it took to build, so a variant that reuses
+    an artefact is still charged its cost (:class:`RetrievalCost`).
     """
 
-    def __init__(self, max_entries: int = 16) -> None:
+    def __init__(self, max_entries: int = 32) -> None:
         self.max_entries = max_entries
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[Any, float]] = OrderedDict()
         self.builds = 0
 
     def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """The value memoised under ``key``, built (and counted in ``builds``) on a miss."""
+        return self.get_timed(key, build)[0]
+
+    def get_timed(self, key: Hashable, build: Callable[[], Any]) -> tuple[Any, float]:
+        """The value memoised under ``key`` and the seconds its build took (when it was built)."""
         if key in self._items:
             self._items.move_to_end(key)
             return self._items[key]
+        start = time.perf_counter()
         value = build()
+        entry = (value, time.perf_counter() - start)
         self.builds += 1
-        self._items[key] = value
+        self._items[key] = entry
         while len(self._items) > self.max_entries:
             self._items.popitem(last=False)
-        return value
+        return entry
 
     def clear(self) -> None:
         self._items.clear()
+
+
+@dataclass
+class RetrievalCost:
+    """What one variant costs, whoever built the shared parts: PyTerrier's mean response time
+    (``seconds_per_query``: searching, query encoding, fusion and rerank, over the queries), the time to
+    build its index (chunking and BM25), to get its chunk embeddings (encoding, or loading them from
+    the embedding cache), and the size of its index (BM25 matrices and embedding vectors)."""
+
+    queries: int = 0
+    query_seconds: float = 0.0
+    index_seconds: float = 0.0
+    embedding_seconds: float = 0.0
+    index_bytes: int = 0
+    parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def seconds_per_query(self) -> float:
+        return self.query_seconds / self.queries if self.queries else 0.0
+
+    def as_metrics(self) -> dict[str, float]:
+        """The cost as metrics (``efficiency.*``) for tables and MLflow."""
+        return {
+            "efficiency.seconds_per_query": self.seconds_per_query,
+            "efficiency.index_seconds": self.index_seconds,
+            "efficiency.embedding_seconds": self.embedding_seconds,
+            "efficiency.index_bytes": float(self.index_bytes),
+        }
 
 
 DEFAULT_CACHE = RetrievalCache()
@@ -112,27 +151,51 @@ def _retrieve(
     cache_dir: Path,
     progress: Progress | None,
     memo: RetrievalCache,
+    cost: RetrievalCost,
 ) -> list[list[RagHit]]:
-    """One retriever's ranked hits for every query."""
+    """One retriever's ranked hits for every query (memoised: sweep points that share the retriever
+    share its hits), charging its index, embeddings and search time to ``cost``."""
+    queries_key = hashlib.sha256("\x00".join(query_texts).encode("utf-8")).hexdigest()
     if isinstance(settings, BM25Settings):
-        index = memo.get(
+        index, built = memo.get_timed(
             ("bm25", chunks_key, settings.model_dump_json(exclude={"type"})),
             lambda: BM25Index.build([indexed_text(c) for c in chunks], settings),
         )
-        results = index.search(query_texts, depth)
+        cost.index_seconds += built
+        cost.index_bytes += index.nbytes()
+
+        def search_all() -> list[list[RagHit]]:
+            return [_hits(chunks, rows, scores, name) for rows, scores in index.search(query_texts, depth)]
+
+        key = ("bm25-hits", name, chunks_key, settings.model_dump_json(), depth, queries_key)
     else:
         encoder = DenseEncoder(
             settings.model, cache_dir, batch_size=settings.batch_size, max_seq_length=settings.max_seq_length
         )
-        doc_vectors = memo.get(
+        doc_vectors, built = memo.get_timed(
             ("dense", chunks_key, encoder.cache.model_key, settings.document_prefix, str(cache_dir)),
             lambda: encoder.encode(
                 [settings.document_prefix + indexed_text(c) for c in chunks], progress=progress
             ),
         )
-        query_vectors = encoder.encode([settings.query_prefix + q for q in query_texts], progress=progress)
-        results = search(query_vectors, doc_vectors, depth)
-    return [_hits(chunks, rows, scores, name) for rows, scores in results]
+        cost.embedding_seconds += built
+        cost.index_bytes += int(doc_vectors.nbytes)
+
+        def search_all() -> list[list[RagHit]]:
+            query_vectors = encoder.encode(
+                [settings.query_prefix + q for q in query_texts], progress=progress
+            )
+            return [
+                _hits(chunks, rows, scores, name)
+                for rows, scores in search(query_vectors, doc_vectors, depth)
+            ]
+
+        key = ("dense-hits", name, chunks_key, encoder.cache.model_key, settings.model_dump_json(), depth,
+               str(cache_dir), queries_key)  # fmt: skip
+    hits, seconds = memo.get_timed(key, search_all)
+    cost.query_seconds += seconds
+    cost.parts[name] = seconds
+    return hits
 
 
 def run_variant(
@@ -144,7 +207,24 @@ def run_variant(
     progress: Progress | None = None,
     cache: RetrievalCache | None = None,
 ) -> dict[str, list[RagHit]]:
-    """Ranked hits (best first, at most ``top_k``) per query id, in the queries' order.
+    """Ranked hits (best first, at most ``top_k``) per query id; see :func:`run_variant_with_cost`."""
+    hits, _ = run_variant_with_cost(
+        variant, corpus, queries, cache_dir=cache_dir, progress=progress, cache=cache
+    )
+    return hits
+
+
+def run_variant_with_cost(
+    variant: VariantSettings,
+    corpus: Any,
+    queries: Any,
+    *,
+    cache_dir: Path,
+    progress: Progress | None = None,
+    cache: RetrievalCache | None = None,
+) -> tuple[dict[str, list[RagHit]], RetrievalCost]:
+    """Ranked hits (best first, at most ``top_k``) per query id, in the queries' order, and the variant's
+    :class:`RetrievalCost`.
 
     ``corpus`` has columns ``doc_id, title, text``; ``queries`` ``query_id, text``. ``progress`` is called
     as ``progress(completed, total)``: over the texts being encoded, then over the queries. ``cache``
@@ -160,8 +240,10 @@ def run_variant(
     _check_columns(corpus, "corpus", ("doc_id", "text"))
     _check_columns(queries, "queries", ("query_id", "text"))
     memo = cache if cache is not None else DEFAULT_CACHE
+    cost = RetrievalCost(queries=len(queries))
     chunks_key = (corpus_fingerprint(corpus), variant.chunking.model_dump_json())
-    chunks: list[Chunk] = memo.get(("chunks", chunks_key), lambda: chunk_corpus(corpus, variant.chunking))
+    chunks, built = memo.get_timed(("chunks", chunks_key), lambda: chunk_corpus(corpus, variant.chunking))
+    cost.index_seconds += built
     if not chunks:
         raise RetrievalError(
             "the corpus has no documents", field="corpus", hint="check the dataset's corpus file"
@@ -170,9 +252,10 @@ def run_variant(
     query_texts = ["" if t is None or t != t else str(t) for t in queries["text"]]
 
     per_retriever = [
-        _retrieve(name, spec, chunks, chunks_key, query_texts, variant.depth, cache_dir, progress, memo)
+        _retrieve(name, spec, chunks, chunks_key, query_texts, variant.depth, cache_dir, progress, memo, cost)
         for name, spec in variant.retrievers.items()
     ]
+    start = time.perf_counter()
     reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
     fusion = variant.fusion
     weights = (
@@ -191,4 +274,5 @@ def run_variant(
         results[query_id] = ranked[: variant.top_k]
         if progress is not None:
             progress(i + 1, len(query_ids))
-    return results
+    cost.query_seconds += time.perf_counter() - start  # fusion and rerank, per query
+    return results, cost

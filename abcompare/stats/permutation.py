@@ -24,13 +24,13 @@ class PermutationResult:
     exact: bool
 
 
-def _all_sign_bits(n: int, start: int, stop: int) -> np.ndarray:
+def all_sign_bits(n: int, start: int, stop: int) -> np.ndarray:
     """Rows start..stop-1 of all 0/1 vectors of length n: bit i of the row number flips query i."""
     rows = np.arange(start, stop, dtype=np.uint64)[:, None]
     return ((rows >> np.arange(n, dtype=np.uint64)) & np.uint64(1)).astype(np.float64)
 
 
-def _random_sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+def random_sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
     """Uniform random 0/1 matrix (rows x n) from raw 64-bit draws (one draw per 64 queries per row)."""
     words = rng.bit_generator.random_raw((rows, -(-n // 64)))
     return np.unpackbits(words.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
@@ -66,7 +66,7 @@ def sign_flip_test(
     hits = np.zeros(x.shape[1], dtype=np.int64)
     if exact:
         for start in range(0, 2**n, 4096):
-            bits = _all_sign_bits(n, start, min(start + 4096, 2**n))
+            bits = all_sign_bits(n, start, min(start + 4096, 2**n))
             hits += (np.abs(total - 2.0 * (bits @ x)) >= observed - gamma).sum(axis=0)
         pvalue = hits / 2**n
         used = 2**n
@@ -75,7 +75,7 @@ def sign_flip_test(
     else:
         done = 0
         for rows in chunk_sizes(n_resamples, n, batch_bytes):
-            bits = _random_sign_bits(rng, rows, n)
+            bits = random_sign_bits(rng, rows, n)
             hits += (np.abs(total - 2.0 * (bits @ x)) >= observed - gamma).sum(axis=0)
             done += rows
             if progress is not None:

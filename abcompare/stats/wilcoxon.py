@@ -8,8 +8,8 @@ import numpy as np
 from scipy import stats
 
 from abcompare.stats.paired import as_columns
+from abcompare.vocabulary import ZERO_METHODS
 
-ZERO_METHODS: tuple[str, ...] = ("pratt", "wilcox", "zsplit")
 #: scipy's 'auto' enumerates all 2^n sign flips for tied or zero data up to this many queries.
 _SCIPY_ENUMERATION_MAX_N = 13
 

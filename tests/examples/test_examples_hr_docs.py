@@ -94,7 +94,7 @@ def test_example_path_rejects_an_unknown_name_and_lists_the_known_ones():
     with pytest.raises(DataError, match="unknown example 'nope'") as info:
         example_path("nope")
     assert "hr-docs" in str(info.value)
-    assert info.value.field == "example"
+    assert info.value.field == "dataset.name"
 
 
 # --------------------------------------------------------------------------- sizes and shape

@@ -11,7 +11,7 @@ import pytest
 
 from abcompare.errors import RetrievalError
 from abcompare.retrieval.fusion import fuse
-from abcompare.retrieval.pipeline import RetrievalCache, run_variant
+from abcompare.retrieval.pipeline import RetrievalCache, run_variant, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
 
 CORPUS = pd.DataFrame(
@@ -126,7 +126,7 @@ def test_a_fusion_only_change_reuses_chunks_and_indexes(tmp_path):
         cache=memo,
     )
     builds = memo.builds
-    assert builds == 3  # chunks + two indexes
+    assert builds == 5  # chunks + two indexes + each retriever's hits for the queries
     run_variant(
         variant(retrievers=retrievers, fusion={"method": "dbsf"}),
         CORPUS,
@@ -142,7 +142,38 @@ def test_a_fusion_only_change_reuses_chunks_and_indexes(tmp_path):
         cache_dir=tmp_path,
         cache=memo,
     )
-    assert memo.builds == builds + 3
+    assert memo.builds == builds + 5
+
+
+def test_a_variant_is_charged_the_cost_of_what_it_reuses(tmp_path):
+    memo = RetrievalCache()
+    retrievers = {"a": {"type": "bm25"}, "b": {"type": "bm25", "k1": 1.0}}
+    _, first = run_variant_with_cost(
+        variant(retrievers=retrievers, fusion={"method": "rrf"}),
+        CORPUS,
+        QUERIES,
+        cache_dir=tmp_path,
+        cache=memo,
+    )
+    builds = memo.builds
+    _, second = run_variant_with_cost(
+        variant(retrievers=retrievers, fusion={"method": "dbsf"}),
+        CORPUS,
+        QUERIES,
+        cache_dir=tmp_path,
+        cache=memo,
+    )
+    assert memo.builds == builds  # nothing was built again ...
+    assert second.index_seconds == first.index_seconds > 0  # ... but the index is still what it costs
+    assert second.parts == first.parts and set(first.parts) == {"a", "b"}
+    assert second.index_bytes == first.index_bytes > 0
+    assert first.queries == len(QUERIES) and first.seconds_per_query > 0
+    assert set(first.as_metrics()) == {
+        "efficiency.seconds_per_query",
+        "efficiency.index_seconds",
+        "efficiency.embedding_seconds",
+        "efficiency.index_bytes",
+    }
 
 
 def test_top_k_and_depth_cut_the_lists(tmp_path):

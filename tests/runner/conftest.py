@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from e2e_support import REPO, run_cli
+from support.servers import mlflow_server, mlflow_server_on_postgres, postgres  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture(scope="session")

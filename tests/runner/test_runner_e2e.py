@@ -23,7 +23,7 @@ def test_main_job_exits_zero_and_prints_json(example_run) -> None:
     assert {row["treatment"] for row in rows} == {"dbsf"}
     assert {row["metric"] for row in rows} >= {"ndcg@10", "recall@5", "precision@1", "mrr@10", "f1@10"}
     for row in rows:
-        assert row["verdict"] in {"better", "worse", "no significant difference"}
+        assert row["verdict"] in {"better", "worse", "no significant difference", "inconclusive"}
         assert 0 < row["p_adjusted"] <= 1
         assert row["ci_low"] <= row["delta"] <= row["ci_high"]
     assert (workdir / "mlflow.db").exists()
@@ -44,7 +44,7 @@ def test_mlflow_holds_a_parent_and_one_child_per_variant(example_run) -> None:
     assert sorted(r.data.tags["abcompare.role"] for r in children) == ["control", "treatment"]
     for tag in ("abcompare.config_hash", "abcompare.dataset_hash", "abcompare.code_version"):
         assert parent.data.tags[tag]
-    assert "| treatment | metric |" in parent.data.tags["mlflow.note.content"]
+    assert "| treatment | metric       | role      |" in parent.data.tags["mlflow.note.content"]
     assert "dbsf.ndcg_at_10.delta" in parent.data.metrics
     assert "dbsf.ndcg_at_10.p_adjusted" in parent.data.metrics
     assert parent.inputs.dataset_inputs, "the query set is logged as an MLflow dataset input"

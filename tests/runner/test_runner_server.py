@@ -3,60 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def mlflow_server(tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("mlflow-server")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    env["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] = "false"
-    command = [
-        sys.executable, "-m", "mlflow", "server",
-        "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-        "--backend-store-uri", f"sqlite:///{folder / 'server.db'}",
-        "--artifacts-destination", str(folder / "artifacts"),
-    ]  # fmt: skip
-    log = open(folder / "server.log", "w")  # noqa: SIM115 - closed in teardown
-    process = subprocess.Popen(command, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"mlflow server exited: {(folder / 'server.log').read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("mlflow server did not come up within 120 s")
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    log.close()
 
 
 @pytest.mark.server

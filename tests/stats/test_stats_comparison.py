@@ -14,10 +14,10 @@ from abcompare.errors import StatisticsError
 from abcompare.stats.comparison import paired_comparison
 
 REQUIRED = [
-    "treatment", "metric", "n_queries", "control_mean", "treatment_mean", "delta", "relative_delta",
-    "ci_low", "ci_high", "ci_method", "t_ci_low", "t_ci_high", "pct_ci_low", "pct_ci_high", "p_t",
-    "p_permutation", "p_bootstrap", "p_wilcoxon", "p_primary", "p_adjusted", "effect_size", "wins", "ties",
-    "losses", "mde", "all_zero", "verdict",
+    "treatment", "metric", "role", "family_size", "alpha_effective", "n_queries", "control_mean",
+    "treatment_mean", "delta", "relative_delta", "ci_low", "ci_high", "ci_method", "t_ci_low", "t_ci_high",
+    "pct_ci_low", "pct_ci_high", "p_t", "p_permutation", "p_bootstrap", "p_wilcoxon", "p_primary",
+    "p_adjusted", "effect_size", "wins", "ties", "losses", "mde", "all_zero", "verdict",
 ]  # fmt: skip
 
 
@@ -53,8 +53,10 @@ def test_one_row_per_treatment_and_metric_with_every_required_column(control):
     ]  # fmt: skip
     assert table.attrs == {
         "alpha": 0.05, "n_resamples": 500, "seed": 0, "correction": "holm", "primary": "permutation",
-        "zero_method": "pratt", "tests": ["t", "permutation", "bootstrap", "wilcoxon"], "power": 0.8,
+        "primary_metric": "ndcg@10", "min_effect": None, "zero_method": "pratt",
+        "tests": ["t", "permutation", "bootstrap", "wilcoxon"], "power": 0.8,
     }  # fmt: skip
+    assert list(table["role"]) == ["primary", "secondary", "primary", "secondary"]
 
 
 def test_single_frame_is_named_treatment_and_top_level_import_works(control):
@@ -115,17 +117,21 @@ def test_identical_runs_are_flagged_all_zero_with_p_one_and_no_nan(control):
     assert (table["verdict"] == "no significant difference").all()
 
 
-def test_holm_adjusts_over_the_whole_family(control):
+def test_holm_and_bh_adjust_within_each_role_family(control):
     rng = np.random.default_rng(5)
     treatments = {"a": treated(control, rng, 0.03), "b": treated(control, rng, 0.06)}
     table = paired_comparison(control, treatments, n_resamples=500, primary="t")
     p = table["p_primary"].to_numpy()
     np.testing.assert_array_equal(p, table["p_t"].to_numpy())
-    smallest = np.argmin(p)
-    assert table["p_adjusted"].iloc[smallest] == pytest.approx(min(1.0, 4 * p[smallest]))
-    assert (table["p_adjusted"] >= table["p_primary"]).all()
     bh = paired_comparison(control, treatments, n_resamples=500, primary="t", correction="bh")
-    np.testing.assert_allclose(bh["p_adjusted"], stats.false_discovery_control(p, method="bh"))
+    for role in ("primary", "secondary"):
+        rows = (table["role"] == role).to_numpy()  # ndcg@10 of a and b; recall@10 of a and b
+        assert (table.loc[rows, "family_size"] == 2).all()
+        smallest = np.argmin(np.where(rows, p, np.inf))
+        assert table["p_adjusted"].iloc[smallest] == pytest.approx(min(1.0, 2 * p[smallest]))
+        expected = stats.false_discovery_control(p[rows], method="bh")
+        np.testing.assert_allclose(bh.loc[rows, "p_adjusted"], expected)
+    assert (table["p_adjusted"] >= table["p_primary"]).all()
 
 
 def test_same_seed_gives_an_identical_table_and_another_seed_a_different_one(control):

@@ -1,0 +1,294 @@
+"""The sentences and the compact table a person reads, written once from the comparison table.
+
+Console, MLflow description, ``--json`` (and any later HTML report) call these functions; they consume only
+the comparison table (its rows and ``table.attrs``, the settings ``paired_comparison`` records) or a
+:class:`~abcompare.stats.tuning.TunedComparison`, and return plain text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from abcompare.vocabulary import (
+    BETTER,
+    CORRECTION_LABELS,
+    INCONCLUSIVE,
+    NO_CORRECTION,
+    NO_DIFFERENCE,
+    PRIMARY,
+    SECONDARY,
+    WORSE,
+)
+
+if TYPE_CHECKING:
+    from abcompare.stats.tuning import TunedComparison
+
+
+# ------------------------------------------------------------------------------------------ numbers
+def format_p(p: float) -> str:
+    """A p-value for a sentence: 3 decimals, 4 below 0.001, ``< 0.0001`` below that."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "–"
+    if p < 1e-4:
+        return "< 0.0001"
+    return f"{p:.4f}" if p < 1e-3 else f"{p:.3f}"
+
+
+def format_change(delta: float, relative: float | None, low: float, high: float) -> str:
+    """``+0.031 (+4.5%) [0.008, 0.055]``: the difference, relative to the control, and its interval."""
+    rel = f" ({relative:+.1%})" if relative is not None and math.isfinite(relative) else ""
+    return f"{delta:+.3f}{rel} [{low:.3f}, {high:.3f}]"
+
+
+def _p_clause(p: float) -> str:
+    text = format_p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+# ------------------------------------------------------------------------------------------ selection
+def treatments(table: pd.DataFrame) -> list[str]:
+    """The treatments of the table, in table order."""
+    return list(dict.fromkeys(table["treatment"]))
+
+
+def _rows(table: pd.DataFrame, treatment: str, role: str) -> pd.DataFrame:
+    return table[(table["treatment"] == treatment) & (table["role"] == role)]
+
+
+def _correction_label(table: pd.DataFrame) -> str:
+    return CORRECTION_LABELS.get(str(table.attrs.get("correction", NO_CORRECTION)), "no")
+
+
+def _family_note(table: pd.DataFrame, size: int, what: str) -> str:
+    """How the p-value of a family of ``size`` was adjusted, e.g. ``Holm-adjusted over 3 treatments``."""
+    if size <= 1:
+        return ""
+    if table.attrs.get("correction", NO_CORRECTION) == NO_CORRECTION:
+        return f"not adjusted for the {size} {what}"
+    return f"{_correction_label(table)}-adjusted over {size} {what}"
+
+
+# ------------------------------------------------------------------------------------------ sentences
+def verdict_sentence(table: pd.DataFrame, treatment: str) -> str:
+    """The verdict on the primary metric for one treatment, e.g.
+
+    ``Verdict hybrid-rrf: better on ndcg@10, +0.031 (+4.5%) [0.008, 0.055], p = 0.008.``
+
+    A non-significant difference adds the minimum detectable effect, at the level the primary test was
+    actually held to after its correction (and says why, if the difference is larger than it).
+    """
+    rows = _rows(table, treatment, PRIMARY)
+    if rows.empty:
+        return f"Verdict {treatment}: the primary metric was not compared."
+    row = rows.iloc[0]
+    metric, verdict = row["metric"], row["verdict"]
+    if bool(row.get("all_zero", False)):
+        return f"Verdict {treatment}: {NO_DIFFERENCE} on {metric}: every query scored the same in both runs."
+    change = format_change(row["delta"], row["relative_delta"], row["ci_low"], row["ci_high"])
+    note = _family_note(table, int(row["family_size"]), "treatments")
+    p = _p_clause(row["p_adjusted"]) + (f" ({note})" if note else "")
+    head = f"Verdict {treatment}: {verdict} on {metric}, {change}, {p}"
+    if verdict in (BETTER, WORSE):
+        return head + "."
+    min_effect = table.attrs.get("min_effect")
+    if verdict == INCONCLUSIVE:
+        return (
+            f"{head}: the interval includes both zero and the smallest effect you care about "
+            f"({min_effect:g})."
+        )
+    return head + _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
+
+
+def _mde_clause(table: pd.DataFrame, row: pd.Series) -> str:
+    """``; this query set detects differences of about 0.030 or more`` (+ why when |delta| exceeds it)."""
+    mde, level = float(row["mde"]), float(row["alpha_effective"])
+    power = table.attrs.get("power", 0.8)
+    alpha = table.attrs.get("alpha", 0.05)
+    if not math.isfinite(mde):
+        return (
+            f"; with {table.attrs.get('n_resamples')} resamples no difference can reach alpha {alpha:g} "
+            "after the correction (use more resamples)"
+        )
+    at = f"alpha {alpha:g}"
+    if level < alpha:
+        at = f"alpha {level:.2g} after {_correction_label(table)} correction"
+    clause = f"; this query set detects differences of about {mde:.3f} or more ({power:.0%} power at {at})"
+    if abs(row["delta"]) >= mde > 0:
+        test = table.attrs.get("primary", "primary")
+        clause += (
+            f". The difference is that large yet not significant: the detectable size is a normal "
+            f"approximation, while the {test} test sees how the change is spread over the queries "
+            f"({row['wins']} better, {row['losses']} worse, {row['ties']} unchanged)"
+        )
+    return clause
+
+
+def _equivalence_clause(min_effect: float | None) -> str:
+    if min_effect is None:
+        return ""
+    return f"; the interval rules out a change of {min_effect:g} or more either way"
+
+
+def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
+    """``Secondary metrics: 12 of 14 better after max-T correction.`` ('' when there are none)."""
+    rows = _rows(table, treatment, SECONDARY)
+    if rows.empty:
+        return ""
+    total = len(rows)
+    counts = rows["verdict"].value_counts()
+    parts = [f"{counts[v]} {v}" for v in (BETTER, WORSE, INCONCLUSIVE) if counts.get(v, 0)]
+    if parts:
+        parts[0] = parts[0].replace(" ", f" of {total} ", 1)
+        text = ", ".join(parts)
+    else:
+        text = f"none of {total} differs significantly"
+    size = int(rows["family_size"].iloc[0])
+    if table.attrs.get("correction", NO_CORRECTION) == NO_CORRECTION or size <= 1:
+        how = "without correction" if size > 1 else ""
+    else:
+        how = f"after {_correction_label(table)} correction"
+        if size != total:
+            how += f" over {size} comparisons"
+    return f"Secondary metrics: {text}" + (f" {how}" if how else "") + "."
+
+
+def treatment_summary(table: pd.DataFrame, treatment: str) -> str:
+    """The verdict sentence and the secondary line of one treatment, as one paragraph."""
+    return " ".join(s for s in (verdict_sentence(table, treatment), secondary_summary(table, treatment)) if s)
+
+
+def settings_line(table: pd.DataFrame) -> str:
+    """What was tested how: queries, primary metric and test, the two families, alpha, B and seed."""
+    attrs = table.attrs
+    n_queries = int(table["n_queries"].iloc[0]) if len(table) else 0
+    primary_size = int((table["role"] == PRIMARY).sum())
+    secondary_size = int((table["role"] == SECONDARY).sum())
+    correction = _correction_label(table)
+    primary_family = "no correction" if primary_size <= 1 else f"{correction} correction over {primary_size}"
+    line = (
+        f"paired tests on {n_queries} queries; primary metric {attrs.get('primary_metric')} "
+        f"({attrs.get('primary')} test, {primary_family})"
+    )
+    if secondary_size:
+        line += f"; secondary metrics: {correction} correction over {secondary_size} comparisons"
+    return line + f"; alpha {attrs.get('alpha')}, B = {attrs.get('n_resamples')}, seed {attrs.get('seed')}"
+
+
+def summary_text(table: pd.DataFrame) -> str:
+    """Every treatment's paragraph, one per line."""
+    return "\n".join(treatment_summary(table, t) for t in treatments(table))
+
+
+# ------------------------------------------------------------------------------------------ table
+_TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("treatment", "treatment", False),
+    ("metric", "metric", False),
+    ("role", "role", False),
+    ("control mean", "control_mean", True),
+    ("treatment mean", "treatment_mean", True),
+    ("delta", "delta", True),
+    ("CI", "ci", True),
+    ("p", "p_primary", True),
+    ("p adj.", "p_adjusted", True),
+    ("verdict", "verdict", False),
+)
+
+
+def _cell(row: pd.Series, key: str, digits: int) -> str:
+    if key == "ci":
+        return f"[{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]"
+    if key == "delta":
+        return f"{row['delta']:+.{digits}f}"
+    if key in ("p_primary", "p_adjusted"):
+        return format_p(row[key])
+    value = row[key]
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def markdown_table(table: pd.DataFrame, treatments: Sequence[str] | None = None, *, digits: int = 3) -> str:
+    """The comparison as a compact markdown table: rounded, cells padded so the text lines up.
+
+    One row per (treatment, metric), the primary metric first within each treatment; ``treatments``
+    restricts it to some treatments.
+    """
+    rows = table if treatments is None else table[table["treatment"].isin(list(treatments))]
+    order = rows.assign(_secondary=rows["role"] != PRIMARY, _t=rows["treatment"].map(
+        {t: i for i, t in enumerate(dict.fromkeys(rows["treatment"]))}))  # fmt: skip
+    rows = order.sort_values(["_t", "_secondary"], kind="stable")
+    cells = [[_cell(row, key, digits) for _, key, _ in _TABLE_COLUMNS] for _, row in rows.iterrows()]
+    headers = [title for title, _, _ in _TABLE_COLUMNS]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
+    right = [numeric for _, _, numeric in _TABLE_COLUMNS]
+
+    def line(values: Sequence[str]) -> str:
+        padded = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)]
+        return "| " + " | ".join(padded) + " |"
+
+    rule = [("-" * (w + 1) + ":") if r else ("-" * (w + 2)) for w, r in zip(widths, right, strict=True)]
+    return "\n".join([line(headers), "|" + "|".join(rule) + "|", *(line(c) for c in cells)])
+
+
+# ------------------------------------------------------------------------------------------ tuning
+def tuned_sentence(result: TunedComparison) -> str:
+    """What tuning over the grid is worth on unseen queries, and which setting it chose most often, e.g.
+
+    ``Tuning over this grid of 24 settings gains +0.012 ndcg@10 on unseen queries [0.003, 0.021],
+    p = 0.004 (5-fold cross-validation); the setting chosen most often is fusion.k=30 (4 of 5 folds).``
+    """
+    significant = result.p_value <= result.alpha
+    verb = ("gains" if result.delta >= 0 else "loses") if significant else "changes"
+    interval = f"[{result.ci_low:.3f}, {result.ci_high:.3f}]"
+    head = (
+        f"Tuning over this grid of {len(result.candidates)} settings {verb} {result.delta:+.3f} "
+        f"{result.metric} on unseen queries {interval}, {_p_clause(result.p_value)} "
+        f"({result.folds}-fold cross-validation"
+    )
+    head += ")" if significant else f"; not significant at alpha {result.alpha:g})"
+    chosen = result.most_chosen
+    times = result.choices.count(chosen)
+    return f"{head}; the setting chosen most often is {chosen} ({times} of {result.folds} folds)."
+
+
+def as_json(table: pd.DataFrame) -> dict[str, Any]:
+    """The verdicts as plain data: per treatment its verdict, sentence and secondary line."""
+    out: dict[str, Any] = {}
+    for name in treatments(table):
+        primary = _rows(table, name, PRIMARY)
+        out[name] = {
+            "metric": table.attrs.get("primary_metric"),
+            "verdict": str(primary["verdict"].iloc[0]) if not primary.empty else None,
+            "sentence": verdict_sentence(table, name),
+            "secondary": secondary_summary(table, name),
+        }
+    return out
+
+
+def grid_table(
+    table: pd.DataFrame,
+    settings: Mapping[str, Mapping[str, Any]],
+    efficiency: Mapping[str, Mapping[str, float]] | None = None,
+) -> pd.DataFrame:
+    """A sweep's candidates as one table, best first: their settings (one column per setting path), the
+    primary metric's control and candidate means, delta, interval, adjusted p and verdict, and their cost
+    (``efficiency.*``), sorted by delta (descending)."""
+    primary = table[table["role"] == PRIMARY].set_index("treatment")
+    rows = []
+    for name, values in settings.items():
+        if name not in primary.index:
+            continue
+        row = primary.loc[name]
+        out: dict[str, Any] = {"candidate": name, **dict(values)}
+        for column in ("metric", "control_mean", "treatment_mean", "delta", "ci_low", "ci_high", "p_adjusted",
+                       "verdict"):  # fmt: skip
+            out[column] = row[column]
+        out.update((efficiency or {}).get(name, {}))
+        rows.append(out)
+    grid = pd.DataFrame(rows)
+    if grid.empty:
+        return grid
+    ordered = grid.sort_values(["delta", "candidate"], ascending=[False, True], kind="stable")
+    return ordered.reset_index(drop=True)

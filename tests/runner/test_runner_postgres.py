@@ -1,0 +1,52 @@
+"""A team's tracking server: a real `mlflow server` backed by a real PostgreSQL 15, with four runs of the
+main job started at once under a new experiment name (the get-or-create race)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from e2e_support import REPO, cli_env
+from mlflow import MlflowClient
+
+
+@pytest.mark.server
+def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
+    mlflow_server_on_postgres: str, tmp_path: Path, embedding_cache: Path
+) -> None:
+    exe = Path(sys.executable).with_name("abcompare")
+    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
+    args = [
+        "run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json",
+        "--set", f"tracking.uri={mlflow_server_on_postgres}",
+        "--set", "tracking.experiment=concurrent-on-postgres",
+        "--set", "significance.n_resamples=500",
+    ]  # fmt: skip
+    processes = [
+        subprocess.Popen(
+            base + args,
+            cwd=tmp_path,
+            env=cli_env(embedding_cache),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=900) for process in processes]
+    for process, (_, stderr) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, stderr[-3000:]
+    payloads = [json.loads(stdout) for stdout, _ in outputs]
+    client = MlflowClient(tracking_uri=mlflow_server_on_postgres)
+    experiments = [e for e in client.search_experiments() if e.name == "concurrent-on-postgres"]
+    assert len(experiments) == 1, "one experiment, created once"
+    runs = client.search_runs([experiments[0].experiment_id])
+    assert len(runs) == 4 * 3, "four comparisons, each a parent and two variants"
+    assert {run.info.status for run in runs} == {"FINISHED"}
+    parents = {run.info.run_id for run in runs if run.data.tags.get("abcompare.role") == "comparison"}
+    assert parents == {payload["parent_run_id"] for payload in payloads}
+    means = {json.dumps(payload["means"], sort_keys=True) for payload in payloads}
+    assert len(means) == 1, "the same config gives the same numbers in every process"
