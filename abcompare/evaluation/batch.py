@@ -30,7 +30,9 @@ from abcompare.evaluation.inputs import (
     flatten_annotations,
     flatten_run,
 )
+from abcompare.evaluation.judged_hits import JudgedHits
 from abcompare.evaluation.judgments import UNJUDGED_POLICIES, evaluated_queries, is_relevant
+from abcompare.evaluation.mappings import judged_hits_of_mappings
 from abcompare.evaluation.measures import (
     COUNT_MEASURE,
     JUDGED_MEASURE,
@@ -94,24 +96,15 @@ def evaluate_run(
             hint=f"use one of {', '.join(UNJUDGED_POLICIES)}",
         )
     cutoffs = normalise_cutoffs(k)
-    coded = _encode(flatten_annotations(annotations), flatten_run(run, convention))
-    n_queries = len(coded.query_ids)
-    # each (query, annotated id) pair keeps its best grade (stripped ids can collide)
-    n_ids = coded.n_ann_keys
-    ann_pair = coded.ann_query * n_ids + coded.ann_key
-    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
-    best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
+    judged = judged_hits_of_mappings(run, annotations)
+    if judged is None:
+        judged = _judged_hits(run, annotations, convention)
+    n_queries = len(judged.query_ids)
+    n_ids, best_pair, best_grade = judged.n_ids, judged.best_pair, judged.best_grade
     relevant_pair = is_relevant(best_grade, relevance_threshold)
     relevant_count = np.bincount(best_pair[relevant_pair] // n_ids, minlength=n_queries)
-
-    judged = _judged_by_score_counting(coded, best_pair, best_grade, n_ids, n_queries)
-    if judged is not None:
-        retrieved, judged_query, judged_position, judged_grade = judged
-        repeated_queries = 0
-    else:
-        retrieved, judged_query, judged_position, judged_grade, repeated_queries = _judged_by_sorting(
-            coded, convention, best_pair, best_grade, n_ids, n_queries
-        )
+    retrieved, repeated_queries = judged.retrieved, judged.repeated_queries
+    judged_query, judged_position, judged_grade = judged.query, judged.position, judged.grade
     judged_count = np.bincount(judged_query, minlength=n_queries)
     judged_at = {
         cutoff: _ratio(
@@ -173,7 +166,7 @@ def evaluate_run(
     columns["relevant_count"] = relevant_count.astype(np.int64)
     columns["judged_count"] = judged_count.astype(np.int64)
 
-    frame = pd.DataFrame(columns, index=pd.Index(coded.query_ids, name="query_id", dtype=object))
+    frame = pd.DataFrame(columns, index=pd.Index(judged.query_ids, name="query_id", dtype=object))
     frame = frame[metric_columns(cutoffs)]
     frame.attrs["convention"] = convention
     frame.attrs["unjudged"] = unjudged
@@ -187,6 +180,29 @@ def evaluate_run(
             stacklevel=2,
         )
     return frame
+
+
+def _judged_hits(run: Any, annotations: Any, convention: str) -> JudgedHits:
+    """The general path: any run and annotations evaluate_run accepts, flattened, coded, and either
+    counted (scored runs without repeats) or sorted into order."""
+    coded = _encode(flatten_annotations(annotations), flatten_run(run, convention))
+    n_queries = len(coded.query_ids)
+    # each (query, annotated id) pair keeps its best grade (stripped ids can collide)
+    n_ids = coded.n_ann_keys
+    ann_pair = coded.ann_query * n_ids + coded.ann_key
+    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
+    best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
+    counted = _judged_by_score_counting(coded, best_pair, best_grade, n_ids, n_queries)
+    if counted is not None:
+        retrieved, query, position, grade = counted
+        repeated = 0
+    else:
+        retrieved, query, position, grade, repeated = _judged_by_sorting(
+            coded, convention, best_pair, best_grade, n_ids, n_queries
+        )
+    return JudgedHits(
+        coded.query_ids, n_ids, best_pair, best_grade, retrieved, query, position, grade, repeated
+    )
 
 
 def in_evaluation_order(run: pd.DataFrame, convention: str) -> pd.DataFrame:
