@@ -151,7 +151,7 @@ class EvaluationSettings(_Model):
         list(MEASURES), min_length=1, description="Measures to compute and compare."
     )
     convention: Literal["ai4j", "trec"] = Field(
-        "ai4j", description="ai4j: the seed RagEvaluator exactly; trec: trec_eval's definitions."
+        "ai4j", description="ai4j: the reference RagEvaluator (ai4j) exactly; trec: trec_eval's definitions."
     )
     relevance_threshold: int = Field(
         1,

@@ -102,7 +102,7 @@ def produce_run_with_cost(
     from abcompare.data.runs import read_run, run_frame_from_hits
 
     if variant.run is not None:
-        run = read_run(variant.run.path, format=variant.run.format)
+        run = read_run(variant.run.path, fmt=variant.run.format)
         return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True), {}
     if dataset.corpus is None:
         raise DataError(
@@ -131,7 +131,6 @@ def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, con
         dataset.annotations,
         config.dataset.level,
         spans=dataset.spans,
-        chunking=variant.chunking,
         corpus=dataset.corpus,
     )
     report = alignment_report(run, annotations, relevance_threshold=evaluation.relevance_threshold)

@@ -132,7 +132,7 @@ class ComparisonLogger:
         with warnings.catch_warnings():
             # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
             warnings.simplefilter("ignore", AbcompareWarning)
-            run_path = write_run(outcome.run, folder / "run.trec", format="trec", run_name=outcome.name)
+            run_path = write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name)
         self.tracker.log_file(run_id, Path(run_path), "run")
         hits_path = folder / "hits.parquet"
         outcome.run.to_parquet(hits_path)

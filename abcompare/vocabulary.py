@@ -1,13 +1,110 @@
 """The names a comparison speaks in: tests, corrections, roles and verdicts, each spelled here once.
 
-Every stage may import this module (like ``errors`` and ``hits``); it imports nothing from abcompare.
-The config's choices, the statistics table's values, the console, MLflow and the sentences all use these
-names, so a new test, correction or verdict is added in one place.
+Every stage may import this module (like ``errors`` and ``hits``); it imports only ``abcompare.errors``.
+The config's choices, the per-query and statistics tables, the console, MLflow and the sentences all use
+these names, so a new measure, test, correction or verdict is added in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from abcompare.errors import ConfigError
+
+# ---------------------------------------------------------------------------------------------- measures
+MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "mrr", "ndcg")
+"""The per-query measures every convention reports and a comparison tests, in column order."""
+
+JUDGED_MEASURE = "judged"
+"""The share of the top k that has a judgment of any grade (``judged@k``): a diagnostic, never tested."""
+
+COUNT_MEASURE = "true_positive_count"
+"""The one count that depends on the cutoff (``true_positive_count@k``)."""
+
+COUNT_COLUMNS: tuple[str, ...] = ("retrieved_count", "relevant_count", "judged_count")
+"""Counts that do not depend on the cutoff."""
+
+_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*?)\s*(?:@|_at_)\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True, order=True)
+class Metric:
+    """A measure at a cutoff, with its canonical name: ``str(Metric("ndcg", 10)) == "ndcg@10"``.
+
+    ``@`` lives everywhere inside abcompare; MLflow does not allow it, so keys there are ``ndcg_at_10``
+    (:attr:`mlflow_key`). :meth:`parse` reads both forms, in any letter case.
+
+    >>> Metric.parse("nDCG@10"), Metric.parse("recall_at_5").mlflow_key
+    (Metric(measure='ndcg', k=10), 'recall_at_5')
+    """
+
+    measure: str
+    k: int
+
+    def __post_init__(self) -> None:
+        measure = str(self.measure).strip().lower()
+        if measure not in (*MEASURES, JUDGED_MEASURE, COUNT_MEASURE):
+            raise ConfigError(
+                f"unknown measure {measure!r}", field="metrics", hint=f"use one of {', '.join(MEASURES)}"
+            )
+        object.__setattr__(self, "measure", measure)
+        object.__setattr__(self, "k", cutoff(self.k))
+
+    def __str__(self) -> str:
+        return f"{self.measure}@{self.k}"
+
+    @property
+    def mlflow_key(self) -> str:
+        return f"{self.measure}_at_{self.k}"
+
+    @classmethod
+    def parse(cls, name: str) -> Metric:
+        match = _NAME.match(name) if isinstance(name, str) else None
+        if match is None:
+            raise ConfigError(
+                f"not a metric name: {name!r}", field="metrics", hint="write it as measure@k, e.g. ndcg@10"
+            )
+        return cls(match.group(1), int(match.group(2)))
+
+
+def metric_name(measure: str, k: int) -> str:
+    """The canonical name of a measure at cutoff ``k``: ``metric_name("ndcg", 10) == "ndcg@10"``."""
+    return str(Metric(measure, k))
+
+
+def parse_metric(name: str) -> tuple[str, int]:
+    """``"ndcg@10" -> ("ndcg", 10)``; also accepts the MLflow form ``ndcg_at_10`` and any letter case."""
+    metric = Metric.parse(name)
+    return metric.measure, metric.k
+
+
+def mlflow_key(name: str) -> str:
+    """A column name in MLflow's spelling (``@`` is not allowed there): ``ndcg@10 -> ndcg_at_10``."""
+    return name.replace("@", "_at_")
+
+
+def cutoff(value: object) -> int:
+    """``value`` as a positive int, or a ``ConfigError`` on the field ``k``."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        k = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        k = 0
+    if k <= 0:
+        raise ConfigError(f"cutoff must be a positive integer, got {value!r}", field="k", hint="e.g. k=10")
+    return k
+
+
+def normalise_cutoffs(k: int | Iterable[int]) -> tuple[int, ...]:
+    """The cutoffs as a sorted tuple of distinct positive ints; a bad one is a ``ConfigError`` on ``k``."""
+    values = tuple(k) if isinstance(k, Iterable) and not isinstance(k, str) else (k,)
+    if not values:
+        raise ConfigError("no cutoff given", field="k", hint="give at least one k, e.g. k=(1, 5, 10)")
+    return tuple(sorted({cutoff(value) for value in values}))
 
 # ---------------------------------------------------------------------------------------------- tests
 T_TEST = "t"

@@ -51,8 +51,8 @@ def abcompare_task(run_path: str, qrels_path: str) -> Callable[[], Output]:
     from abcompare.evaluation.batch import evaluate_run
 
     def work() -> Output:
-        run = read_run(run_path, format="trec")
-        annotations = read_annotations(qrels_path, format="trec")
+        run = read_run(run_path, fmt="trec")
+        annotations = read_annotations(qrels_path, fmt="trec")
         return Output("abcompare", evaluate_run(run, annotations, k=CUTOFFS, convention="trec"))
 
     return work

@@ -33,9 +33,9 @@ def abcompare_stages(run_path: str, qrels_path: str) -> list[dict]:
 
     stages: list[dict] = []
     start = _stage(stages, "imports done", time.perf_counter())
-    run = read_run(run_path, format="trec")
+    run = read_run(run_path, fmt="trec")
     start = _stage(stages, "read_run", start)
-    annotations = read_annotations(qrels_path, format="trec")
+    annotations = read_annotations(qrels_path, fmt="trec")
     start = _stage(stages, "read_annotations", start)
     evaluate_run(run, annotations, k=(1, 5, 10, 100), convention="trec")
     _stage(stages, "evaluate_run", start)
@@ -127,13 +127,13 @@ def single_pass_stages(run_path: str, qrels_path: str) -> list[dict]:
         }
     )
     start = _stage(stages, "order, ranks, run table", start)
-    annotations = read_annotations(qrels_path, format="trec")
+    annotations = read_annotations(qrels_path, fmt="trec")
     start = _stage(stages, "read_annotations", start)
     fast = evaluate_run(run, annotations, k=(1, 5, 10, 100), convention="trec")
     _stage(stages, "evaluate_run", start)
     del run, table
     reference = evaluate_run(
-        read_run(run_path, format="trec"), annotations, k=(1, 5, 10, 100), convention="trec"
+        read_run(run_path, fmt="trec"), annotations, k=(1, 5, 10, 100), convention="trec"
     )
     pd.testing.assert_frame_equal(fast, reference)
     stages.append(

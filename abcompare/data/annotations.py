@@ -42,15 +42,15 @@ def grade_problem(grades: np.ndarray) -> np.ndarray:
         )
 
 
-def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
-    """Read relevance judgments into ``query_id, key, grade`` (format trec, beir, jsonl, pool or auto).
+def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Read relevance judgments into ``query_id, key, grade`` (``fmt``: trec, beir, jsonl, pool or auto).
 
     ``pool`` is a file written by ``abcompare pool`` and filled by annotators (rows left without a grade
     are skipped). Identical repeated judgments are kept once; the same (query, id) with two grades is an
     error.
     """
     path = as_input(path, "annotation")
-    fmt = _detect(path) if format == "auto" else format
+    fmt = _detect(path) if fmt == "auto" else fmt
     if fmt == "pool":
         from abcompare.data.pooling import read_pool
 
@@ -63,7 +63,7 @@ def read_annotations(path: str | Path, format: str = "auto") -> pd.DataFrame:
         frame = _read_jsonl(path)
     else:
         raise DataError(
-            f"unknown annotation format {format!r}",
+            f"unknown annotation format {fmt!r}",
             file=path,
             hint=f"use one of auto, {', '.join(ANNOTATION_FORMATS)}",
         )

@@ -46,7 +46,7 @@ def load_beir(
     return assemble(
         name or root.name,
         read_queries(root / "queries.jsonl"),
-        read_annotations(qrels, format="beir"),
+        read_annotations(qrels, fmt="beir"),
         corpus=docs,
         source=root,
         strict=strict,

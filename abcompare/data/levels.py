@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,12 +33,11 @@ def apply_level(
     spans: pd.DataFrame | None = None,
     *,
     corpus: pd.DataFrame | None = None,
-    chunking: Any = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The run and annotations to evaluate at ``level`` (chunk | document | span); see the module doc.
 
     At span level, hits without ``start``/``end`` are located in ``corpus`` by their ``content`` when a
-    corpus is given. ``chunking`` is accepted for callers that pass the variant's settings; unused.
+    corpus is given.
     """
     if level == "chunk":
         return run_df, _require_annotations(annotations, level)

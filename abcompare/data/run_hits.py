@@ -1,7 +1,7 @@
 """Hit lists <-> run tables: ``run_frame_from_hits``, ``hits_from_run_frame`` and the vectorised stable key.
 
-Keys follow ``abcompare.hits.stable_key`` exactly, so a table built here matches annotations the same way
-the seed evaluator does.
+Keys follow ``abcompare.hits.stable_key`` (and its vectorised form ``stable_keys``) exactly, so a table
+built here matches annotations the same way the reference evaluator does.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from abcompare.hits import RagHit, stable_key
+from abcompare.hits import RagHit, clean_id, stable_key, stable_keys
 
 __all__ = [
     "FLOAT_FIELDS",
@@ -48,45 +48,6 @@ HIT_COLUMNS = (
     "title",
 )
 _META_FIELDS = ("start", "end", "title")
-
-
-# ----------------------------------------------------------------------------------------- stable keys
-def clean_id(value: Any) -> str | None:
-    """An id as a stripped string, or None when missing, NaN or blank."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def _clean_series(frame: pd.DataFrame, name: str) -> pd.Series:
-    """The column as stripped strings with blanks as NA (integers written without '.0'), or all-NA."""
-    if name not in frame:
-        return pd.Series(pd.NA, index=frame.index, dtype="str")
-    col = frame[name]
-    if pd.api.types.is_float_dtype(col) or pd.api.types.is_integer_dtype(col):
-        arr = col.to_numpy(dtype=float, na_value=np.nan)
-        if np.all(np.isnan(arr) | (np.floor(arr) == arr)):
-            col = pd.Series(arr, index=frame.index).astype("Int64")
-    text = col.astype("str").where(col.notna()).str.strip()
-    return text.where(text != "")
-
-
-def stable_keys(frame: pd.DataFrame, index: pd.Series | None = None) -> pd.Series:
-    """``abcompare.hits.stable_key`` for every row of a hit table, vectorised.
-
-    ``index`` is the 0-based position used by the last fallback; by default ``rank - 1``.
-    """
-    if index is None:
-        index = frame["rank"] - 1 if "rank" in frame else pd.Series(np.arange(len(frame)), index=frame.index)
-    idx = _clean_series(frame, "chunk_index").fillna("-")
-    key = _clean_series(frame, "id")
-    for name in ("document_id", "source_path", "source_uri"):
-        value = _clean_series(frame, name)
-        key = key.fillna(value + "#" + idx)
-    name_title = _clean_series(frame, "source_name") + "#" + _clean_series(frame, "section_title") + "#" + idx
-    key = key.fillna(name_title).fillna(_clean_series(frame, "content"))
-    return key.fillna(pd.Series(index, index=frame.index).astype("Int64").astype("str")).astype("str")
 
 
 # ------------------------------------------------------------------------------------------ hits <-> run

@@ -36,10 +36,11 @@ from abcompare.evaluation.mappings import judged_hits_of_mappings
 from abcompare.evaluation.measures import (
     COUNT_MEASURE,
     JUDGED_MEASURE,
-    metric_columns,
     metric_name,
     normalise_cutoffs,
+    per_query_columns,
 )
+from abcompare.ranking import padded_lists, ranked_above, repeated_within_queries, run_order
 from abcompare.row_blocks import block_aligned_bounds
 
 CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
@@ -167,7 +168,7 @@ def evaluate_run(
     columns["judged_count"] = judged_count.astype(np.int64)
 
     frame = pd.DataFrame(columns, index=pd.Index(judged.query_ids, name="query_id", dtype=object))
-    frame = frame[metric_columns(cutoffs)]
+    frame = frame[per_query_columns(cutoffs)]
     frame.attrs["convention"] = convention
     frame.attrs["unjudged"] = unjudged
     frame.attrs["queries_with_repeated_keys"] = repeated_queries
@@ -215,19 +216,8 @@ def in_evaluation_order(run: pd.DataFrame, convention: str) -> pd.DataFrame:
     flat = flatten_run(run, convention)
     query, _ = codes.encode_grouped(codes.as_strings(flat.query_id))
     keys = codes.as_strings(flat.key)
-    coded = _Coded(
-        query_ids=np.zeros(0, dtype=object),
-        ann_query=np.zeros(0, dtype=np.int64),
-        ann_key=np.zeros(0, dtype=np.int64),
-        ann_grade=np.zeros(0),
-        n_ann_keys=1,
-        run_blocks=_blocks_of(query),
-        run_keys=keys if flat.keys_are_clean else codes.clean_strings(keys),
-        ann_key_labels=pa.array([], type=pa.large_string()),
-        run_rank=flat.rank,
-        run_score=flat.score,
-    )
-    order = _order(coded)
+    keys = keys if flat.keys_are_clean else codes.clean_strings(keys)
+    order = run_order(query, flat.score, flat.rank, keys)
     out = run.iloc[order]
     if convention == "trec":
         out = out[~out.duplicated(["query_id", "key"], keep="first").to_numpy()]
@@ -242,7 +232,7 @@ def _judged_by_sorting(
     """Put every hit in order (one sort), drop repeats in the trec convention, and find the judged hits:
     ``(retrieved, judged_query, judged_position, judged_grade, queries_with_repeated_keys)``, the judged
     hits in (query, position) order."""
-    order = _order(coded)
+    order = run_order(coded.run_query, coded.run_score, coded.run_rank, coded.run_keys)
     run_query = coded.run_query[order]
     if coded.distinct_keys:  # no repeats, so only the annotated keys are looked up
         labels = coded.ann_key_labels.cast(coded.run_keys.type)
@@ -250,7 +240,7 @@ def _judged_by_sorting(
         repeated_queries = 0
     else:
         identity, run_ann = _key_codes(coded, order, run_query)
-        repeated = _repeated(run_query, identity)
+        repeated = repeated_within_queries(run_query, identity)
         repeated_queries = int(np.unique(run_query[repeated]).size)
         if convention == "trec" and repeated_queries:
             run_query, run_ann = run_query[~repeated], run_ann[~repeated]
@@ -284,9 +274,6 @@ def _judged_rows(
     return rows[match], best_grade[slot[match]], match
 
 
-_COUNTING_ROWS = 1 << 15
-
-
 def _judged_by_score_counting(
     coded: _Coded, best_pair: np.ndarray, best_grade: np.ndarray, n_ids: int, n_queries: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -314,37 +301,20 @@ def _judged_by_score_counting(
         block_query[candidate_block], run_ann[candidate], best_pair, best_grade, n_ids, candidate
     )
     block = candidate_block[match]
-    padded = _padded_blocks(score, starts, lengths, width)
-    position = np.empty(judged_row.size, dtype=np.int64)
-    for begin in range(0, judged_row.size, _COUNTING_ROWS):
-        rows = slice(begin, begin + _COUNTING_ROWS)
-        own = score[judged_row[rows]][:, None]
-        theirs = padded[block[rows]]
-        position[rows] = (theirs > own).sum(axis=1)
-        tied = (theirs == own).sum(axis=1) > 1
-        if tied.any():
-            position[begin + np.flatnonzero(tied)] += _later_keys_among_ties(
-                coded.run_keys, judged_row[rows][tied], starts[block[rows][tied]], theirs[tied] == own[tied]
-            )
+    padded = padded_lists(score, lengths)
+    own = score[judged_row]
+    position, tied = ranked_above(padded, block, own)
+    if tied.any():
+        position[tied] += _greater_keys_among_ties(
+            coded.run_keys, judged_row[tied], starts[block[tied]], padded[block[tied]] == own[tied, None]
+        )
     retrieved = np.bincount(block_query, weights=lengths, minlength=n_queries).astype(np.int64)
     judged_query = block_query[block]
     by_rank = np.lexsort((position, judged_query))
     return retrieved, judged_query[by_rank], position[by_rank], judged_grade[by_rank]
 
 
-def _padded_blocks(score: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
-    """The blocks' scores as rows of a (blocks x width) matrix, -inf after each block's end."""
-    if lengths.size * width == score.size:
-        return score.reshape(lengths.size, width)
-    shift = np.arange(lengths.size, dtype=np.int64) * width - starts
-    target = np.repeat(shift, lengths)
-    target += np.arange(score.size, dtype=np.int64)
-    padded = np.full(lengths.size * width, -np.inf)
-    padded[target] = score
-    return padded.reshape(lengths.size, width)
-
-
-def _later_keys_among_ties(
+def _greater_keys_among_ties(
     keys: pa.Array, rows: np.ndarray, block_starts: np.ndarray, equal: np.ndarray
 ) -> np.ndarray:
     """For each hit in ``rows``, how many hits of its block with the same score have a greater key (byte
@@ -469,166 +439,6 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
 
 
 _CHUNK = 50_000
-
-
-def _order(coded: _Coded) -> np.ndarray:
-    """The one sort: hits grouped by query (ascending code), then by score (descending, key descending,
-    as trec_eval) when scores rule, else by rank; ties and missing ranks keep the given row order.
-    A run whose queries come in blocks (as the data layer writes them) only has its blocks reordered,
-    and a run already in order within its blocks is not sorted at all."""
-    query = coded.run_query
-    base = _block_order(query)
-    if base is None:  # a query's hits are scattered: one global sort
-        return _global_order(coded)
-    blocked = query[base]
-    same = blocked[1:] == blocked[:-1]
-    if coded.run_score is None:
-        if coded.run_rank is None:
-            return base
-        rank = coded.run_rank[base]
-        if np.all((rank[1:] >= rank[:-1]) | ~same):
-            return base
-        return _global_order(coded)
-    score = _scores_or_rank_order(query, coded.run_score, coded.run_rank)[base]
-    if np.all((score[1:] <= score[:-1]) | ~same):
-        tie = np.flatnonzero(same & (score[1:] == score[:-1]))
-        if codes.descending_at(coded.run_keys, base[tie], base[tie + 1]):
-            return base
-    within = _order_within_blocks(blocked, score, coded.run_keys, base)
-    return base[within] if within is not None else _global_order(coded)
-
-
-def _block_order(query: np.ndarray) -> np.ndarray | None:
-    """The row order that puts each query's contiguous block of hits in ascending query code (the
-    identity when they already are); None when some query's hits are not contiguous."""
-    n = query.size
-    block_start = (
-        np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)) if n else np.zeros(0, int)
-    )
-    block_query = query[block_start]
-    if np.all(block_query[1:] > block_query[:-1]):
-        return np.arange(n)
-    if np.unique(block_query).size != block_query.size:
-        return None
-    lengths = np.diff(np.append(block_start, n))
-    by_code = np.argsort(block_query)
-    new_lengths = lengths[by_code]
-    new_starts = np.concatenate(([0], np.cumsum(new_lengths)[:-1]))
-    return np.repeat(block_start[by_code] - new_starts, new_lengths) + np.arange(n)
-
-
-def _global_order(coded: _Coded) -> np.ndarray:
-    """Sort every hit at once: by query, then rank (stable), or score descending and key descending."""
-    query = coded.run_query
-    if coded.run_score is None:
-        if coded.run_rank is None:
-            return np.argsort(query, kind="stable")
-        _, rank_code = np.unique(coded.run_rank, return_inverse=True)
-        return np.argsort(query * (int(rank_code.max()) + 1) + rank_code, kind="stable")
-    score = _scores_or_rank_order(query, coded.run_score, coded.run_rank)
-    _, score_code = np.unique(-score, return_inverse=True)
-    order = np.argsort(query * (int(score_code.max()) + 1) + score_code, kind="stable")
-    return _break_ties_by_key(order, query, score, coded.run_keys, np.arange(query.size))
-
-
-def _break_ties_by_key(
-    order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
-) -> np.ndarray:
-    """Within each run of hits that tie on (query, score), put keys in descending byte order, as
-    trec_eval does; ``rows`` maps the hits to their rows in ``keys``. Only tied hits' keys are sorted."""
-    ordered_query, ordered_score = query[order], score[order]
-    tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
-    if not tied.any():
-        return order
-    n = order.size
-    in_group = np.zeros(n, dtype=bool)
-    in_group[1:] |= tied
-    in_group[:-1] |= tied
-    starts_group = in_group & ~np.concatenate(([False], tied))
-    position = np.flatnonzero(in_group)
-    group = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))[position]
-    rank = codes.sort_ranks(keys.take(pa.array(rows[order[position]])))
-    span = position.size
-    within = np.argsort(group * (span + 1) + (span - rank), kind="stable")
-    order = order.copy()
-    order[position] = order[position][within]
-    return order
-
-
-def _padded(values: np.ndarray, query: np.ndarray, lengths: np.ndarray, width: int, fill) -> np.ndarray:
-    """Rows grouped by query as a (queries x width) matrix, each block left-aligned, ``fill`` after it."""
-    if lengths.size * width == values.size:
-        return values.reshape(lengths.size, width)  # every query has ``width`` hits: a view, no scatter
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    flat = np.arange(values.size) - starts[query] + query * width
-    padded = np.full(lengths.size * width, fill, dtype=values.dtype)
-    padded[flat] = values
-    return padded.reshape(lengths.size, width)
-
-
-def _repeated(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
-    """Rows whose key (``pair``: equal within a query exactly when keys are) appeared earlier in their
-    query; rows are grouped by query. Each query's block is
-    sorted as one row of a padded matrix (small in-cache sorts) unless padding would cost too much."""
-    if query.size == 0:
-        return np.zeros(0, dtype=bool)
-    lengths = np.bincount(query)
-    width = int(lengths.max())
-    if lengths.size * width > 2 * query.size + 1024:
-        combined = query * (int(pair.max()) + 1) + pair
-        return pd.Series(combined).duplicated(keep="first").to_numpy()
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    padded = _padded(pair, query, lengths, width, np.iinfo(np.int64).max)
-    repeated = np.zeros(query.size, dtype=bool)
-    ranked = np.sort(padded, axis=1)  # first find the queries with a repeat (usually none): a plain sort
-    equal = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
-    rows = np.flatnonzero(equal.any(axis=1))
-    del ranked, equal
-    if rows.size == 0:
-        return repeated
-    within = np.argsort(padded[rows], axis=1, kind="stable")  # equal keys keep their rank order
-    ranked = np.take_along_axis(padded[rows], within, axis=1)
-    later = np.zeros(ranked.shape, dtype=bool)
-    later[:, 1:] = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
-    repeated[(starts[rows, None] + within)[later]] = True
-    return repeated
-
-
-def _order_within_blocks(
-    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
-) -> np.ndarray | None:
-    """Score order for a run grouped by query, sorting every query's block as one row of a padded matrix
-    (many small in-cache sorts instead of one big one); None when padding would cost too much memory."""
-    lengths = np.bincount(query)
-    width = int(lengths.max())
-    if lengths.size * width > 2 * query.size + 1024:
-        return None
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    neg_score = _padded(-score, query, lengths, width, np.inf)
-    within = np.argsort(neg_score, axis=1, kind="stable")
-    order = (starts[:, None] + within)[np.arange(width) < lengths[:, None]]
-    return _break_ties_by_key(order, query, score, keys, rows)
-
-
-def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray | None) -> np.ndarray:
-    """The scores, with queries that have none ordered by rank instead; a query scored only in part is an
-    error (its order would be a guess)."""
-    missing = np.isnan(score)
-    if not missing.any():
-        return score
-    n_queries = int(query.max()) + 1
-    missing_count = np.bincount(query[missing], minlength=n_queries)
-    partial = (missing_count > 0) & (missing_count < np.bincount(query, minlength=n_queries))
-    if partial.any():
-        row = int(np.flatnonzero(missing & partial[query])[0])
-        raise DataError(
-            f"row {row}: a hit has no score while others of its query have one",
-            field="score",
-            hint="give every hit of a query a score, or none (then rank order is used)",
-        )
-    if rank is None:
-        rank = np.arange(query.size, dtype=np.float64)
-    return np.where(missing, -rank, score)
 
 
 def _positions(query: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -12,11 +12,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.evaluation.keys import clean_id
+from abcompare.hits import clean_id
 
 
 def as_strings(values: Any) -> pa.Array:
-    """``values`` as an Arrow string array, each value as ``str(value)`` would give it; missing stays null."""
+    """``values`` as an Arrow string array, each value as the id rule writes it (``str(value)``, integral
+    floats as integers); missing stays null."""
     try:
         array = pa.array(values, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
@@ -29,10 +30,20 @@ def as_strings(values: Any) -> pa.Array:
         return array
     if array is not None and (pa.types.is_integer(array.type) or pa.types.is_null(array.type)):
         return pc.cast(array, pa.large_string())
-    return pa.array(
-        [None if v is None or (isinstance(v, float) and v != v) else str(v) for v in values],
-        type=pa.large_string(),
-    )
+    return pa.array([_text(v) for v in values], type=pa.large_string())
+
+
+def _text(value: Any) -> str | None:
+    """A value as the id rule writes it before stripping (``abcompare.hits.clean_id``): None for missing
+    or NaN, an integral float as its integer."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if value != value:
+            return None
+        if value.is_integer() and abs(value) < 2**53:
+            return str(int(value))
+    return str(value)
 
 
 def joined_strings(values: Any, count: int) -> pa.Array | None:
@@ -84,14 +95,6 @@ def lookup(strings: pa.Array, labels: pa.Array) -> np.ndarray:
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def sort_ranks(labels: pa.Array) -> np.ndarray:
-    """Each label's position in byte (code point) order, as trec_eval's ``strcmp`` orders docnos."""
-    order = pc.array_sort_indices(labels).to_numpy(zero_copy_only=False)
-    ranks = np.empty(len(labels), dtype=np.int64)
-    ranks[order] = np.arange(len(labels), dtype=np.int64)
-    return ranks
-
-
 def encode_grouped(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """Like ``encode``, but hashes one value per block of equal neighbours: fast for a run table, whose
     query ids come in blocks. Falls back to ``encode`` when values are not grouped."""
@@ -104,14 +107,6 @@ def encode_grouped(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
         return encode(strings)
     block_codes, labels = encode(strings.take(pa.array(starts)))
     return np.repeat(block_codes, np.diff(np.append(starts, n))), labels
-
-
-def descending_at(labels: pa.Array, first: np.ndarray, second: np.ndarray) -> bool:
-    """Whether ``labels[first[i]] >= labels[second[i]]`` for every i (byte order): a presortedness check."""
-    if first.size == 0:
-        return True
-    left, right = labels.take(pa.array(first)), labels.take(pa.array(second))
-    return bool(pc.all(pc.greater_equal(left, right)).as_py())
 
 
 def clean_strings(strings: pa.Array) -> pa.Array:

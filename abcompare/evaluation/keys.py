@@ -5,18 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from abcompare.hits import RagHit, stable_key
+from abcompare.hits import RagHit, clean_id, stable_key
 
 HitLike = RagHit | Mapping[str, Any] | str | None
 """A hit as the evaluators accept it: a ``RagHit``, a mapping of hit fields, a plain key string, or None."""
-
-
-def clean_id(value: Any) -> str | None:
-    """``value`` stripped, or None when it is None (or NaN) or blank: the rule for annotated ids."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    text = str(value).strip()
-    return text or None
 
 
 def hit_key(hit: HitLike, index: int) -> str:
@@ -32,7 +24,7 @@ def hit_keys(hits: Iterable[HitLike] | None) -> list[str]:
 
 
 def relevant_set(relevant_ids: Iterable[Any] | None) -> set[str]:
-    """Annotated relevant ids as the seed reads them: None and blank dropped, stripped, de-duplicated."""
+    """Annotated relevant ids as ai4j's RagEvaluator reads them: None and blank dropped, stripped, de-duplicated."""
     if relevant_ids is None:
         return set()
     if isinstance(relevant_ids, str):

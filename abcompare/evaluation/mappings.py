@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from abcompare.evaluation.judged_hits import JudgedHits
+from abcompare.ranking import padded_lists, ranked_above
 
 #: Bytes that make a key differ from its stripped form somewhere (ASCII whitespace, incl. 0x1c-0x1f).
 _WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
@@ -25,7 +26,6 @@ _WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _SEPARATOR = "\x00"
 #: Give up on the fast path when more judged hits than this share tie with another hit of their query.
 _MAX_TIED_SHARE = 0.05
-_ROWS_PER_BATCH = 1 << 15
 
 
 def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:
@@ -161,22 +161,7 @@ def _positions(
     width = int(lengths.max()) if lengths.size else 0
     if width == 0 or lengths.size * width > 2 * scores.size + 1024:
         return None if scores.size else np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    if lengths.size * width == scores.size:
-        padded = scores.reshape(lengths.size, width)
-    else:
-        target = np.repeat(np.arange(lengths.size, dtype=np.int64) * width - starts, lengths)
-        target += np.arange(scores.size, dtype=np.int64)
-        padded = np.full(lengths.size * width, -np.inf)
-        padded[target] = scores
-        padded = padded.reshape(lengths.size, width)
-    position = np.empty(query.size, dtype=np.int64)
-    tied = np.zeros(query.size, dtype=bool)
-    for begin in range(0, query.size, _ROWS_PER_BATCH):
-        part = slice(begin, begin + _ROWS_PER_BATCH)
-        theirs, own = padded[query[part]], score[part, None]
-        position[part] = np.count_nonzero(theirs > own, axis=1)
-        tied[part] = np.count_nonzero(theirs == own, axis=1) > 1
+    position, tied = ranked_above(padded_lists(scores, lengths), query, score)
     if tied.any():
         if tied.sum() > _MAX_TIED_SHARE * max(query.size, 1) + 16:
             return None  # heavy ties: the general path orders them faster

@@ -1,4 +1,4 @@
-"""The seed library's per-query evaluator (the "ai4j" convention), reproduced exactly for parity.
+"""The reference library's per-query evaluator (ai4j's ``RagEvaluator``) (the "ai4j" convention), reproduced exactly for parity.
 
 Binary relevance, repeated keys counted each time, precision over the evaluated depth
 ``min(top_k, len(hits))``; see docs/evaluation.md for how it differs from the trec convention.
@@ -16,7 +16,7 @@ from abcompare.evaluation.keys import HitLike, hit_keys, relevant_set
 
 
 class RagEvaluation(BaseModel):
-    """One query's metrics at one depth; field names as in the seed library."""
+    """One query's metrics at one depth; field names as in the reference library (ai4j)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -38,12 +38,12 @@ def f1_score(precision: float, recall: float) -> float:
 
 
 def evaluation_depth(top_k: int | None, retrieved: int) -> int:
-    """The seed's depth: every hit when ``top_k`` is None or <= 0, else ``min(top_k, retrieved)``."""
+    """The reference evaluator's depth: every hit when ``top_k`` is None or <= 0, else ``min(top_k, retrieved)``."""
     return retrieved if top_k is None or top_k <= 0 else min(top_k, retrieved)
 
 
 class RagEvaluator:
-    """Scores one ranked hit list against the annotated relevant ids (the seed's ``RagEvaluator``)."""
+    """Scores one ranked hit list against the annotated relevant ids (ai4j's ``RagEvaluator``)."""
 
     def evaluate(
         self,

@@ -7,7 +7,6 @@ with a log2 discount and the ideal over the top-k judged grades; binary measures
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,21 +14,9 @@ from abcompare.errors import DataError
 from abcompare.evaluation.gains import discount
 from abcompare.evaluation.keys import HitLike, graded_ids, hit_keys
 from abcompare.evaluation.rag_evaluator import RagEvaluation, f1_score
+from abcompare.ranking import first_occurrences, trec_order
 
-
-def trec_order(scores: Mapping[str, float]) -> list[str]:
-    """Keys ranked as trec_eval ranks a run: score descending, then key descending (byte order)."""
-    for key, score in scores.items():
-        if score is None or math.isnan(float(score)):
-            raise DataError(
-                f"hit {key!r} has no score", field="score", hint="give every hit of a query a number"
-            )
-    return sorted(scores, key=lambda key: (float(scores[key]), key), reverse=True)
-
-
-def first_occurrences(keys: Iterable[str]) -> list[str]:
-    """The keys with repeats removed, each kept at its first rank (later hits move up)."""
-    return list(dict.fromkeys(keys))
+__all__ = ["TrecEvaluator", "first_occurrences", "trec_order"]
 
 
 class TrecEvaluator:

@@ -6,7 +6,7 @@ from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.comparison import TreatmentComparison, compare_treatment, paired_comparison
 from abcompare.stats.correction import adjust_pvalues, benjamini_hochberg, holm, per_test_alpha
 from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
-from abcompare.stats.paired import PairedDifferences, metric_columns, paired_differences
+from abcompare.stats.paired import PairedDifferences, compared_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
 from abcompare.stats.ttest import TTestResult, paired_ttest
@@ -29,7 +29,7 @@ __all__ = [
     "compare_treatment",
     "holm",
     "max_t_sign_flip",
-    "metric_columns",
+    "compared_columns",
     "minimum_detectable_effect",
     "paired_bootstrap",
     "paired_comparison",

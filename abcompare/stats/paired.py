@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from abcompare.errors import StatisticsError
+from abcompare.vocabulary import MEASURES
 
 #: Measures compared by default; other columns (counts such as ``relevant_count``) are not metrics.
-METRIC_MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "mrr", "ndcg")
-_METRIC_RE = re.compile(r"^(" + "|".join(METRIC_MEASURES) + r")@\d+$")
+_METRIC_RE = re.compile(r"^(" + "|".join(MEASURES) + r")@\d+$")
 _MAX_IDS_SHOWN = 5
 #: Relative spread below which a column of differences counts as constant (float rounding only).
 _CONSTANT_RTOL = 1e-12
@@ -38,8 +38,8 @@ class PairedDifferences:
         return int(self.control.shape[0])
 
 
-def metric_columns(frame: pd.DataFrame) -> list[str]:
-    """The columns named ``<measure>@<k>`` for a measure in :data:`METRIC_MEASURES`, in frame order."""
+def compared_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns named ``<measure>@<k>`` for a measure in :data:`MEASURES`, in frame order."""
     return [str(c) for c in frame.columns if _METRIC_RE.match(str(c))]
 
 
@@ -105,12 +105,12 @@ def paired_differences(
     control = _by_query(control, "control")
     treatment = _by_query(treatment, treatment_name)
     if metrics is None:
-        metrics = metric_columns(control)
+        metrics = compared_columns(control)
         if not metrics:
             raise StatisticsError(
                 "the control has no metric columns (named like 'ndcg@10')",
                 field="control",
-                hint=f"name them <measure>@<k> with a measure in {', '.join(METRIC_MEASURES)}, "
+                hint=f"name them <measure>@<k> with a measure in {', '.join(MEASURES)}, "
                 "or pass metrics=[...]",
             )
     else:

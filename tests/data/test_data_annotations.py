@@ -83,11 +83,11 @@ def test_conflicting_grades_for_a_pair_name_both_lines(tmp_path):
 def test_qrels_wrong_column_count_is_located(tmp_path):
     path = _write(tmp_path, "q 0 a 1\n\nq 0 b\n")
     with pytest.raises(DataError, match="wrong column count: expected 4 fields, found 3") as err:
-        read_annotations(path, format="trec")
+        read_annotations(path, fmt="trec")
     assert err.value.line == 3
     path = _write(tmp_path, "q 0 a 1 extra\n")
     with pytest.raises(DataError, match="found 5"):
-        read_annotations(path, format="trec")
+        read_annotations(path, fmt="trec")
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_beir_tsv_wrong_column_count_and_bad_grade(tmp_path):
     assert err.value.line == 3
     path = _write(tmp_path, "query-id\tcorpus-id\tscore\nq\ta\tyes\n", "qrels.tsv")
     with pytest.raises(DataError, match="non-numeric grade 'yes'") as err:
-        read_annotations(path, format="beir")
+        read_annotations(path, fmt="beir")
     assert err.value.line == 2
 
 
@@ -159,7 +159,7 @@ _ids = st.text(alphabet="abcXYZ019-_.:/#", min_size=1, max_size=6)
 def test_trec_qrels_round_trip(tmp_path_factory, rows):
     frame = pd.DataFrame(rows, columns=["query_id", "key", "grade"])
     path = write_trec_qrels(frame, tmp_path_factory.mktemp("qrels") / "qrels.txt")
-    back = read_annotations(path, format="trec")
+    back = read_annotations(path, fmt="trec")
     assert back.values.tolist() == frame.values.tolist()
 
 

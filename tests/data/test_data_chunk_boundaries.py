@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from abcompare import ranking
 from abcompare.data import read_run
-from abcompare.data import runs as runs_module
 from abcompare.errors import DataError
 from abcompare.evaluation import batch as batch_module
 from abcompare.evaluation import evaluate_run
@@ -50,9 +50,12 @@ def test_repeated_docno_check_is_right_at_every_chunk_boundary(
         start = int(np.sum(sizes[:repeat_in]))
         docs[start + 1] = docs[start]
     with monkeypatch.context() as patch:
-        patch.setattr(runs_module, "_DUPLICATE_CHUNK", chunk)
-        found = runs_module._repeats_within_queries(qcodes, pa.array(docs, type=pa.large_string()))
-    assert found == (repeat_in is not None)
+        patch.setattr(ranking, "_IDENTITY_CHUNK", chunk)
+        identity = ranking.key_identity(qcodes, pa.array(docs, type=pa.large_string()))
+        found = ranking.repeated_within_queries(qcodes, identity)
+    assert found.any() == (repeat_in is not None)
+    if repeat_in is not None:
+        assert np.flatnonzero(found).tolist() == [int(np.sum(sizes[:repeat_in])) + 1]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

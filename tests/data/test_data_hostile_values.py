@@ -226,7 +226,7 @@ RUN = pd.DataFrame(
 
 @pytest.mark.parametrize("fmt", ["trec", "jsonl", "csv", "parquet"])
 def test_a_run_from_a_named_pipe_is_read_once_with_format_auto(tmp_path: Path, fmt: str) -> None:
-    regular = write_run(RUN.assign(id=RUN["key"]), tmp_path / f"run.{fmt}", format=fmt)
+    regular = write_run(RUN.assign(id=RUN["key"]), tmp_path / f"run.{fmt}", fmt=fmt)
     expected = read_run(regular)
     # no suffix: auto must sniff the content, from the bytes it keeps
     got = through_a_pipe(tmp_path, regular.read_bytes(), "pipe", lambda p: read_run(p, "auto"))

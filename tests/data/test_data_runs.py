@@ -63,7 +63,7 @@ def test_missing_run_file_is_a_data_error(tmp_path):
 def test_invalid_utf8_names_its_line(tmp_path):
     path = _write(tmp_path, b"q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\nq1 Q0 d\xe93 3 0.2 t\n")
     with pytest.raises(DataError, match="invalid UTF-8") as err:
-        read_run(path, format="trec")
+        read_run(path, fmt="trec")
     assert err.value.line == 3
     assert f"{path}:3" in str(err.value)
 
@@ -100,12 +100,12 @@ def test_trec_duplicate_document_for_a_query_names_both_lines(tmp_path):
 
 def test_empty_trec_run_is_an_error(tmp_path):
     with pytest.raises(DataError, match="no hits"):
-        read_run(_write(tmp_path, "\n# nothing\n"), format="trec")
+        read_run(_write(tmp_path, "\n# nothing\n"), fmt="trec")
 
 
 def test_unknown_format_is_an_error(tmp_path):
     with pytest.raises(DataError, match="unknown run format 'xml'"):
-        read_run(_write(tmp_path, "x"), format="xml")
+        read_run(_write(tmp_path, "x"), fmt="xml")
 
 
 # --------------------------------------------------------------------------------------- CSV / Parquet
@@ -266,7 +266,11 @@ def test_hits_from_run_frame_keeps_a_key_the_fields_do_not_compute():
     assert stable_key(hit, 0) == "k-1"
 
 
-_text = st.one_of(st.none(), st.sampled_from(["", " ", "a", " b ", "doc 1", "x#y"]))
+_text = st.one_of(
+    st.none(),
+    st.sampled_from(["", " ", "a", " b ", "doc 1", "x#y"]),
+    st.sampled_from([float("nan"), 7.0, 1.5, 3]),  # NaN is missing, an integral float its integer
+)
 
 
 @given(
@@ -280,7 +284,7 @@ _text = st.one_of(st.none(), st.sampled_from(["", " ", "a", " b ", "doc 1", "x#y
                 "source_name": _text,
                 "section_title": _text,
                 "content": _text,
-                "chunk_index": st.one_of(st.none(), st.integers(0, 12)),
+                "chunk_index": st.one_of(st.none(), st.integers(0, 12), st.sampled_from([2.0, float("nan")])),
             }
         ),
         min_size=1,
@@ -291,8 +295,17 @@ _text = st.one_of(st.none(), st.sampled_from(["", " ", "a", " b ", "doc 1", "x#y
 def test_vectorised_stable_keys_equal_stable_key(rows):
     frame = pd.DataFrame(rows)
     frame["rank"] = np.arange(1, len(rows) + 1)
-    expected = [stable_key(RagHit(**row), i) for i, row in enumerate(rows)]
+    expected = [stable_key(row, i) for i, row in enumerate(rows)]  # hit mappings: any value type
     assert stable_keys(frame).tolist() == expected
+    typed = [
+        row
+        for row in rows
+        if all(v is None or isinstance(v, str) for k, v in row.items() if k != "chunk_index")
+    ]
+    typed = [row for row in typed if not isinstance(row["chunk_index"], float)]
+    assert [stable_key(RagHit(**row), i) for i, row in enumerate(typed)] == [
+        stable_key(row, i) for i, row in enumerate(typed)
+    ]
 
 
 # ------------------------------------------------------------------------------------------ round trips
@@ -321,8 +334,8 @@ def run_frames(draw):
 @settings(max_examples=40, deadline=None)
 def test_every_writable_format_round_trips(tmp_path_factory, fmt, frame):
     path = tmp_path_factory.mktemp("rt") / f"run.{fmt}"
-    write_run(frame, path, format=fmt)
-    back = read_run(path, format=fmt)
+    write_run(frame, path, fmt=fmt)
+    back = read_run(path, fmt=fmt)
     pd.testing.assert_frame_equal(
         back[["query_id", "rank", "key", "score"]].astype({"query_id": object, "key": object}),
         frame.astype({"query_id": object, "key": object}),
@@ -368,7 +381,7 @@ def test_trec_write_uses_run_name_as_one_word_tag(tmp_path):
 
 def test_jsonl_round_trip_keeps_hit_fields(tmp_path):
     run = read_run(FIXTURES / "hits.jsonl")
-    write_run(run, tmp_path / "run.jsonl", format="jsonl")
+    write_run(run, tmp_path / "run.jsonl", fmt="jsonl")
     back = read_run(tmp_path / "run.jsonl")
     pd.testing.assert_frame_equal(back, run)
 
@@ -403,6 +416,6 @@ def test_hits_from_run_frame_keeps_query_order_of_first_appearance():
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_tabular_round_trip_keeps_hit_fields(tmp_path, fmt):
     run = read_run(FIXTURES / "hits.jsonl")
-    write_run(run, tmp_path / f"run.{fmt}", format=fmt)
+    write_run(run, tmp_path / f"run.{fmt}", fmt=fmt)
     back = read_run(tmp_path / f"run.{fmt}")
     pd.testing.assert_frame_equal(back, run, check_dtype=False)

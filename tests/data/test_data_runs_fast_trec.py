@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import abcompare.data.runs as runs
+import abcompare.data.run_trec as run_trec
 from abcompare.data import read_run
 from abcompare.errors import DataError
 
@@ -31,7 +31,7 @@ def _outcome(read, path: Path):
 
 
 def _assert_same(path: Path) -> None:
-    fast, general = _outcome(read_run, path), _outcome(runs._read_trec_lines, path)
+    fast, general = _outcome(read_run, path), _outcome(run_trec._read_trec_lines, path)
     assert fast[0] == general[0], (fast, general)
     if fast[0] == "error":
         assert fast == general
@@ -47,7 +47,7 @@ def general_path_forbidden(monkeypatch):
     def refuse(path):
         raise AssertionError("the general path was taken")
 
-    monkeypatch.setattr(runs, "_read_trec_lines", refuse)
+    monkeypatch.setattr(run_trec, "_read_trec_lines", refuse)
 
 
 # --------------------------------------------------------------------------------------- regular files

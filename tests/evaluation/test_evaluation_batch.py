@@ -18,7 +18,7 @@ def run_frame(rows):
     return pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"])
 
 
-def test_seed_example_in_batch():
+def test_reference_example_in_batch():
     frame = evaluate_run({"q": ["a", "b", "c", "d"]}, {"q": ["b", "d"]}, k=4)
     row = frame.loc["q"]
     assert row["precision@4"] == 0.5

@@ -7,11 +7,11 @@ import pytest
 from abcompare.errors import ConfigError
 from abcompare.evaluation.measures import (
     MEASURES,
-    metric_columns,
     metric_name,
     mlflow_key,
     normalise_cutoffs,
     parse_metric,
+    per_query_columns,
 )
 
 
@@ -51,8 +51,8 @@ def test_cutoffs_are_sorted_distinct_positive_ints():
             normalise_cutoffs(bad)
 
 
-def test_metric_columns_order():
-    assert metric_columns((5, 1)) == [
+def test_per_query_columns_order():
+    assert per_query_columns((5, 1)) == [
         "precision@1", "precision@5", "recall@1", "recall@5", "f1@1", "f1@5", "mrr@1", "mrr@5",
         "ndcg@1", "ndcg@5", "judged@1", "judged@5", "retrieved_count", "relevant_count", "judged_count",
         "true_positive_count@1", "true_positive_count@5",

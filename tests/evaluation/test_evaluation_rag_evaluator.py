@@ -1,4 +1,4 @@
-"""RagEvaluator (the "ai4j" convention): the seed example and every rule of the issue, values by hand."""
+"""RagEvaluator (the "ai4j" convention): the reference example and every rule of the issue, values by hand."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def evaluate(hits, relevant, top_k=None) -> RagEvaluation:
     return RagEvaluator().evaluate(hits, relevant, top_k)
 
 
-def test_seed_example():
+def test_reference_example():
     result = evaluate(_hits("a", "b", "c", "d"), {"b", "d"}, 4)
     assert result.evaluated_at_k == 4
     assert result.retrieved_count == 4

@@ -1,4 +1,4 @@
-"""stable_key: the fallback chain of the seed library, blanks, stripping and None hits."""
+"""stable_key: the fallback chain of the reference library (ai4j), blanks, stripping and None hits."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from abcompare.errors import StatisticsError
-from abcompare.stats.paired import metric_columns, paired_differences
+from abcompare.stats.paired import compared_columns, paired_differences
 
 
 def frame(scores: dict[str, list[float]], ids: list[str]) -> pd.DataFrame:
@@ -28,7 +28,7 @@ def test_default_metric_columns_are_measure_at_k_and_skip_counts():
         },
         ["a", "b"],
     )
-    assert metric_columns(f) == ["ndcg@10", "precision@5", "mrr@10", "recall@100", "f1@3"]
+    assert compared_columns(f) == ["ndcg@10", "precision@5", "mrr@10", "recall@100", "f1@3"]
 
 
 def test_rows_are_paired_by_query_id_not_by_position():

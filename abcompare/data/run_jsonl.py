@@ -1,0 +1,102 @@
+"""JSONL run files: one line per query, ``{"query_id", "hits": [RagHit, ...]}``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from abcompare.data._jsonl import jsonl_records
+from abcompare.data.run_hits import (
+    clean_id,
+    run_frame_from_hits,
+)
+from abcompare.data.run_table import finite_scores, rank_problem
+from abcompare.errors import DataError
+from abcompare.hits import RagHit
+from abcompare.limits import MAX_INDEX
+
+
+def read_jsonl_run(path: str | Path) -> pd.DataFrame:
+    hits_by_query: dict[str, list[RagHit]] = {}
+    line_of: dict[str, int] = {}
+    hint = 'each line is {"query_id": "...", "hits": [{RagHit fields}, ...]}'
+    for number, record in jsonl_records(path, "run", hint):
+        if "query_id" not in record or "hits" not in record:
+            raise DataError("malformed line: needs 'query_id' and 'hits'", file=path, line=number, hint=hint)
+        qid = clean_id(record["query_id"])
+        if qid is None:
+            raise DataError("empty query_id", file=path, line=number, field="query_id", hint=hint)
+        if qid in hits_by_query:
+            raise DataError(
+                f"duplicate query id {qid!r} (first at line {line_of[qid]})",
+                file=path,
+                line=number,
+                hint="put all hits of a query on one line",
+            )
+        if not isinstance(record["hits"], list):
+            raise DataError("'hits' must be a list", file=path, line=number, field="hits", hint=hint)
+        hits = []
+        for i, raw in enumerate(record["hits"]):
+            hits.append(_validate_hit(raw, path=path, line=number, index=i))
+        _check_hit_ranks(hits, qid, path=path, line=number)
+        hits_by_query[qid] = hits
+        line_of[qid] = number
+    return finite_scores(run_frame_from_hits(hits_by_query), path)
+
+
+def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHit:
+    from pydantic import ValidationError
+
+    if not isinstance(raw, dict):
+        raise DataError(
+            f"hit {index} is not an object",
+            file=path,
+            line=line,
+            field=f"hits[{index}]",
+            hint="each hit is a JSON object of RagHit fields",
+        )
+    try:
+        hit = RagHit.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise DataError(
+            f"invalid hit: {err['msg']}",
+            file=path,
+            line=line,
+            field=f"hits[{index}].{where}",
+            hint="fix the value's type (numbers for scores and ranks)",
+        ) from None
+    whole = [(name, getattr(hit, name)) for name in ("rank", "chunk_index", "page_number")]
+    whole += [(f"metadata.{name}", (hit.metadata or {}).get(name)) for name in ("start", "end")]
+    for name, value in whole:
+        if value is None:
+            continue
+        whole_number = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole_number or abs(value) > MAX_INDEX:
+            raise DataError(
+                f"invalid hit: {name} {value!r} is not a whole number between -2**53 and 2**53",
+                file=path,
+                line=line,
+                field=f"hits[{index}].{name}",
+                hint="ranks, chunk indexes, page numbers and character offsets are integers",
+            )
+    return hit
+
+
+def _check_hit_ranks(hits: Sequence[RagHit], qid: str, *, path: str | Path, line: int) -> None:
+    ranks = [h.rank for h in hits]
+    if not hits or any(r is None for r in ranks):
+        return
+    expected = list(range(1, len(hits) + 1))
+    if sorted(ranks) != expected:
+        raise DataError(
+            rank_problem(sorted(ranks)) + f" for query {qid!r}",
+            file=path,
+            line=line,
+            field="rank",
+            hint="ranks of one query must be 1, 2, ..., n",
+        )

@@ -1,0 +1,69 @@
+"""The run table's shared rules: order by score (trec_eval's rule) or by rank, number ranks, refuse
+non-finite scores. Every run reader ends with these, so every format gives the same table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from abcompare.data._lines import (
+    first_true,
+)
+from abcompare.data.run_hits import (
+    RUN_COLUMNS,
+)
+from abcompare.errors import DataError
+from abcompare.ranking import run_order
+
+
+def order_by_score(frame: pd.DataFrame) -> pd.DataFrame:
+    """Sort by query (first appearance), score descending, key descending (trec_eval); number ranks from 1."""
+    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
+    score = frame["score"].to_numpy(dtype=float, na_value=np.nan)
+    order = run_order(
+        qcodes.astype(np.int64), score, None, pa.array(frame["key"].astype("str"), type=pa.large_string())
+    )
+    out = frame.iloc[order].reset_index(drop=True)
+    out.insert(1, "rank", ranks_within(qcodes[order]))
+    return out
+
+
+def ranks_within(sorted_codes: np.ndarray) -> np.ndarray:
+    """1-based position within each run of equal codes (the codes are already grouped)."""
+    n = len(sorted_codes)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ranks = np.ones(n, dtype=np.int64)  # +1 a row, and at each group start a step back to 1
+    ranks[starts[1:]] = 1 - np.diff(starts)
+    return np.cumsum(ranks, out=ranks)
+
+
+def rank_problem(sorted_ranks: Sequence[int]) -> str:
+    for position, r in enumerate(sorted_ranks, start=1):
+        if position > 1 and r == sorted_ranks[position - 2]:
+            return f"duplicate rank {r}"
+        if r != position:
+            return f"rank gap: expected rank {position}, found {r}"
+    return "bad ranks"  # pragma: no cover
+
+
+def finite_scores(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    bad = first_true(np.isinf(frame["score"].to_numpy(dtype=float)))
+    if bad is not None:
+        raise DataError(
+            f"score is inf for query {frame.at[bad, 'query_id']!r}, rank {frame.at[bad, 'rank']}",
+            file=path,
+            field="score",
+            hint="scores must be finite",
+        )
+    return frame
+
+
+def column_order(frame: pd.DataFrame) -> pd.DataFrame:
+    extra = [c for c in frame.columns if c not in RUN_COLUMNS]
+    return frame[[*RUN_COLUMNS, *extra]]

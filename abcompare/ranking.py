@@ -1,0 +1,280 @@
+"""The order of a ranked list, written once: trec_eval's rule and the forms that apply it.
+
+**The rule.** A query's hits are ordered by score, descending; hits with the same score by key,
+descending in byte order (trec_eval's ``strcmp``); a list without scores keeps its rank order. A key
+that appears again later in a query's list repeats an earlier hit.
+
+Its forms: :func:`trec_order` orders one query's ``{key: score}`` (the per-query evaluators);
+:func:`run_order` orders a whole run at once, with the fast paths that keep a run of millions of hits
+cheap (the batch evaluator, the TREC reader); :func:`ranked_above` counts, for a few hits, how many of
+their query rank above them (positions without sorting); :func:`repeated_within_queries` finds the
+repeats. Shared by the data and evaluation stages, so it imports neither.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from abcompare.errors import DataError
+
+
+def trec_order(scores: Mapping[str, float]) -> list[str]:
+    """One query's keys in trec_eval's order: score descending, then key descending (byte order).
+
+    >>> trec_order({"a": 1.0, "c": 1.0, "b": 2.0})
+    ['b', 'c', 'a']
+    """
+    for key, score in scores.items():
+        if score is None or math.isnan(float(score)):
+            raise DataError(
+                f"hit {key!r} has no score", field="score", hint="give every hit of a query a number"
+            )
+    return sorted(scores, key=lambda key: (float(scores[key]), key), reverse=True)  # str order = byte order
+
+
+def first_occurrences(keys: Iterable[str]) -> list[str]:
+    """The keys with repeats removed, each kept at its first rank (later hits move up)."""
+    return list(dict.fromkeys(keys))
+
+
+_ROWS_PER_BATCH = 1 << 15
+
+
+def ranked_above(padded: np.ndarray, row: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For hits of score ``score`` in the lists ``padded[row]`` (one list's scores per row of a matrix,
+    -inf after its end): how many hits of their list have a higher score, and whether another hit ties
+    with them. A tied hit then has every tied hit with a greater key above it too; the caller, who holds
+    the keys, adds those. This places a few hits in long lists without sorting the lists."""
+    higher = np.empty(row.size, dtype=np.int64)
+    tied = np.zeros(row.size, dtype=bool)
+    for begin in range(0, row.size, _ROWS_PER_BATCH):
+        part = slice(begin, begin + _ROWS_PER_BATCH)
+        theirs, own = padded[row[part]], score[part, None]
+        higher[part] = np.count_nonzero(theirs > own, axis=1)
+        tied[part] = np.count_nonzero(theirs == own, axis=1) > 1
+    return higher, tied
+
+
+def padded_lists(score: np.ndarray, lengths: np.ndarray, fill: float = -np.inf) -> np.ndarray:
+    """Consecutive lists of the given lengths as rows of a (lists x longest) matrix, ``fill`` after each
+    list's end (a view when all lists are equally long)."""
+    width = int(lengths.max()) if lengths.size else 0
+    if lengths.size * width == score.size:
+        return score.reshape(lengths.size, width)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    target = np.repeat(np.arange(lengths.size, dtype=np.int64) * width - starts, lengths)
+    target += np.arange(score.size, dtype=np.int64)
+    padded = np.full(lengths.size * width, fill)
+    padded[target] = score
+    return padded.reshape(lengths.size, width)
+
+
+_IDENTITY_CHUNK = 50_000
+
+
+def key_identity(query: np.ndarray, keys: pa.Array) -> np.ndarray:
+    """An integer per hit, equal for two hits of one query exactly when their keys are equal; rows are
+    grouped by query. Hashed in query-aligned chunks (small, in-cache hash tables, much faster than one
+    table over millions of keys), on Arrow's CPU count of threads (the hashing releases the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from abcompare.row_blocks import block_aligned_bounds
+
+    identity = np.empty(query.size, dtype=np.int64)
+    bounds = block_aligned_bounds(query, _IDENTITY_CHUNK)
+
+    def fill(low: int, high: int) -> None:  # writes rows low:high only, so chunks run in parallel
+        encoded = pc.dictionary_encode(keys.slice(low, high - low)).indices
+        identity[low:high] = encoded.to_numpy(zero_copy_only=False)
+
+    with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
+        list(pool.map(fill, bounds[:-1], bounds[1:]))
+    return identity
+
+
+def _byte_order_ranks(labels: pa.Array) -> np.ndarray:
+    """Each label's position in byte (code point) order, as trec_eval's ``strcmp`` orders docnos."""
+    order = pc.array_sort_indices(labels).to_numpy(zero_copy_only=False)
+    ranks = np.empty(len(labels), dtype=np.int64)
+    ranks[order] = np.arange(len(labels), dtype=np.int64)
+    return ranks
+
+
+def _descending_at(labels: pa.Array, first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether ``labels[first[i]] >= labels[second[i]]`` for every i (byte order): a presortedness check."""
+    if first.size == 0:
+        return True
+    left, right = labels.take(pa.array(first)), labels.take(pa.array(second))
+    return bool(pc.all(pc.greater_equal(left, right)).as_py())
+
+
+def run_order(
+    query: np.ndarray, score: np.ndarray | None, rank: np.ndarray | None, keys: pa.Array
+) -> np.ndarray:
+    """The one sort of a run: hits grouped by query (ascending code), then by score (descending, key
+    descending, as trec_eval) when scores rule, else by rank; ties and missing ranks keep the given row
+    order. A run whose queries come in blocks (as the data layer writes them) only has its blocks
+    reordered, and a run already in order within its blocks is not sorted at all.
+
+    ``query`` holds each hit's query code, ``keys`` its key (an Arrow string array); a query whose
+    scores are all NaN is ordered by rank, one scored only in part is a ``DataError``.
+    """
+    base = _block_order(query)
+    if base is None:  # a query's hits are scattered: one global sort
+        return _global_order(query, score, rank, keys)
+    blocked = query[base]
+    same = blocked[1:] == blocked[:-1]
+    if score is None:
+        if rank is None:
+            return base
+        ranked = rank[base]
+        if np.all((ranked[1:] >= ranked[:-1]) | ~same):
+            return base
+        return _global_order(query, score, rank, keys)
+    ordered = _scores_or_rank_order(query, score, rank)[base]
+    if np.all((ordered[1:] <= ordered[:-1]) | ~same):
+        tie = np.flatnonzero(same & (ordered[1:] == ordered[:-1]))
+        if _descending_at(keys, base[tie], base[tie + 1]):
+            return base
+    within = _order_within_blocks(blocked, ordered, keys, base)
+    return base[within] if within is not None else _global_order(query, score, rank, keys)
+
+
+def _block_order(query: np.ndarray) -> np.ndarray | None:
+    """The row order that puts each query's contiguous block of hits in ascending query code (the
+    identity when they already are); None when some query's hits are not contiguous."""
+    n = query.size
+    block_start = (
+        np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)) if n else np.zeros(0, int)
+    )
+    block_query = query[block_start]
+    if np.all(block_query[1:] > block_query[:-1]):
+        return np.arange(n)
+    if np.unique(block_query).size != block_query.size:
+        return None
+    lengths = np.diff(np.append(block_start, n))
+    by_code = np.argsort(block_query)
+    new_lengths = lengths[by_code]
+    new_starts = np.concatenate(([0], np.cumsum(new_lengths)[:-1]))
+    return np.repeat(block_start[by_code] - new_starts, new_lengths) + np.arange(n)
+
+
+def _global_order(
+    query: np.ndarray, score: np.ndarray | None, rank: np.ndarray | None, keys: pa.Array
+) -> np.ndarray:
+    """Sort every hit at once: by query, then rank (stable), or score descending and key descending."""
+    if score is None:
+        if rank is None:
+            return np.argsort(query, kind="stable")
+        _, rank_code = np.unique(rank, return_inverse=True)
+        return np.argsort(query * (int(rank_code.max()) + 1) + rank_code, kind="stable")
+    score = _scores_or_rank_order(query, score, rank)
+    _, score_code = np.unique(-score, return_inverse=True)
+    order = np.argsort(query * (int(score_code.max()) + 1) + score_code, kind="stable")
+    return _break_ties_by_key(order, query, score, keys, np.arange(query.size))
+
+
+def _break_ties_by_key(
+    order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+) -> np.ndarray:
+    """Within each run of hits that tie on (query, score), put keys in descending byte order, as
+    trec_eval does; ``rows`` maps the hits to their rows in ``keys``. Only tied hits' keys are sorted."""
+    ordered_query, ordered_score = query[order], score[order]
+    tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
+    if not tied.any():
+        return order
+    n = order.size
+    in_group = np.zeros(n, dtype=bool)
+    in_group[1:] |= tied
+    in_group[:-1] |= tied
+    starts_group = in_group & ~np.concatenate(([False], tied))
+    position = np.flatnonzero(in_group)
+    group = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))[position]
+    rank = _byte_order_ranks(keys.take(pa.array(rows[order[position]])))
+    span = position.size
+    within = np.argsort(group * (span + 1) + (span - rank), kind="stable")
+    order = order.copy()
+    order[position] = order[position][within]
+    return order
+
+
+def _padded(values: np.ndarray, query: np.ndarray, lengths: np.ndarray, width: int, fill) -> np.ndarray:
+    """Rows grouped by query as a (queries x width) matrix, each block left-aligned, ``fill`` after it."""
+    if lengths.size * width == values.size:
+        return values.reshape(lengths.size, width)  # every query has ``width`` hits: a view, no scatter
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    flat = np.arange(values.size) - starts[query] + query * width
+    padded = np.full(lengths.size * width, fill, dtype=values.dtype)
+    padded[flat] = values
+    return padded.reshape(lengths.size, width)
+
+
+def repeated_within_queries(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
+    """Rows whose key (``pair``: equal within a query exactly when keys are) appeared earlier in their
+    query; rows are grouped by query. Each query's block is
+    sorted as one row of a padded matrix (small in-cache sorts) unless padding would cost too much."""
+    if query.size == 0:
+        return np.zeros(0, dtype=bool)
+    lengths = np.bincount(query)
+    width = int(lengths.max())
+    if lengths.size * width > 2 * query.size + 1024:
+        combined = query * (int(pair.max()) + 1) + pair
+        return pd.Series(combined).duplicated(keep="first").to_numpy()
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    padded = _padded(pair, query, lengths, width, np.iinfo(np.int64).max)
+    repeated = np.zeros(query.size, dtype=bool)
+    ranked = np.sort(padded, axis=1)  # first find the queries with a repeat (usually none): a plain sort
+    equal = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
+    rows = np.flatnonzero(equal.any(axis=1))
+    del ranked, equal
+    if rows.size == 0:
+        return repeated
+    within = np.argsort(padded[rows], axis=1, kind="stable")  # equal keys keep their rank order
+    ranked = np.take_along_axis(padded[rows], within, axis=1)
+    later = np.zeros(ranked.shape, dtype=bool)
+    later[:, 1:] = (ranked[:, 1:] == ranked[:, :-1]) & (ranked[:, 1:] != np.iinfo(np.int64).max)
+    repeated[(starts[rows, None] + within)[later]] = True
+    return repeated
+
+
+def _order_within_blocks(
+    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+) -> np.ndarray | None:
+    """Score order for a run grouped by query, sorting every query's block as one row of a padded matrix
+    (many small in-cache sorts instead of one big one); None when padding would cost too much memory."""
+    lengths = np.bincount(query)
+    width = int(lengths.max())
+    if lengths.size * width > 2 * query.size + 1024:
+        return None
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    neg_score = _padded(-score, query, lengths, width, np.inf)
+    within = np.argsort(neg_score, axis=1, kind="stable")
+    order = (starts[:, None] + within)[np.arange(width) < lengths[:, None]]
+    return _break_ties_by_key(order, query, score, keys, rows)
+
+
+def _scores_or_rank_order(query: np.ndarray, score: np.ndarray, rank: np.ndarray | None) -> np.ndarray:
+    """The scores, with queries that have none ordered by rank instead; a query scored only in part is an
+    error (its order would be a guess)."""
+    missing = np.isnan(score)
+    if not missing.any():
+        return score
+    n_queries = int(query.max()) + 1
+    missing_count = np.bincount(query[missing], minlength=n_queries)
+    partial = (missing_count > 0) & (missing_count < np.bincount(query, minlength=n_queries))
+    if partial.any():
+        row = int(np.flatnonzero(missing & partial[query])[0])
+        raise DataError(
+            f"row {row}: a hit has no score while others of its query have one",
+            field="score",
+            hint="give every hit of a query a score, or none (then rank order is used)",
+        )
+    if rank is None:
+        rank = np.arange(query.size, dtype=np.float64)
+    return np.where(missing, -rank, score)
