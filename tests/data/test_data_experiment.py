@@ -57,10 +57,12 @@ def test_a_list_of_annotation_files_is_merged_and_conflicts_name_both_files(tmp_
 
 
 def test_max_queries_keeps_the_first_annotated_queries():
-    ds = load_dataset_for_experiment(
-        DatasetSettings(path=FIXTURES / "beir_tiny", max_queries=2, strict=False)
-    )
-    assert ds.query_ids == ["q1", "q2"]
+    full = load_dataset_for_experiment(DatasetSettings(name="hr-docs", level="document"))
+    ds = load_dataset_for_experiment(DatasetSettings(name="hr-docs", level="document", max_queries=5))
+    assert len(full.query_ids) == 124
+    assert ds.query_ids == full.query_ids[:5]
+    assert set(ds.annotations["query_id"]) == set(full.query_ids[:5])
+    assert ds.annotations.equals(full.annotations[full.annotations["query_id"].isin(ds.query_ids)])
 
 
 def test_missing_folder_is_a_data_error(tmp_path):

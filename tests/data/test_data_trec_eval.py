@@ -58,7 +58,8 @@ def test_tied_scores_are_written_so_trec_eval_keeps_our_ranking(tmp_path):
 
 
 def test_core_evaluator_agrees_with_trec_eval_on_a_run_read_back(trec_conformance_dir, tmp_path):
-    batch = pytest.importorskip("abcompare.evaluation.batch")
+    from abcompare.evaluation import batch
+
     written = write_run(read_run(trec_conformance_dir / "results.test"), tmp_path / "run.trec")
     ours = batch.evaluate_run(
         read_run(written),
@@ -67,6 +68,7 @@ def test_core_evaluator_agrees_with_trec_eval_on_a_run_read_back(trec_conformanc
         convention="trec",
     )
     oracle = _evaluate_file(trec_conformance_dir / "qrels.test", written)
+    assert sorted(oracle) == ["301", "302", "303"]
     for qid, values in oracle.items():
         assert ours.loc[qid, "precision@10"] == pytest.approx(values["P_10"], abs=1e-12)
         assert ours.loc[qid, "ndcg@10"] == pytest.approx(values["ndcg_cut_10"], abs=1e-12)

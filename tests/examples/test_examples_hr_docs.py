@@ -100,10 +100,10 @@ def test_example_path_rejects_an_unknown_name_and_lists_the_known_ones():
 # --------------------------------------------------------------------------- sizes and shape
 
 
-def test_corpus_is_big_enough_for_variants_to_differ(docs, queries, chunks):
-    assert len(docs) >= 30
-    assert len(queries) >= 80
-    assert sum(len(c) for c in chunks.values()) >= 150
+def test_the_example_has_the_sizes_the_readme_states(docs, queries, chunks):
+    assert len(docs) == 35
+    assert len(queries) == 124
+    assert sum(len(c) for c in chunks.values()) == 231  # at the default chunking
 
 
 def test_every_document_has_four_to_eight_sections_and_a_substantial_body(docs):
@@ -131,7 +131,7 @@ def test_queries_have_unique_prefixed_ids_and_both_groups(queries):
     assert all(re.fullmatch(r"q[ab]-\d{3}", i) for i in ids)
     groups = [q["group"] for q in queries]
     assert set(groups) == {"keyword", "semantic"}
-    assert min(groups.count("keyword"), groups.count("semantic")) >= len(groups) * 0.3
+    assert (groups.count("keyword"), groups.count("semantic")) == (60, 64)
     rows = _jsonl(EXAMPLE / "queries.jsonl")
     assert [r["_id"] for r in rows] == ids
     assert [(r["text"], r["group"], r["topic"]) for r in rows] == [
@@ -142,7 +142,7 @@ def test_queries_have_unique_prefixed_ids_and_both_groups(queries):
 def test_every_query_has_a_main_answer_and_some_have_a_second_document(queries):
     assert all(any(e["grade"] == 2 for e in q["evidence"]) for q in queries)
     two_docs = [q["id"] for q in queries if len({e["doc"] for e in q["evidence"]}) >= 2]
-    assert len(two_docs) >= 5
+    assert len(two_docs) == 30
 
 
 # --------------------------------------------------------------------------- evidence and spans
@@ -216,7 +216,8 @@ def test_generated_files_are_up_to_date_with_the_sources(tmp_path):
 
 
 def test_the_example_loads_through_the_data_layer():
-    load_beir = pytest.importorskip("abcompare.data.beir").load_beir
+    from abcompare.data.beir import load_beir
+
     dataset = load_beir(EXAMPLE)
     assert len(dataset.queries) == len(_source_queries())
     assert len(dataset.corpus) == len(_source_docs())

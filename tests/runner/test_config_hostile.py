@@ -3,7 +3,6 @@ bombs and endless nesting. Each is a ConfigError naming the file, the line and t
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -177,7 +176,7 @@ def bomb(levels: int, width: int = 9) -> str:
 @pytest.mark.parametrize("where", ["top", "treatment", "--set"])
 def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path, where: str) -> None:
     path = tmp_path / "config.yaml"
-    start = time.monotonic()
+    # nine levels would expand to 387M values: only a bound checked before any walk can answer at all
     with pytest.raises(ConfigError, match=f"expand to more than {MAX_VALUES:,} values"):
         if where == "top":
             path.write_text(bomb(9))
@@ -188,7 +187,6 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path, where: str) -> Non
             load_config(path)
         else:
             load(tmp_path, overrides=["description=" + "{" + bomb(9).replace("\n", ", ").rstrip(", ") + "}"])
-    assert time.monotonic() - start < 30  # the 2 KB bomb took seconds and 650 MB before; 9 levels is 387M
 
 
 @pytest.mark.parametrize(

@@ -92,21 +92,27 @@ def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embeddi
     )
     config.write_text(text)
     result = run_cli(["run", str(config)], tmp_path, embedding_cache)
-    assert_clean_failure(result, "document")
+    assert_clean_failure(
+        result,
+        f"error: {qrels}: annotations: variant 'control': only 0 of 2 annotated ids (0%) appear among the "
+        "hit keys: annotation ids look like document ids (e.g. 'expense-reimbursement', 'corporate-card') "
+        "while hit keys look like chunk keys",
+        "100% of annotated ids match once the '#...' chunk suffix is dropped (use level: document",
+        "or set evaluation.allow_misaligned to report anyway)",
+    )
     assert_no_run_left_running(tmp_path)
 
 
-def test_unreachable_tracking_server_is_reported_within_seconds(
+def test_unreachable_tracking_server_is_reported_before_any_work(
     tmp_path: Path, embedding_cache: Path
 ) -> None:
     config = write_config(tmp_path, "    top_k: 10")
-    start = time.monotonic()
     result = run_cli(
         ["run", str(config), "--set", "tracking.uri=http://127.0.0.1:9"], tmp_path, embedding_cache
     )
-    elapsed = time.monotonic() - start
     assert_clean_failure(result, "tracking.uri", "cannot reach the MLflow tracking server")
-    assert elapsed < 60, "reported before any expensive work (import time included)"
+    assert "connecting to MLflow" in result.stderr
+    assert "loading the dataset" not in result.stderr, "nothing is loaded or retrieved before the check"
 
 
 def test_missing_config_file_exits_2(tmp_path: Path, embedding_cache: Path) -> None:

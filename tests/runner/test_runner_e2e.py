@@ -18,12 +18,16 @@ def test_main_job_exits_zero_and_prints_json(example_run) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     payload = json.loads(result.stdout)
     assert payload["dataset"] == "hr-docs"
-    assert payload["n_queries"] >= 80
+    assert payload["n_queries"] == 124
     rows = payload["comparison"]
     assert {row["treatment"] for row in rows} == {"dbsf"}
-    assert {row["metric"] for row in rows} >= {"ndcg@10", "recall@5", "precision@1", "mrr@10", "f1@10"}
+    assert [row["metric"] for row in rows if row["role"] == "primary"] == ["ndcg@10"]
+    assert sorted(row["metric"] for row in rows) == sorted(
+        f"{m}@{k}" for m in ("precision", "recall", "f1", "mrr", "ndcg") for k in (1, 5, 10)
+    )
+    # RRF and DBSF fuse the same two lists: on this query set they cannot be told apart
+    assert {row["verdict"] for row in rows} == {"no significant difference"}
     for row in rows:
-        assert row["verdict"] in {"better", "worse", "no significant difference", "inconclusive"}
         assert 0 < row["p_adjusted"] <= 1
         assert row["ci_low"] <= row["delta"] <= row["ci_high"]
     assert (workdir / "mlflow.db").exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -23,11 +22,12 @@ def test_flatten_nested_settings_into_dotted_params() -> None:
     assert flat == {"fusion.method": "rrf", "fusion.k": "60", "retrievers.bm25.k1": "1.5", "top_k": "20"}
 
 
-def test_unreachable_server_fails_within_seconds() -> None:
-    start = time.monotonic()
-    with pytest.raises(TrackingError, match="cannot reach the MLflow tracking server"):
+def test_an_unreachable_server_is_a_tracking_error_naming_the_uri() -> None:
+    with pytest.raises(
+        TrackingError,
+        match=r"tracking\.uri: cannot reach the MLflow tracking server at http://127\.0\.0\.1:9",
+    ):
         check_reachable("http://127.0.0.1:9", timeout=3)
-    assert time.monotonic() - start < 10
 
 
 @pytest.fixture(scope="module")

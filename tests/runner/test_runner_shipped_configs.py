@@ -1,0 +1,94 @@
+"""The shipped configs and entry points the README promises, end to end, with the numbers they give."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from e2e_support import REPO, cli_env, run_cli
+from mlflow import MlflowClient
+
+QUICK = ["--json", "--set", "significance.n_resamples=2000"]
+
+
+def test_a_production_run_file_is_a_variant_judged_like_the_others(tmp_path, embedding_cache):
+    """configs/precomputed_run.yaml: the treatment is a TREC file, no retrieval happens for it."""
+    result = run_cli(
+        ["run", str(REPO / "configs" / "precomputed_run.yaml"), *QUICK], tmp_path, embedding_cache
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads(result.stdout)
+    assert payload["n_queries"] == 124
+    assert payload["means"]["control"]["ndcg@10"] == pytest.approx(0.894764, abs=1e-6)
+    assert payload["means"]["production"]["ndcg@10"] == pytest.approx(0.807751, abs=1e-6)
+    assert payload["verdicts"]["production"]["verdict"] == "worse"
+    assert "production" not in payload["efficiency"]  # no retrieval, so no retrieval cost
+    assert payload["alignment"]["production"]["fraction_in_run"] == 1.0
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    child = client.get_run(payload["variant_run_ids"]["production"])
+    assert child.data.params["run.path"].endswith("configs/runs/hr_docs_production.trec")
+
+
+def test_chunk_sizes_are_compared_by_evidence_spans(tmp_path, embedding_cache):
+    """configs/chunk_size.yaml: chunk ids differ between the variants, so the span level judges them."""
+    args = ["run", str(REPO / "configs" / "chunk_size.yaml"), *QUICK, "--set", "tracking.enabled=false"]
+    result = run_cli(args, tmp_path, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads(result.stdout)
+    assert payload["n_queries"] == 124
+    assert payload["means"]["control"]["ndcg@10"] == pytest.approx(0.780170, abs=1e-6)
+    assert payload["means"]["chunks-500"]["ndcg@10"] == pytest.approx(0.734328, abs=1e-6)
+    assert payload["verdicts"]["chunks-500"]["verdict"] == "worse"
+    # at span level every located hit is judged: the evidence of a query is complete
+    assert payload["judged"]["control"]["mean_judged"] == 1.0
+
+
+def test_mlflow_tracking_uri_from_the_environment_is_used(tmp_path, embedding_cache):
+    store = tmp_path / "elsewhere" / "team.db"
+    store.parent.mkdir()
+    env = {**cli_env(embedding_cache), "MLFLOW_TRACKING_URI": f"sqlite:///{store}"}
+    exe = Path(sys.executable).with_name("abcompare")
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
+    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *QUICK]
+    result = subprocess.run(
+        command + args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads(result.stdout)
+    assert payload["tracking_uri"] == f"sqlite:///{store}"
+    assert not (tmp_path / "mlflow.db").exists()
+    assert (
+        MlflowClient(tracking_uri=f"sqlite:///{store}").get_run(payload["parent_run_id"]).info.status
+        == "FINISHED"
+    )
+
+
+def test_an_unexpected_failure_is_one_line_and_exit_code_1(tmp_path, embedding_cache):
+    """Not a user error: the CLI says so in one line (no traceback unless ABCOMPARE_DEBUG) and exits 1."""
+    script = (
+        "import abcompare.runner as runner\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('a bug\\nover two lines')\n"
+        "runner.run_comparison = broken\n"
+        "import sys; from abcompare.cli import main\n"
+        f"sys.argv = ['abcompare', 'run', {str(REPO / 'configs' / 'rrf_vs_dbsf.yaml')!r}]\n"
+        "main()\n"
+    )
+    env = cli_env(embedding_cache)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line == "error: unexpected failure: RuntimeError: a bug (ABCOMPARE_DEBUG=1 shows the traceback)"
+    debug_env = {**env, "ABCOMPARE_DEBUG": "1"}
+    debug = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=debug_env, capture_output=True, text=True
+    )
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "RuntimeError: a bug" in debug.stderr
+    assert os.environ.get("ABCOMPARE_DEBUG") is None  # the test never leaks it
