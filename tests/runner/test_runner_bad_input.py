@@ -145,36 +145,54 @@ def running_runs(db: Path) -> int:
         return 0
 
 
-def test_ctrl_c_marks_the_open_runs_killed(tmp_path: Path) -> None:
-    """SIGINT while the control is being encoded: exit 130, and every run that was opened is KILLED."""
+def finished_runs(db: Path) -> int:
+    """FINISHED runs in a SQLite store (read as ``running_runs`` reads)."""
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as connection:
+            return connection.execute("select count(*) from runs where status = 'FINISHED'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_ctrl_c_marks_the_open_runs_killed(tmp_path: Path, embedding_cache: Path) -> None:
+    """SIGINT while a run is open: exit 130, and the open runs are KILLED. Event-driven: the treatment's
+    run file is a named pipe nobody writes to, so the comparison waits there, with the parent run open
+    and the control's run finished, until the signal comes (no race with a fast machine)."""
+    import os
     import signal
     import subprocess
     import sys
 
     from e2e_support import cli_env
 
+    pipe = tmp_path / "production.trec"
+    os.mkfifo(pipe)
+    config = write_config(tmp_path, f"    run: {{path: {pipe}, format: trec}}")
     exe = Path(sys.executable).with_name("abcompare")
-    command = [str(exe), "run", str(REPO / "configs" / "rrf_vs_dbsf.yaml")]
     process = subprocess.Popen(
-        command,
+        [str(exe), "run", str(config)],
         cwd=tmp_path,
-        env=cli_env(tmp_path / "fresh-cache"),  # a cold cache: encoding gives time to interrupt
+        env=cli_env(embedding_cache),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     db = tmp_path / "mlflow.db"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if running_runs(db):
-            break
-        time.sleep(0.3)
-    assert process.poll() is None, "the run ended before it could be interrupted"
+    hang_guard = time.monotonic() + 600  # not a speed check: only so a broken build cannot hang the suite
+    while process.poll() is None and not (running_runs(db) == 1 and finished_runs(db) == 1):
+        assert time.monotonic() < hang_guard, "the comparison never reached the pipe"
+        time.sleep(0.2)  # the parent is open and the control is done: it now waits on the pipe
+    assert process.poll() is None, process.communicate()[1][-2000:]
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr[-2000:]
     assert "Traceback" not in stderr
     client = MlflowClient(tracking_uri=f"sqlite:///{db}")
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
-    assert runs and {run.info.status for run in runs} == {"KILLED"}
+    status = {run.data.tags["abcompare.role"]: run.info.status for run in runs}
+    assert status == {"comparison": "KILLED", "control": "FINISHED"}
