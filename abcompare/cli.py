@@ -110,9 +110,8 @@ def pool(
     from rich.console import Console
 
     from abcompare.config import load_config
-    from abcompare.data.pooling import write_pool
     from abcompare.report import ConsoleReporter
-    from abcompare.runner import pool_unjudged_hits
+    from abcompare.runner import pool_to_file
 
     reporter = ConsoleReporter()
     _route_warnings(reporter.console)
@@ -120,8 +119,7 @@ def pool(
     settings = load_config(config, set_ or [])
     path = output or Path(f"{settings.name}-pool.csv")
     chosen = fmt or ("jsonl" if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv")
-    table = pool_unjudged_hits(settings, depth=depth, reporter=reporter)
-    write_pool(table, path, chosen)
+    table = pool_to_file(settings, path, fmt=chosen, depth=depth, reporter=reporter)
     queries = table["query_id"].nunique()
     Console(stderr=True).print(
         f"pooled {len(table)} unjudged hits of {queries} queries (top {depth} of "

@@ -29,17 +29,19 @@ from pydantic_core import PydanticCustomError
 
 from abcompare.config_yaml import load_yaml, load_yaml_value
 from abcompare.errors import AbcompareWarning, ConfigError
-from abcompare.evaluation.measures import MEASURES, metric_name, parse_metric
 from abcompare.naming import first_collision, label_problem, name_problem, tag_key_problem
 from abcompare.retrieval.settings import VariantSettings
 from abcompare.sweep import SweepPlan, SweepSettings, expand_sweep
 from abcompare.vocabulary import (
     CORRECTION_NAMES,
     MAXT,
+    MEASURES,
     PERMUTATION,
     TESTS,
     ZERO_METHODS,
     default_primary_metric,
+    metric_name,
+    parse_metric,
 )
 
 #: Upper bounds of the numeric settings: far beyond any real use, low enough that a typo cannot allocate
@@ -537,7 +539,30 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
-    """Read, override, validate and resolve a YAML experiment config; errors name the file, line and key."""
+    """Read, override, validate and resolve a YAML experiment config.
+
+    Parameters
+    ----------
+    path : str or Path
+        The YAML config; relative paths in it resolve against its folder.
+    overrides : sequence of str
+        ``key.path=value`` settings laid over the file (``--set``); the value is read as YAML.
+
+    Returns
+    -------
+    ExperimentConfig
+        Validated and immutable; a sweep is already expanded into treatments (``sweep_plan`` says how).
+        A problem is a ``ConfigError`` naming the file, the line and the key, with a suggestion for a
+        misspelt key.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> repo = Path(__file__).resolve().parents[1]  # the checkout's shipped configs
+    >>> config = load_config(repo / "configs" / "rrf_vs_dbsf.yaml", ["significance.n_resamples=2000"])
+    >>> list(config.variants()), config.significance.n_resamples, config.evaluation.primary_metric
+    (['control', 'dbsf'], 2000, 'ndcg@10')
+    """
     path = Path(path)
     if path.is_dir():
         raise ConfigError("expected a config file, found a folder", file=path)

@@ -83,9 +83,20 @@ def stable_key(hit: RagHit | Mapping[str, Any] | None, index: int) -> str:
     ``source_path#idx``; ``source_uri#idx``; ``source_name#section_title#idx`` (both set); ``content``;
     else ``str(index)``.
 
-    ``idx`` is the chunk index or ``-``; values follow :func:`clean_id`. Accepts a ``RagHit``, a mapping
-    of hit fields, or None.
+    Parameters
+    ----------
+    hit : RagHit, mapping of hit fields, or None
+        The hit; ``idx`` is its chunk index or ``-``, and every value follows :func:`clean_id`.
+    index : int
+        Its 0-based position in the list (the last fallback).
 
+    Returns
+    -------
+    str
+        The key an annotated id must equal for the hit to match it.
+
+    Examples
+    --------
     >>> stable_key(RagHit(document_id="doc-1", chunk_index=0), 0)
     'doc-1#0'
     >>> stable_key({"id": " a "}, 3), stable_key(None, 3)

@@ -352,6 +352,23 @@ def run_comparison(
 
 
 # ------------------------------------------------------------------------------------------ pooling
+def pool_to_file(
+    config: ExperimentConfig,
+    path: Path,
+    *,
+    fmt: str = "csv",
+    depth: int = 10,
+    reporter: Reporter | None = None,
+) -> pd.DataFrame:
+    """Pool every variant's unjudged top ``depth`` hits (:func:`pool_unjudged_hits`) and write them to
+    ``path`` as CSV or JSONL for annotators; returns the pool."""
+    from abcompare.data.pooling import write_pool
+
+    table = pool_unjudged_hits(config, depth=depth, reporter=reporter)
+    write_pool(table, path, fmt)
+    return table
+
+
 def pool_unjudged_hits(
     config: ExperimentConfig, *, depth: int = 10, reporter: Reporter | None = None
 ) -> pd.DataFrame:

@@ -127,7 +127,30 @@ def alignment_report(
 ) -> AlignmentReport:
     """Measure how the run's keys meet the relevant annotations of the run's queries.
 
-    When no query id is shared, all annotations are measured (and the diagnosis says so).
+    Parameters
+    ----------
+    run_df : pandas.DataFrame
+        A run table.
+    annotations_df : pandas.DataFrame
+        ``query_id, key, grade``.
+    relevance_threshold : int
+        The grade from which an annotation is relevant (the comparison's own threshold).
+
+    Returns
+    -------
+    AlignmentReport
+        How many annotated ids ever appear among the hit keys, which queries never retrieve one, how many
+        lists repeat a key, and a diagnosis with the fix when the shapes disagree. When no query id is
+        shared, all annotations are measured (and the diagnosis says so).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> run = pd.DataFrame({"query_id": ["q"], "rank": [1], "key": ["doc-1#chunk-0"]})
+    >>> annotations = pd.DataFrame({"query_id": ["q"], "key": ["doc-1"], "grade": [1]})
+    >>> report = alignment_report(run, annotations)
+    >>> report.fraction_in_run, report.diagnosis.startswith("annotation ids look like document ids")
+    (0.0, True)
     """
     run_q = run_df["query_id"].astype("str")
     run_keys = run_df["key"].astype("str")

@@ -43,11 +43,29 @@ def grade_problem(grades: np.ndarray) -> np.ndarray:
 
 
 def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
-    """Read relevance judgments into ``query_id, key, grade`` (``fmt``: trec, beir, jsonl, pool or auto).
+    """Read relevance judgments into the annotations table ``query_id, key, grade``.
 
-    ``pool`` is a file written by ``abcompare pool`` and filled by annotators (rows left without a grade
-    are skipped). Identical repeated judgments are kept once; the same (query, id) with two grades is an
-    error.
+    Parameters
+    ----------
+    path : str or Path
+        TREC qrels (``qid 0 docid grade``), BEIR ``qrels/<split>.tsv``, JSONL (``relevant_ids`` or
+        ``relevant``), or a pool file written by ``abcompare pool`` and filled by annotators (rows left
+        without a grade are skipped).
+    fmt : {"auto", "trec", "beir", "jsonl", "pool"}
+        The format; ``auto`` looks at the first line.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per judgment. Identical repeated judgments are kept once; the same (query, id) with two
+        grades, or a grade that is not a 32-bit integer, is a ``DataError`` naming the file and line.
+
+    Examples
+    --------
+    >>> from abcompare.examples import example_path
+    >>> qrels = read_annotations(example_path("hr-docs") / "qrels" / "test.tsv")
+    >>> list(qrels.columns), qrels["query_id"].nunique()
+    (['query_id', 'key', 'grade'], 124)
     """
     path = as_input(path, "annotation")
     fmt = _detect(path) if fmt == "auto" else fmt

@@ -21,9 +21,32 @@ def load_beir(
     name: str | None = None,
     corpus: bool = True,
 ) -> Dataset:
-    """Load a BEIR folder; only queries judged in ``qrels/<split>.tsv`` are kept (see ``assemble``).
+    """Load a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``) as one Dataset.
 
-    ``corpus=False`` skips reading ``corpus.jsonl`` (for evaluating precomputed runs).
+    Parameters
+    ----------
+    folder : str or Path
+        The BEIR folder.
+    split : str
+        The qrels split to evaluate.
+    strict : bool
+        Make queries without judgments an error instead of excluding (and counting) them.
+    name : str, optional
+        The dataset's name (default: the folder's).
+    corpus : bool
+        ``False`` skips reading ``corpus.jsonl`` (for evaluating precomputed runs).
+
+    Returns
+    -------
+    Dataset
+        Only judged queries are kept (see ``assemble``); ``excluded_queries`` counts the others.
+
+    Examples
+    --------
+    >>> from abcompare.examples import example_path
+    >>> dataset = load_beir(example_path("hr-docs"))
+    >>> len(dataset.queries), len(dataset.corpus), dataset.excluded_queries
+    (124, 35, 0)
     """
     root = Path(folder)
     if not root.is_dir():

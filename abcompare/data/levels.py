@@ -34,10 +34,34 @@ def apply_level(
     *,
     corpus: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The run and annotations to evaluate at ``level`` (chunk | document | span); see the module doc.
+    """The run and annotations to evaluate at an annotation level (see the module's docstring).
 
-    At span level, hits without ``start``/``end`` are located in ``corpus`` by their ``content`` when a
-    corpus is given.
+    Parameters
+    ----------
+    run_df : pandas.DataFrame
+        A run table.
+    annotations : pandas.DataFrame or None
+        ``query_id, key, grade`` (chunk and document levels).
+    level : {"chunk", "document", "span"}
+        ``chunk``: keys as they are; ``document``: hits collapse to their document (best rank wins);
+        ``span``: a hit is relevant when it overlaps an evidence span of its document for the query.
+    spans : pandas.DataFrame, optional
+        ``query_id, document_id, start, end[, grade]`` (span level).
+    corpus : pandas.DataFrame, optional
+        At span level, hits without ``start``/``end`` are located in it by their ``content``.
+
+    Returns
+    -------
+    tuple of DataFrame
+        The run and the annotations, both keyed as the evaluator compares them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> run = pd.DataFrame({"query_id": ["q", "q"], "rank": [1, 2], "key": ["d#0", "d#1"]})
+    >>> documents, _ = apply_level(run, pd.DataFrame(columns=["query_id", "key", "grade"]), "document")
+    >>> documents[["rank", "key"]].values.tolist()
+    [[1, 'd']]
     """
     if level == "chunk":
         return run_df, _require_annotations(annotations, level)

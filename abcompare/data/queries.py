@@ -23,17 +23,36 @@ _TEXT_NAMES = ("text", "query")
 _TSV_HEADERS = {"_id", "id", "qid", "query_id", "query-id", "query"}
 
 
-def read_queries(path: str | Path, format: str = "auto") -> pd.DataFrame:
-    """Read a query set into ``query_id, text, ...extra`` (format jsonl, tsv or auto).
+def read_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Read a query set into the queries table ``query_id, text, ...extra``.
 
     Ids must be unique and texts non-empty. An extra field keeps its values when they all have one JSON
     type (text, number or true/false); otherwise, and for lists and objects, its values become text (JSON).
+
+    Parameters
+    ----------
+    path : str or Path
+        A BEIR ``queries.jsonl`` (``_id``, ``text``, extra fields), JSONL with ``query_id``, or a TSV
+        ``qid<TAB>text``; ``.gz`` and named pipes are read too.
+    fmt : {"auto", "jsonl", "tsv"}
+        The format; ``auto`` looks at the first line.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per query, in file order. A problem is a ``DataError`` naming the file and line.
+
+    Examples
+    --------
+    >>> from abcompare.examples import example_path
+    >>> queries = read_queries(example_path("hr-docs") / "queries.jsonl")
+    >>> len(queries), list(queries.columns[:3])
+    (124, ['query_id', 'text', 'group'])
     """
     path = as_input(path, "query")
     lines, numbers = content_lines(path, "query", comments=False, strip=False)
     if len(lines) == 0:
         raise DataError("query file is empty", file=path, hint=_JSONL_HINT)
-    fmt = format
     if fmt == "auto":
         fmt = "jsonl" if lines[0].as_py().lstrip().startswith("{") else "tsv"
     if fmt == "jsonl":
@@ -41,7 +60,7 @@ def read_queries(path: str | Path, format: str = "auto") -> pd.DataFrame:
     elif fmt == "tsv":
         frame, line_of = _read_tsv(path, lines, numbers)
     else:
-        raise DataError(f"unknown query format {format!r}", file=path, hint="use auto, jsonl or tsv")
+        raise DataError(f"unknown query format {fmt!r}", file=path, hint="use auto, jsonl or tsv")
     _check(frame, line_of, path)
     return frame
 

@@ -43,9 +43,31 @@ FORMATS = ("trec", "jsonl", "parquet", "csv")
 
 # ----------------------------------------------------------------------------------------------- reading
 def read_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
-    """Read a run file into the run table; ``fmt`` is trec, jsonl, parquet, csv or auto (by content).
+    """Read a run file (a system's hit lists for the query set) into the run table.
 
-    The file is read once when it cannot be read twice (a named pipe such as ``<(zcat run.gz)``)."""
+    Parameters
+    ----------
+    path : str or Path
+        TREC (``qid Q0 docno rank score tag``), JSONL of ``RagHit`` lists, Parquet or CSV; ``.gz`` too. The
+        file is read once when it cannot be read twice (a named pipe such as ``<(zcat run.gz)``).
+    fmt : {"auto", "trec", "jsonl", "parquet", "csv"}
+        The format; ``auto`` goes by the name, then the first bytes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``query_id, rank, key, score`` plus hit fields, by query (first appearance) then rank. A TREC run
+        is ordered as trec_eval orders it (score descending, docno descending), its rank column ignored.
+        A problem is a ``DataError`` naming the file and line.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
+    >>> _ = path.write_text("q1 Q0 d2 1 1.5 sys\\nq1 Q0 d1 2 2.5 sys\\n")
+    >>> read_run(path)[["query_id", "rank", "key", "score"]].values.tolist()
+    [['q1', 1, 'd1', 2.5], ['q1', 2, 'd2', 1.5]]
+    """
     path = as_input(path, "run")
     fmt = _detect_format(path) if fmt == "auto" else fmt
     if fmt == "trec":
@@ -89,11 +111,36 @@ def write_run(
     run_name: str = "abcompare",
     scores: str = "auto",
 ) -> Path:
-    """Write a run table as trec, jsonl, parquet or csv; returns the path.
+    """Write a run table as trec, jsonl, parquet or csv.
 
-    For TREC, trec_eval re-orders hits by score (ties by docno), so with ``scores="auto"`` a query whose
-    scores do not reproduce its ranks (ties, inversions, NaN) gets rank-derived scores (n - rank + 1) and
-    an ``AbcompareWarning``; ``scores="keep"`` writes them untouched.
+    Parameters
+    ----------
+    run_df : pandas.DataFrame
+        A run table (``query_id, rank, key, score`` and hit fields).
+    path : str or Path
+        Where to write (folders are created).
+    fmt : {"trec", "jsonl", "parquet", "csv"}
+        The format.
+    run_name : str
+        The TREC tag (whitespace becomes ``_``).
+    scores : {"auto", "keep"}
+        trec_eval re-orders hits by score (ties by docno), so with ``auto`` a query whose scores do not
+        reproduce its ranks (ties, inversions, NaN) gets rank-derived scores (n - rank + 1) and an
+        ``AbcompareWarning``; ``keep`` writes them untouched.
+
+    Returns
+    -------
+    Path
+        The file written; reading it back with :func:`read_run` gives the same ranking.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import pandas as pd
+    >>> run = pd.DataFrame({"query_id": ["q", "q"], "rank": [1, 2], "key": ["a", "b"], "score": [1.0, 1.0]})
+    >>> path = write_run(run, pathlib.Path(tempfile.mkdtemp()) / "run.trec")  # the tie: rank-derived scores
+    >>> read_run(path)["key"].tolist()
+    ['a', 'b']
     """
     path = Path(path)
     for column in RUN_COLUMNS:

@@ -77,14 +77,47 @@ def evaluate_run(
     relevance_threshold: float = 1,
     unjudged: str = "nonrelevant",
 ) -> pd.DataFrame:
-    """Per-query metrics of ``run`` against ``annotations`` at every cutoff in ``k``.
+    """Per-query metrics of ``run`` against ``annotations`` at every cutoff in ``k``, vectorised.
 
-    One row per judged query (any judgment, of any grade: the rule of :mod:`abcompare.evaluation.judgments`),
-    in the order the annotations first list them, index ``query_id``; columns ``precision@k, recall@k,
-    f1@k, mrr@k, ndcg@k`` and ``judged@k`` for every k, then ``retrieved_count, relevant_count,
-    judged_count, true_positive_count@k``. ``unjudged="condensed"`` removes unjudged hits before the
-    metrics are computed (``judged@k`` and the counts still describe the list as returned).
-    ``df.attrs`` holds ``convention``, ``unjudged`` and ``queries_with_repeated_keys``.
+    Parameters
+    ----------
+    run : mapping or DataFrame
+        ``{query: [hits]}`` (``RagHit``, dicts of hit fields or key strings, best first),
+        ``{query: {key: score}}`` (ranked by score, ties as trec_eval), or a run table
+        (``query_id, rank, key, score``).
+    annotations : mapping or DataFrame
+        ``{query: [relevant ids]}`` (grade 1), ``{query: {id: grade}}``, or ``query_id, key, grade``.
+    k : int or iterable of int
+        The cutoffs.
+    convention : {"ai4j", "trec"}
+        ``ai4j``: ai4j's ``RagEvaluator`` exactly (binary gains, repeats counted, hits as given);
+        ``trec``: trec_eval's definitions (graded nDCG, repeats once, score order).
+    relevance_threshold : float
+        The grade from which an annotated id counts as relevant in the binary measures.
+    unjudged : {"nonrelevant", "condensed"}
+        Unjudged hits count as non-relevant, or are removed before scoring (Sakai 2007; trec_eval ``-J``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per judged query (any judgment, of any grade: :mod:`abcompare.evaluation.judgments`), in
+        the order the annotations first list them, index ``query_id``; columns ``precision@k, recall@k,
+        f1@k, mrr@k, ndcg@k`` and ``judged@k`` for every k, then ``retrieved_count, relevant_count,
+        judged_count, true_positive_count@k``. ``judged@k`` and the counts describe the list as returned.
+        ``df.attrs`` holds ``convention``, ``unjudged`` and ``queries_with_repeated_keys``.
+
+    References
+    ----------
+    trec_eval, https://github.com/usnistgov/trec_eval (the ``trec`` convention; equal to it to 1e-9).
+    T. Sakai, "Alternatives to Bpref", SIGIR 2007 (condensed lists).
+
+    Examples
+    --------
+    >>> frame = evaluate_run({"q": ["a", "b", "c", "d"]}, {"q": ["b", "d"]}, k=4)
+    >>> frame.loc["q", ["precision@4", "recall@4", "mrr@4"]].tolist()
+    [0.5, 1.0, 0.5]
+    >>> round(float(frame.loc["q", "ndcg@4"]), 4)
+    0.6509
     """
     if convention not in CONVENTIONS:
         raise ConfigError(

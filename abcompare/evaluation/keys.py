@@ -24,7 +24,8 @@ def hit_keys(hits: Iterable[HitLike] | None) -> list[str]:
 
 
 def relevant_set(relevant_ids: Iterable[Any] | None) -> set[str]:
-    """Annotated relevant ids as ai4j's RagEvaluator reads them: None and blank dropped, stripped, de-duplicated."""
+    """Annotated relevant ids as ai4j's RagEvaluator reads them: None and blank dropped, stripped,
+    de-duplicated."""
     if relevant_ids is None:
         return set()
     if isinstance(relevant_ids, str):

@@ -1,4 +1,5 @@
-"""The reference library's per-query evaluator (ai4j's ``RagEvaluator``) (the "ai4j" convention), reproduced exactly for parity.
+"""The reference library's per-query evaluator, ai4j's ``RagEvaluator`` (the "ai4j" convention),
+reproduced exactly for parity.
 
 Binary relevance, repeated keys counted each time, precision over the evaluated depth
 ``min(top_k, len(hits))``; see docs/evaluation.md for how it differs from the trec convention.
@@ -38,7 +39,8 @@ def f1_score(precision: float, recall: float) -> float:
 
 
 def evaluation_depth(top_k: int | None, retrieved: int) -> int:
-    """The reference evaluator's depth: every hit when ``top_k`` is None or <= 0, else ``min(top_k, retrieved)``."""
+    """The reference evaluator's depth: every hit when ``top_k`` is None or <= 0, else
+    ``min(top_k, retrieved)``."""
     return retrieved if top_k is None or top_k <= 0 else min(top_k, retrieved)
 
 
@@ -51,8 +53,29 @@ class RagEvaluator:
         relevant_ids: Iterable[Any] | None,
         top_k: int | None = None,
     ) -> RagEvaluation:
-        """Precision/recall/F1/MRR/nDCG of ``hits`` (keys by ``stable_key``) at ``top_k``; never raises on
-        empty input. A key repeated in the hits counts each time it appears, as in the seed."""
+        """Precision, recall, F1, MRR and nDCG of one ranked list, as ai4j's ``RagEvaluator`` computes them.
+
+        Parameters
+        ----------
+        hits : sequence of hits, or None
+            ``RagHit``, mappings of hit fields or key strings, best first; keys by ``stable_key``.
+        relevant_ids : iterable, or None
+            The annotated relevant ids (blank ones dropped, stripped).
+        top_k : int, optional
+            The depth evaluated is ``min(top_k, len(hits))``; every hit when None or <= 0.
+
+        Returns
+        -------
+        RagEvaluation
+            The metrics and counts. Never raises on empty input; a key repeated in the hits counts each
+            time it appears, as in ai4j.
+
+        Examples
+        --------
+        >>> result = RagEvaluator().evaluate(["a", "b", "c", "d"], ["b", "d"], top_k=4)
+        >>> result.precision_at_k, result.recall_at_k, result.mrr, round(result.ndcg, 4)
+        (0.5, 1.0, 0.5, 0.6509)
+        """
         keys = hit_keys(hits)
         relevant = relevant_set(relevant_ids)
         limit = evaluation_depth(top_k, len(keys))

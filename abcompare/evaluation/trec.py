@@ -31,8 +31,32 @@ class TrecEvaluator:
         annotations: Mapping[Any, Any] | Iterable[Any] | None,
         top_k: int | None = None,
     ) -> RagEvaluation:
-        """Metrics of ``hits`` at cutoff ``top_k`` (every hit when None or <= 0); ``annotations`` is
-        ``{id: grade}`` or an iterable of relevant ids (grade 1)."""
+        """The trec convention's metrics of one ranked list at cutoff ``top_k``.
+
+        Parameters
+        ----------
+        hits : sequence of hits, or None
+            Best first; a key repeated later counts once, at its first rank.
+        annotations : mapping or iterable, or None
+            ``{id: grade}`` or an iterable of relevant ids (grade 1).
+        top_k : int, optional
+            The cutoff k (precision divides by k); every hit when None or <= 0.
+
+        Returns
+        -------
+        RagEvaluation
+            Binary measures count ``grade >= relevance_threshold``; nDCG uses the grades as gains.
+
+        References
+        ----------
+        trec_eval, https://github.com/usnistgov/trec_eval (``P``, ``recall``, ``ndcg_cut``, ``recip_rank``).
+
+        Examples
+        --------
+        >>> result = TrecEvaluator().evaluate(["a", "a", "b"], {"a": 1}, top_k=10)
+        >>> result.precision_at_k, result.recall_at_k, result.ndcg
+        (0.1, 1.0, 1.0)
+        """
         try:
             grades = graded_ids(annotations)
         except (TypeError, ValueError) as err:

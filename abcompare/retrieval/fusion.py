@@ -93,9 +93,38 @@ def fuse(
 ) -> list[RagHit]:
     """Fuse ranked hit lists (best first, one per retriever) into one list with ``fusion_score`` set.
 
-    ``weights``: one per list, or a mapping from ``retriever_source`` to weight; default 1. Within a
-    list only the first occurrence of a key counts. The fused hit is a copy of the first-seen hit with
-    ``score`` = ``fusion_score``, ``rank`` from 1, and ``retriever_source`` naming every list that found it.
+    Within a list only the first occurrence of a key counts. The fused hit is a copy of the first-seen hit
+    with ``score`` = ``fusion_score``, ``rank`` from 1, and ``retriever_source`` naming every list that
+    found it; ties keep the first-seen order.
+
+    Parameters
+    ----------
+    lists : sequence of hit lists
+        One ranked list per retriever.
+    method : {"rrf", "rsf", "dbsf", "dbsf-3sigma"}
+        ``rrf``: sum of w/(k + rank); ``rsf``: weighted sum of min-max normalised scores; ``dbsf``: sum of
+        sigmoid(z-score), ai4j's method; ``dbsf-3sigma``: Qdrant's (s - (mean - 3 sd)) / 6 sd.
+    k : int
+        RRF's constant (60; k <= 0 means 60).
+    weights : sequence of float or mapping, optional
+        One per list, or a mapping from ``retriever_source`` to weight; default 1.
+
+    Returns
+    -------
+    list of RagHit
+        The fused list, best first.
+
+    References
+    ----------
+    G. V. Cormack, C. L. A. Clarke, S. Buettcher, "Reciprocal rank fusion outperforms Condorcet and
+    individual rank learning methods", SIGIR 2009.
+
+    Examples
+    --------
+    >>> dense = [RagHit(id="a", score=0.95), RagHit(id="b", score=0.90), RagHit(id="c", score=0.70)]
+    >>> bm25 = [RagHit(id="b", score=12.0), RagHit(id="d", score=11.0), RagHit(id="a", score=8.0)]
+    >>> [hit.id for hit in fuse([dense, bm25], method="rrf")]
+    ['b', 'a', 'd', 'c']
     """
     if method not in METHODS:
         raise RetrievalError(

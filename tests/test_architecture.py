@@ -1,0 +1,95 @@
+"""The import rules of docs/architecture.md, checked on the code: data flows one way, stages stay apart.
+
+Every ``import`` and ``from ... import`` of abcompare's own modules is read from the source (function-level
+imports included), so a stage that reaches into another fails here, not in a review.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "abcompare"
+
+#: Modules every stage may import: they hold rules and names, and import only each other.
+SHARED = {
+    "errors",
+    "vocabulary",
+    "hits",
+    "naming",
+    "limits",
+    "ranking",
+    "row_blocks",
+    "process_identity",
+    "config_yaml",
+}
+
+#: What each part may import besides itself and the shared modules.
+ALLOWED: dict[str, set[str]] = {
+    "data": {"examples"},
+    "evaluation": set(),
+    "retrieval": set(),
+    "stats": set(),
+    "summary": {"stats"},  # the sentences read the statistics' tables
+    "report": {"summary"},
+    "tracking": set(),
+    "analysis": {"tracking"},
+    "sweep": set(),
+    "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
+    "config": {"sweep", "retrieval", "examples"},  # the config composes each stage's settings models
+    "cli": {"config", "runner", "report", "analysis"},
+}
+
+
+def _part(module: str) -> str:
+    """``abcompare.data.runs`` -> ``data``; ``abcompare.errors`` -> ``errors``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "abcompare"
+
+
+def imports_by_part() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        module = ".".join(p for p in relative.parts if p != "__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name.startswith("abcompare.") and _part(name) != _part(module):
+                    graph[_part(module)].add(_part(name))
+    return graph
+
+
+GRAPH = imports_by_part()
+
+
+@pytest.mark.parametrize("part", sorted(SHARED))
+def test_shared_modules_import_only_each_other(part):
+    assert GRAPH.get(part, set()) <= SHARED, GRAPH.get(part)
+
+
+@pytest.mark.parametrize("part", sorted(ALLOWED))
+def test_each_stage_imports_only_what_the_architecture_allows(part):
+    assert GRAPH.get(part, set()) <= SHARED | ALLOWED[part], sorted(
+        GRAPH.get(part, set()) - SHARED - ALLOWED[part]
+    )
+
+
+def test_only_the_runner_knows_the_order_of_the_stages():
+    stages = {"data", "retrieval", "evaluation", "stats", "tracking", "report"}
+    knowing = {part for part, imported in GRAPH.items() if len(imported & stages) > 1}
+    assert knowing <= {"runner", "tracking_log"}, knowing  # tracking_log: see the note in the architecture
+
+
+def test_every_module_is_covered_by_a_rule():
+    modules = [p.relative_to(PACKAGE.parent).with_suffix("").parts for p in PACKAGE.rglob("*.py")]
+    parts = {_part(".".join(m for m in module if m != "__init__")) for module in modules}
+    ruled = SHARED | set(ALLOWED) | {"runner", "abcompare", "tracking_log", "execution"}
+    assert parts <= ruled, sorted(parts - ruled)
