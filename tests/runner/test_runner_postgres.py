@@ -50,3 +50,12 @@ def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
     assert parents == {payload["parent_run_id"] for payload in payloads}
     means = {json.dumps(payload["means"], sort_keys=True) for payload in payloads}
     assert len(means) == 1, "the same config gives the same numbers in every process"
+    # a teammate reads a comparison back through the server alone (artifacts are served, no shared disk)
+    from abcompare.analysis import load_comparison
+
+    loaded = load_comparison(payloads[0]["parent_run_id"], tracking_uri=mlflow_server_on_postgres)
+    assert set(loaded.per_query) == {"control", "dbsf"}
+    for variant, frame in loaded.per_query.items():
+        assert len(frame) == 124
+        assert frame["ndcg@10"].mean() == pytest.approx(payloads[0]["means"][variant]["ndcg@10"], abs=1e-12)
+    assert set(loaded.summary["metric"]) >= {"ndcg@10"} and len(loaded.hits["dbsf"]) > 0
