@@ -69,5 +69,17 @@ class TrackingError(AbcompareError):
     """The MLflow tracking store cannot be reached or written."""
 
 
+class ExecutionError(AbcompareError):
+    """The execution backend cannot be used: Ray not installed, a cluster address that does not answer,
+    a missing authentication token (exit 2, like any bad input)."""
+
+
+class WorkerLostError(ExecutionError):
+    """Ray lost work it could not redo: a worker died more often than ``execution.retries`` allows.
+    Not the user's input, so exit 1 (as any other failure); the runs are marked FAILED."""
+
+    exit_code = 1
+
+
 class AbcompareWarning(UserWarning):
     """Something suspicious in the inputs that does not stop the run (annotations for unknown queries)."""
