@@ -204,8 +204,11 @@ class ExecutionSettings(_Model):
         if value is None or value == "auto":
             return value
         host, sep, port = value.strip().rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"expected HOST:PORT (e.g. 10.0.0.5:6379) or 'auto', got {value!r}")
+        if "://" in value or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(
+                f"expected HOST:PORT of the head (e.g. 10.0.0.5:6379; no ray:// client address) or 'auto', "
+                f"got {value!r}"
+            )
         return value.strip()
 
     @model_validator(mode="after")
