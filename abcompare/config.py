@@ -188,8 +188,8 @@ class ExecutionSettings(_Model):
     encoders: int | None = Field(
         None,
         ge=1,
-        description="Encoder actors in the Ray Data pool; default one per GPU, or one per 2 CPUs on a "
-        "cluster without GPUs.",
+        description="Encoder actors in the Ray Data pool; default one per GPU, or on CPUs one per as many "
+        "CPUs as this machine's torch threads (each actor runs that many, for bit-identical vectors).",
     )
     retries: int = Field(
         3,

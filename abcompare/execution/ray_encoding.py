@@ -23,27 +23,33 @@ from abcompare.retrieval.embedding_cache import Progress
 
 @dataclass(frozen=True)
 class EncoderPool:
-    """How many encoder actors, and what each one holds."""
+    """How many encoder actors, what each one holds, and how many torch threads each runs."""
 
     actors: int
     cpus: float
     gpus: float
+    threads: int
 
 
 def encoder_pool(
-    settings, resources: dict[str, float], blocks: int, largest_node_cpus: float = 1.0
+    settings, resources: dict[str, float], blocks: int, largest_node_cpus: float, threads: int
 ) -> EncoderPool:
-    """One actor per GPU (or per ``num_gpus_per_encoder``) when the cluster has GPUs; else one per CPU,
-    or ``encoders`` actors sharing the CPUs (each fits on the largest node); never more than blocks."""
+    """The actor pool for ``blocks`` cache blocks on a cluster with ``resources``.
+
+    With GPUs: one actor per GPU (or per ``num_gpus_per_encoder``). On CPUs: every actor runs ``threads``
+    torch threads, the local path's count, because a vector's last bits depend on it (measured: a batch
+    of one text differs at 1 thread and 2); one actor per ``threads`` CPUs, or ``encoders`` actors sharing
+    the CPUs (each fits on the largest node). Never more actors than blocks.
+    """
     total_gpus = resources.get("GPU", 0.0)
     total_cpus = max(1.0, resources.get("CPU", 1.0))
     if settings.num_gpus_per_encoder or total_gpus:
         gpus = settings.num_gpus_per_encoder or 1.0
         actors = settings.encoders or max(1, math.floor(total_gpus / gpus))
-        return EncoderPool(max(1, min(actors, blocks)), 1.0, gpus)
-    actors = max(1, min(settings.encoders or int(total_cpus), blocks))
-    cpus = min(max(1.0, math.floor(total_cpus / actors)), largest_node_cpus)
-    return EncoderPool(actors, cpus, 0.0)
+        return EncoderPool(max(1, min(actors, blocks)), 1.0, gpus, threads)
+    actors = max(1, min(settings.encoders or math.floor(total_cpus / threads), blocks))
+    cpus = max(1.0, min(float(threads), math.floor(total_cpus / actors), largest_node_cpus))
+    return EncoderPool(actors, cpus, 0.0, threads)
 
 
 class BlockEncoder:
@@ -81,9 +87,12 @@ def encode_on_ray(
     if not blocks:
         return
     import ray.data
+    import torch  # the driver's torch thread count is what the local path encodes with
     from ray.exceptions import RayError
 
-    pool = encoder_pool(settings, session.resources, len(blocks), session.largest_node_cpus)
+    pool = encoder_pool(
+        settings, session.resources, len(blocks), session.largest_node_cpus, torch.get_num_threads()
+    )
     rows = [{"block": i, "texts": list(texts)} for i, (_, texts) in enumerate(blocks)]
     dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
         BlockEncoder,
@@ -94,7 +103,7 @@ def encode_on_ray(
             "model": encoder.name,
             "max_seq_length": encoder.max_seq_length,
             "batch_size": encoder.batch_size,
-            "threads": int(pool.cpus),
+            "threads": pool.threads,
         },
         num_cpus=pool.cpus,
         num_gpus=pool.gpus or None,
