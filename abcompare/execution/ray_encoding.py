@@ -10,6 +10,7 @@ bytes; the driver is the only writer of the cache.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -114,6 +115,9 @@ def encode_on_ray(
     done = 0
     if progress is not None:
         progress(0, total)
+    data_logger = logging.getLogger("ray.data")  # its traceback of a lost actor: we say it in one line
+    level = data_logger.level
+    data_logger.setLevel(logging.CRITICAL)
     try:
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
             for block, payload in zip(batch["block"], batch["vectors"], strict=True):
@@ -131,6 +135,8 @@ def encode_on_ray(
             hint=f"an encoder actor died (execution.retries is {settings.retries}); the encoded blocks "
             "are cached, so a rerun continues from there",
         ) from None
+    finally:
+        data_logger.setLevel(level)
 
 
 def first_line(exc: BaseException) -> str:

@@ -182,6 +182,24 @@ class _NotOurs(logging.Filter):
 
 
 @contextmanager
+def _ray_notes_to_stderr() -> Iterator[None]:
+    """Ray prints its cluster's notes ("(raylet) A worker died ...") on stdout, which ``--json`` keeps for
+    the result: send them to stderr with our progress while the session lasts."""
+    from ray._private import worker
+
+    original = worker.print_to_stdstream
+
+    def to_stderr(data: dict, ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    worker.print_to_stdstream = to_stderr
+    try:
+        yield
+    finally:
+        worker.print_to_stdstream = original
+
+
+@contextmanager
 def ray_session(settings: Any, reporter: Reporter | None = None) -> Iterator[RaySession]:
     """The Ray to run on (see the module docstring); stopped or disconnected on exit if we opened it.
     The address is checked here, at once; Ray itself starts in the background (:class:`RaySession`)."""
@@ -212,6 +230,7 @@ def ray_session(settings: Any, reporter: Reporter | None = None) -> Iterator[Ray
         ray.shutdown()
         raise
     try:
-        yield session
+        with _ray_notes_to_stderr():
+            yield session
     finally:
         session.close()
