@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,6 +77,26 @@ class BlockEncoder:
         return {"block": np.asarray(batch["block"]), "vectors": np.array(vectors, dtype=object)}
 
 
+def _pipeline(ray, rows: list[dict], encoder: DenseEncoder, pool: EncoderPool, settings):
+    """The Ray Data pipeline: one row per cache block, one actor call per row."""
+    return ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
+        BlockEncoder,
+        batch_size=1,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=pool.actors),
+        fn_constructor_kwargs={
+            "model": encoder.name,
+            "max_seq_length": encoder.max_seq_length,
+            "batch_size": encoder.batch_size,
+            "threads": pool.threads,
+        },
+        num_cpus=pool.cpus,
+        num_gpus=pool.gpus or None,
+        max_restarts=settings.retries,
+        max_task_retries=settings.retries,
+    )
+
+
 def encode_on_ray(
     encoder: DenseEncoder,
     blocks: Sequence[tuple[list[str], list[str]]],
@@ -95,22 +116,11 @@ def encode_on_ray(
         settings, session.resources, len(blocks), session.largest_node_cpus, torch.get_num_threads()
     )
     rows = [{"block": i, "texts": list(texts)} for i, (_, texts) in enumerate(blocks)]
-    dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
-        BlockEncoder,
-        batch_size=1,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=pool.actors),
-        fn_constructor_kwargs={
-            "model": encoder.name,
-            "max_seq_length": encoder.max_seq_length,
-            "batch_size": encoder.batch_size,
-            "threads": pool.threads,
-        },
-        num_cpus=pool.cpus,
-        num_gpus=pool.gpus or None,
-        max_restarts=settings.retries,
-        max_task_retries=settings.retries,
-    )
+    with warnings.catch_warnings():
+        # max_restarts has no named parameter in Ray 2.60 (the pin); Ray Data restarts its actors forever
+        # by default, which would turn a deterministic crash into a hang
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.* is deprecated")
+        dataset = _pipeline(ray, rows, encoder, pool, settings)
     total = sum(len(hashes) for hashes, _ in blocks)
     done = 0
     if progress is not None:
