@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -166,7 +167,9 @@ def _quiet_ray() -> None:
     """Ray Data's progress bars and start-of-execution notes would interleave with our progress."""
     from ray.data import DataContext
 
-    context = DataContext.get_current()
+    with warnings.catch_warnings():  # Ray Data's own deprecated fields, read as it makes its context
+        warnings.simplefilter("ignore", DeprecationWarning)
+        context = DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
     for name in ("ray", "ray.data"):

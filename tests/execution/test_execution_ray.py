@@ -55,7 +55,7 @@ def test_a_precomputed_run_is_read_in_the_driver_beside_ray_variants(ray_in_proc
 
 def test_a_user_error_raised_in_a_ray_task_is_the_same_one_line(ray_in_process, execution_cache) -> None:
     overrides = [*LEAN, f"cache_dir={execution_cache}", "control.retrievers.bm25.stemmer=klingon"]
-    path = REPO / "configs" / "bm25_vs_hybrid.yaml"
+    path = REPO / "configs" / "rrf_vs_dbsf.yaml"
     with pytest.raises(RetrievalError) as local:
         run_comparison(load_config(path, overrides))
     with pytest.raises(RetrievalError) as on_ray:
