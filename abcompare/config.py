@@ -308,6 +308,72 @@ class TrackingSettings(_Model):
         return value
 
 
+RAY_ONLY_SETTINGS = ("address", "num_cpus", "num_gpus_per_encoder", "encoders")
+
+
+class ExecutionSettings(_Model):
+    """Where the variants are produced and the corpus encoded: in this process, or on Ray.
+
+    Evaluation, statistics and MLflow always run in the driver (this process); the backend never
+    changes a number, so it is not part of the config's fingerprint.
+    """
+
+    backend: Literal["local", "ray"] = Field(
+        "local",
+        description="local: everything in this process (Ray is not imported); ray: variants as Ray tasks "
+        "and corpus encoding as a Ray Data pipeline (pip install 'abcompare[ray]').",
+    )
+    address: str | None = Field(
+        None,
+        description="The Ray cluster to join: HOST:PORT of its head (ray start --head), or 'auto' for the "
+        "one running on this machine; null starts a private Ray on this machine.",
+    )
+    num_cpus: int | None = Field(
+        None, ge=1, description="CPUs of the private Ray started when address is null (default: all)."
+    )
+    num_gpus_per_encoder: float | None = Field(
+        None,
+        gt=0,
+        description="GPUs per encoder actor; default 1 when the cluster has GPUs (one actor per GPU), "
+        "else the encoders run on CPU.",
+    )
+    encoders: int | None = Field(
+        None,
+        ge=1,
+        description="Encoder actors in the Ray Data pool; default one per GPU, or on CPUs one per as many "
+        "CPUs as this machine's torch threads (each actor runs that many, for bit-identical vectors).",
+    )
+    retries: int = Field(
+        3,
+        ge=0,
+        description="How often Ray reruns a task, or restarts an encoder, whose worker died; 0 fails the "
+        "comparison at the first lost worker.",
+    )
+
+    @field_validator("address")
+    @classmethod
+    def _host_port_or_auto(cls, value: str | None) -> str | None:
+        if value is None or value == "auto":
+            return value
+        host, sep, port = value.strip().rpartition(":")
+        if "://" in value or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(
+                f"expected HOST:PORT of the head (e.g. 10.0.0.5:6379; no ray:// client address) or 'auto', "
+                f"got {value!r}"
+            )
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExecutionSettings:
+        if "backend" not in self.model_fields_set:  # an explicit 'backend: local' ignores Ray settings
+            given = [name for name in RAY_ONLY_SETTINGS if getattr(self, name) is not None]
+            if given:
+                raise ValueError(f"{given[0]} is a Ray setting: set backend: ray (or remove {given[0]})")
+        if self.address is not None and self.num_cpus is not None:
+            raise ValueError("num_cpus sizes a private Ray; a cluster joined by address has its own CPUs")
+        return self
+
+
 class ExperimentConfig(_Model):
     """One comparison: a control, one or more treatments, and how to judge them."""
 
@@ -326,6 +392,7 @@ class ExperimentConfig(_Model):
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     significance: SignificanceSettings = Field(default_factory=SignificanceSettings)
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
@@ -370,8 +437,9 @@ class ExperimentConfig(_Model):
         return {"control": self.control, **self.treatments}
 
     def fingerprint(self) -> str:
-        """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``)."""
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
+        """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``); the
+        execution backend is left out, since it never changes a result."""
+        payload = json.dumps(self.model_dump(mode="json", exclude={"execution"}), sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def resolved_cache_dir(self) -> Path:

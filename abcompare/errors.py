@@ -116,6 +116,16 @@ class DiskFullError(AbcompareError):
     """A write failed because the disk (or quota) is full; earlier results are untouched. Exit code 1: not
     the input's fault."""
 
+
+class ExecutionError(AbcompareError):
+    """The execution backend cannot be used: Ray not installed, a cluster address that does not answer,
+    a missing authentication token (exit 2, like any bad input)."""
+
+
+class WorkerLostError(ExecutionError):
+    """Ray lost work it could not redo: a worker died more often than ``execution.retries`` allows.
+    Not the user's input, so exit 1 (as any other failure); the runs are marked FAILED."""
+
     exit_code = 1
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,25 +99,11 @@ def produce_run(
 def produce_run_with_cost(
     variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """A variant's run table and its efficiency metrics (none for a precomputed run file)."""
-    from abcompare.data.runs import read_run, run_frame_from_hits
+    """A variant's run table and its efficiency metrics (none for a precomputed run file), in this process."""
+    from abcompare.execution.local import produce_variant_run
 
-    if variant.run is not None:
-        run = read_run(variant.run.path, fmt=variant.run.format)
-        return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True), {}
-    if dataset.corpus is None:
-        raise DataError(
-            f"variant {name!r} retrieves from a corpus, but the dataset has none",
-            field="dataset",
-            hint="use a dataset with a corpus.jsonl, or give the variant a precomputed run file (run.path)",
-        )
-    from abcompare.retrieval.pipeline import run_variant_with_cost
-
-    with reporter.progress(f"{name}: retrieving", total=len(dataset.queries)) as advance:
-        hits, cost = run_variant_with_cost(
-            variant, dataset.corpus, dataset.queries, cache_dir=cache_dir, progress=advance, cache=cache
-        )
-    return run_frame_from_hits(hits), cost.as_metrics()
+    produced = produce_variant_run(name, variant, dataset, cache, cache_dir, reporter)
+    return produced.run, produced.efficiency
 
 
 def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, config: ExperimentConfig):
@@ -260,16 +247,43 @@ def run_comparison(
     reporter: Reporter | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment, judge them on the same queries, test, log and return."""
-    from abcompare.tracking import closing_runs, open_tracker, scratch_folder
+    from abcompare.execution import open_executor
+    from abcompare.tracking import open_tracker
 
     reporter = reporter or Reporter()
     timer = _Timer()
-    tracker = None
-    if config.tracking.enabled:
+    def connect() -> Any:
         with timer("tracking"):
             reporter.stage("connecting to MLflow")
             tracking = config.tracking
-            tracker = open_tracker(tracking.uri, tracking.experiment, tracking.artifact_location)
+            return open_tracker(tracking.uri, tracking.experiment, tracking.artifact_location)
+
+    with ExitStack() as stack, ThreadPoolExecutor(1, thread_name_prefix="abcompare-mlflow") as pool:
+        # MLflow connects while the executor starts (Ray takes seconds); both are checked before any
+        # MLflow run opens, so an unreachable server or cluster fails early and leaves no run behind
+        connecting = pool.submit(connect) if config.tracking.enabled else None
+        try:
+            with timer("execution"):
+                executor = stack.enter_context(open_executor(config.execution, reporter))
+        finally:
+            tracker = connecting.result() if connecting else None
+        result = _compare_variants(config, config_path, reporter, timer, tracker, executor)
+        with timer("execution"):
+            stack.close()  # a Ray this run started stops here
+    return result
+
+
+def _compare_variants(
+    config: ExperimentConfig,
+    config_path: Path | None,
+    reporter: Reporter,
+    timer: _Timer,
+    tracker: Any,
+    executor: Any,
+) -> ComparisonResult:
+    """The comparison proper: data, each variant's run from the executor, judged, tested and logged."""
+    from abcompare.tracking import closing_runs, scratch_folder
+
     with timer("data"):
         reporter.stage("loading the dataset")
         dataset = load_experiment_dataset(config)
@@ -288,19 +302,16 @@ def run_comparison(
 
     logger = ComparisonLogger(tracker, config, config_path, dataset, code_version()) if tracker else None
     outcomes: dict[str, VariantOutcome] = {}
-    from abcompare.retrieval.pipeline import RetrievalCache
-
-    cache = RetrievalCache()
     with closing_runs(tracker), scratch_folder() as tmp:
         if logger:
             logger.start()
+        produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
         for name, variant in config.variants().items():
             role = "control" if name == "control" else "treatment"
             reporter.stage("control" if role == "control" else f"treatment {name}")
             with timer("retrieval"):
-                run, efficiency = produce_run_with_cost(
-                    variant, dataset, cache, config.resolved_cache_dir(), reporter, name
-                )
+                variant_run = next(produced)
+            run, efficiency = variant_run.run, variant_run.efficiency
             context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
             with timer("evaluation"), error_context(context, file=dataset.annotation_file):
                 run, per_query, report = judge_variant(run, dataset, variant, config)
@@ -381,7 +392,6 @@ def pool_unjudged_hits(
     from abcompare.data.levels import apply_level
     from abcompare.data.pooling import pool_unjudged
     from abcompare.evaluation.batch import in_evaluation_order
-    from abcompare.retrieval.pipeline import RetrievalCache
 
     reporter = reporter or Reporter()
     level = config.dataset.level
@@ -393,14 +403,16 @@ def pool_unjudged_hits(
         )
     reporter.stage("loading the dataset")
     from abcompare.data.experiment import load_dataset_for_experiment
+    from abcompare.execution import open_executor
 
     dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
-    cache = RetrievalCache()
     runs: dict[str, pd.DataFrame] = {}
-    for name, variant in config.variants().items():
-        reporter.stage("control" if name == "control" else f"treatment {name}")
-        run = produce_run(variant, dataset, cache, config.resolved_cache_dir(), reporter, name)
-        leveled, _ = apply_level(run, dataset.annotations, level, corpus=dataset.corpus)
-        runs[name] = in_evaluation_order(leveled, config.evaluation.convention)
+    with open_executor(config.execution, reporter) as executor:
+        produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
+        for name in config.variants():
+            reporter.stage("control" if name == "control" else f"treatment {name}")
+            run = next(produced).run
+            leveled, _ = apply_level(run, dataset.annotations, level, corpus=dataset.corpus)
+            runs[name] = in_evaluation_order(leveled, config.evaluation.convention)
     documents = dataset.corpus if level == "document" else None
     return pool_unjudged(runs, dataset.annotations, dataset.queries, depth=depth, documents=documents)

@@ -8,6 +8,7 @@ example and SciFact, start-up. ``--quick``: 1k queries, B = 1,000, one repeat, t
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 from datetime import datetime, timezone
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from benchmarks.harness import REPO_ROOT, machine_description, markdown_table
 
-PARTS = ("evaluation", "significance", "end-to-end", "startup")
+PARTS = ("evaluation", "significance", "end-to-end", "startup", "ray")
 DEFAULT_OUTPUT = REPO_ROOT / "benchmarks" / "results" / "latest.md"
 
 
@@ -161,6 +162,23 @@ def main(argv: list[str] | None = None) -> int:
 
         _log("start-up: abcompare --help ...")
         sections += ["", "## Start-up", "", markdown_table(*startup_table(run_startup(s["startup_repeats"])))]
+    if "ray" in args.only and importlib.util.find_spec("ray") is not None:
+        from benchmarks.bench_ray import encoding_lines, overhead_lines, run_encoding, run_overhead
+
+        overhead = run_overhead(repeats=1 if args.quick else 3, log=_log)
+        encoding = run_encoding(512 if args.quick else 1024, log=_log)
+        sections += [
+            "",
+            "## Ray backend (issue 15): overhead on the fusion sweep, encoding throughput",
+            "",
+            "`configs/fusion_sweep.yaml` with MLflow tracking to a throwaway SQLite store and a warm "
+            "embedding cache, local and ray runs interleaved (after one warm-up of each), best wall time; "
+            "then the same texts encoded by plain sentence-transformers and by the Ray Data path (actors "
+            "start and load the model inside the timed region).",
+            "",
+            *overhead_lines(overhead),
+            *encoding_lines(encoding),
+        ]
     targets = _targets(evaluation, significance) or [
         "- judged in full mode only (100k evaluation, 10k tests)"
     ]

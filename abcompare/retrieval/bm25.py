@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,17 @@ class BM25Index:
         model = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
         model.index(tokens, show_progress=False)
         return cls(settings=settings, tokenizer=tokenizer, model=model, size=len(texts))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (to share an index between processes): the stemmer, a C object, is left out and
+        made again from the settings; the vocabulary built while indexing travels."""
+        tokenizer = copy.copy(self.tokenizer)
+        tokenizer.stemmer = None
+        return {**self.__dict__, "tokenizer": tokenizer}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.tokenizer.stemmer = _tokenizer(self.settings).stemmer
 
     def nbytes(self) -> int:
         """Bytes held by the index's arrays (bm25s keeps its scores as a sparse matrix)."""

@@ -67,8 +67,10 @@ def _quiet_transformers() -> None:
     transformers_logging.set_verbosity_error()
 
 
-def load_model(name: str, max_seq_length: int | None = None) -> Any:
-    """A SentenceTransformer on CPU (memoised); local folders load with ``local_files_only`` (no network)."""
+@functools.lru_cache(maxsize=2)
+def load_model(name: str, max_seq_length: int | None = None, device: str = "cpu") -> Any:
+    """A SentenceTransformer on ``device`` (memoised: one load per process and model); local folders load
+    with ``local_files_only`` (no network)."""
     resolved = resolve_model(name)
     local = Path(resolved).is_dir()
     try:
@@ -81,7 +83,7 @@ def load_model(name: str, max_seq_length: int | None = None) -> Any:
         ) from exc
     _quiet_transformers()
     try:
-        model = SentenceTransformer(resolved, device="cpu", local_files_only=local)
+        model = SentenceTransformer(resolved, device=device, local_files_only=local)
     except Exception as exc:  # noqa: BLE001 - any loading failure is a user-fixable configuration problem
         raise RetrievalError(
             f"cannot load sentence-transformers model {name!r}: {type(exc).__name__}: {exc}".splitlines()[0],
@@ -92,6 +94,18 @@ def load_model(name: str, max_seq_length: int | None = None) -> Any:
     if max_seq_length is not None:
         model.max_seq_length = max_seq_length
     return model
+
+
+def encode_texts(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+    """One model call over ``texts`` (one cache block): L2-normalised float32 vectors, in order."""
+    vectors = model.encode(
+        texts,
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    return np.asarray(vectors, dtype=np.float32)
 
 
 class DenseEncoder:
@@ -107,15 +121,7 @@ class DenseEncoder:
         self.encoded = 0
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        model = load_model(self.name, self.max_seq_length)
-        vectors = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return encode_texts(load_model(self.name, self.max_seq_length), texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> np.ndarray:
         """Normalised float32 vectors for ``texts`` (cached ones are not re-encoded)."""

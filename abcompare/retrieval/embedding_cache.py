@@ -15,6 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+ENCODE_BLOCK = 512
+"""Distinct uncached texts per model call (and per cache shard)."""
+
 Progress = Callable[[int, int], None]
 """``progress(completed, total)``, e.g. the runner's progress-bar ``advance``."""
 
@@ -88,27 +91,49 @@ class EmbeddingCache:
         known = self._load()
         return np.stack([known[h] for h in hashes]) if hashes else np.empty((0, 0), np.float32)
 
+    def missing_blocks(
+        self, texts: Sequence[str], *, block: int = ENCODE_BLOCK, pending: set[str] | None = None
+    ) -> list[tuple[list[str], list[str]]]:
+        """The uncached texts as the blocks they are encoded in: ``(hashes, texts)`` per block of at most
+        ``block`` distinct texts, in first-seen order.
+
+        One model call encodes one block. sentence-transformers sorts by length and pads within a call, so
+        a vector depends (in its last bits) on the block it was encoded with; every backend encodes these
+        same blocks, which makes its vectors bit-identical to this process's. ``pending`` holds hashes
+        that earlier blocks of the same pass will have cached by then (they are left out, and this call's
+        are added), so planning several calls ahead gives the blocks that calling them in turn gives.
+        """
+        hashes = [text_hash(t) for t in texts]
+        by_hash = dict(zip(hashes, texts, strict=True))
+        todo = self.missing(hashes)
+        if pending is not None:
+            todo = [h for h in todo if h not in pending]
+            pending.update(todo)
+        return [
+            (part, [by_hash[h] for h in part])
+            for part in (todo[begin : begin + block] for begin in range(0, len(todo), block))
+        ]
+
     def encode(
         self,
         texts: Sequence[str],
         encode: Callable[[list[str]], np.ndarray],
         *,
-        block: int = 512,
+        block: int = ENCODE_BLOCK,
         progress: Progress | None = None,
     ) -> tuple[np.ndarray, int]:
         """Vectors for ``texts`` in order, encoding only uncached ones (in blocks, each saved at once).
 
         Returns the matrix and how many texts were actually encoded.
         """
-        hashes = [text_hash(t) for t in texts]
-        todo = self.missing(hashes)
-        if todo:
-            by_hash = dict(zip(hashes, texts, strict=True))
+        blocks = self.missing_blocks(texts, block=block)
+        total = sum(len(hashes) for hashes, _ in blocks)
+        if blocks and progress is not None:
+            progress(0, total)
+        done = 0
+        for hashes, part in blocks:
+            self.add(hashes, encode(part))
+            done += len(hashes)
             if progress is not None:
-                progress(0, len(todo))
-            for begin in range(0, len(todo), block):
-                part = todo[begin : begin + block]
-                self.add(part, encode([by_hash[h] for h in part]))
-                if progress is not None:
-                    progress(min(begin + block, len(todo)), len(todo))
-        return self.get(hashes), len(todo)
+                progress(done, total)
+        return self.get([text_hash(t) for t in texts]), total

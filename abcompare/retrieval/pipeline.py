@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,78 @@ def _check_columns(frame: Any, name: str, required: tuple[str, ...]) -> None:
         )
 
 
+Ranking = list[tuple[np.ndarray, np.ndarray]]
+"""One retriever's answer for every query, in query order: (rows into the chunk list, scores), best first.
+Compact on purpose: it is what travels between processes when a variant runs elsewhere."""
+
+
+def chunks_key(fingerprint: str, chunking: Any) -> tuple[str, str]:
+    """What identifies a chunk list: the corpus fingerprint (:func:`corpus_fingerprint`) and the chunking."""
+    return fingerprint, chunking.model_dump_json()
+
+
+def queries_key(query_texts: Sequence[str]) -> str:
+    """What identifies the query set a ranking answers."""
+    return hashlib.sha256("\x00".join(query_texts).encode("utf-8")).hexdigest()
+
+
+def query_table(queries: Any) -> tuple[list[str], list[str]]:
+    """Query ids and texts in order (a missing text is the empty string)."""
+    query_ids = [str(q) for q in queries["query_id"]]
+    query_texts = ["" if t is None or t != t else str(t) for t in queries["text"]]
+    return query_ids, query_texts
+
+
+def bm25_index_key(chunks_id: Hashable, settings: BM25Settings) -> tuple:
+    return ("bm25", chunks_id, settings.model_dump_json(exclude={"type"}))
+
+
+def build_bm25_index(chunks: list[Chunk], settings: BM25Settings) -> BM25Index:
+    """The BM25 index over the chunks' indexed texts (row i is chunk i)."""
+    return BM25Index.build([indexed_text(c) for c in chunks], settings)
+
+
+def document_texts(chunks: list[Chunk], settings: DenseSettings) -> list[str]:
+    """What a dense model encodes for each chunk: the document prefix and the indexed text."""
+    return [settings.document_prefix + indexed_text(c) for c in chunks]
+
+
+def query_texts_for(settings: DenseSettings, query_texts: Sequence[str]) -> list[str]:
+    """What a dense model encodes for each query: the query prefix and the text."""
+    return [settings.query_prefix + q for q in query_texts]
+
+
+def dense_encoder(settings: DenseSettings, cache_dir: Path) -> DenseEncoder:
+    """The encoder (and embedding cache) a dense retriever uses."""
+    return DenseEncoder(
+        settings.model, cache_dir, batch_size=settings.batch_size, max_seq_length=settings.max_seq_length
+    )
+
+
+def dense_vectors_key(chunks_id: Hashable, encoder: DenseEncoder, settings: DenseSettings, cache_dir: Path):
+    return ("dense", chunks_id, encoder.cache.model_key, settings.document_prefix, str(cache_dir))
+
+
+def ranking_key(
+    name: str, settings: BM25Settings | DenseSettings, chunks_id: Hashable, depth: int, queries_id: str,
+    cache_dir: Path,
+) -> tuple:  # fmt: skip
+    """What identifies one retriever's ranking of the query set (sweep points that share it, share it)."""
+    if isinstance(settings, BM25Settings):
+        return ("bm25-hits", name, chunks_id, settings.model_dump_json(), depth, queries_id)
+    return ("dense-hits", name, chunks_id, settings.model_dump_json(), depth, str(cache_dir), queries_id)
+
+
+def bm25_ranking(index: BM25Index, query_texts: Sequence[str], depth: int) -> Ranking:
+    """Top ``depth`` chunk rows per query by BM25."""
+    return index.search(query_texts, depth)
+
+
+def dense_ranking(query_vectors: np.ndarray, doc_vectors: np.ndarray, depth: int) -> Ranking:
+    """Top ``depth`` chunk rows per query by inner product of normalised vectors."""
+    return search(query_vectors, doc_vectors, depth)
+
+
 def _hits(chunks: list[Chunk], rows: np.ndarray, scores: np.ndarray, source: str) -> list[RagHit]:
     hits = []
     for rank, (row, score) in enumerate(zip(rows, scores, strict=True), start=1):
@@ -141,11 +213,16 @@ def _hits(chunks: list[Chunk], rows: np.ndarray, scores: np.ndarray, source: str
     return hits
 
 
+def ranked_hits(chunks: list[Chunk], ranking: Ranking, source: str) -> list[list[RagHit]]:
+    """A ranking as hit lists (one per query) carrying the chunks' fields and ``retriever_source``."""
+    return [_hits(chunks, rows, scores, source) for rows, scores in ranking]
+
+
 def _retrieve(
     name: str,
     settings: BM25Settings | DenseSettings,
     chunks: list[Chunk],
-    chunks_key: Hashable,
+    chunks_id: Hashable,
     query_texts: list[str],
     depth: int,
     cache_dir: Path,
@@ -155,47 +232,84 @@ def _retrieve(
 ) -> list[list[RagHit]]:
     """One retriever's ranked hits for every query (memoised: sweep points that share the retriever
     share its hits), charging its index, embeddings and search time to ``cost``."""
-    queries_key = hashlib.sha256("\x00".join(query_texts).encode("utf-8")).hexdigest()
+    key = ranking_key(name, settings, chunks_id, depth, queries_key(query_texts), cache_dir)
     if isinstance(settings, BM25Settings):
         index, built = memo.get_timed(
-            ("bm25", chunks_key, settings.model_dump_json(exclude={"type"})),
-            lambda: BM25Index.build([indexed_text(c) for c in chunks], settings),
+            bm25_index_key(chunks_id, settings), lambda: build_bm25_index(chunks, settings)
         )
         cost.index_seconds += built
         cost.index_bytes += index.nbytes()
 
         def search_all() -> list[list[RagHit]]:
-            return [_hits(chunks, rows, scores, name) for rows, scores in index.search(query_texts, depth)]
+            return ranked_hits(chunks, bm25_ranking(index, query_texts, depth), name)
 
-        key = ("bm25-hits", name, chunks_key, settings.model_dump_json(), depth, queries_key)
     else:
-        encoder = DenseEncoder(
-            settings.model, cache_dir, batch_size=settings.batch_size, max_seq_length=settings.max_seq_length
-        )
+        encoder = dense_encoder(settings, cache_dir)
         doc_vectors, built = memo.get_timed(
-            ("dense", chunks_key, encoder.cache.model_key, settings.document_prefix, str(cache_dir)),
-            lambda: encoder.encode(
-                [settings.document_prefix + indexed_text(c) for c in chunks], progress=progress
-            ),
+            dense_vectors_key(chunks_id, encoder, settings, cache_dir),
+            lambda: encoder.encode(document_texts(chunks, settings), progress=progress),
         )
         cost.embedding_seconds += built
         cost.index_bytes += int(doc_vectors.nbytes)
 
         def search_all() -> list[list[RagHit]]:
-            query_vectors = encoder.encode(
-                [settings.query_prefix + q for q in query_texts], progress=progress
-            )
-            return [
-                _hits(chunks, rows, scores, name)
-                for rows, scores in search(query_vectors, doc_vectors, depth)
-            ]
+            query_vectors = encoder.encode(query_texts_for(settings, query_texts), progress=progress)
+            return ranked_hits(chunks, dense_ranking(query_vectors, doc_vectors, depth), name)
 
-        key = ("dense-hits", name, chunks_key, encoder.cache.model_key, settings.model_dump_json(), depth,
-               str(cache_dir), queries_key)  # fmt: skip
     hits, seconds = memo.get_timed(key, search_all)
     cost.query_seconds += seconds
     cost.parts[name] = seconds
     return hits
+
+
+def finish_variant(
+    variant: VariantSettings,
+    per_retriever: Sequence[Sequence[list[RagHit]]],
+    query_ids: Sequence[str],
+    query_texts: Sequence[str],
+    cache_dir: Path,
+    progress: Progress | None = None,
+) -> dict[str, list[RagHit]]:
+    """Fuse each query's lists (one per retriever, in the variant's order), rerank, cut to ``top_k``."""
+    reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
+    fusion = variant.fusion
+    weights = (
+        [(fusion.weights or {}).get(name, 1.0) for name in variant.retrievers] if fusion is not None else None
+    )
+    results: dict[str, list[RagHit]] = {}
+    for i, (query_id, text) in enumerate(zip(query_ids, query_texts, strict=True)):
+        lists = [hits[i] for hits in per_retriever]
+        if len(lists) == 1 and fusion is None:
+            ranked = lists[0]
+        else:
+            assert fusion is not None  # guaranteed by VariantSettings for 2+ retrievers
+            ranked = fuse(lists, method=fusion.method, k=fusion.k, weights=weights)
+        if reranker is not None:
+            ranked = reranker.rerank(text, list(ranked[: variant.rerank.top_n]))
+        results[query_id] = ranked[: variant.top_k]
+        if progress is not None:
+            progress(i + 1, len(query_ids))
+    return results
+
+
+def check_inputs(variant: VariantSettings, corpus: Any, queries: Any) -> None:
+    """A retrieval variant needs a corpus and a query table with the documented columns."""
+    if variant.run is not None:
+        raise RetrievalError(
+            "this variant is a precomputed run file, not a retrieval pipeline",
+            field="run",
+            hint="load it with abcompare.data (the runner does this) instead of run_variant",
+        )
+    _check_columns(corpus, "corpus", ("doc_id", "text"))
+    _check_columns(queries, "queries", ("query_id", "text"))
+
+
+def check_chunks(chunks: list[Chunk]) -> None:
+    """A corpus that chunks into nothing is an error, not an empty run."""
+    if not chunks:
+        raise RetrievalError(
+            "the corpus has no documents", field="corpus", hint="check the dataset's corpus file"
+        )
 
 
 def run_variant(
@@ -231,48 +345,19 @@ def run_variant_with_cost(
     memoises chunks, BM25 indexes and chunk embeddings across variants (default: a module-level one).
     With a rerank stage the list is the reranked top ``rerank.top_n`` (one score scale throughout).
     """
-    if variant.run is not None:
-        raise RetrievalError(
-            "this variant is a precomputed run file, not a retrieval pipeline",
-            field="run",
-            hint="load it with abcompare.data (the runner does this) instead of run_variant",
-        )
-    _check_columns(corpus, "corpus", ("doc_id", "text"))
-    _check_columns(queries, "queries", ("query_id", "text"))
+    check_inputs(variant, corpus, queries)
     memo = cache if cache is not None else DEFAULT_CACHE
     cost = RetrievalCost(queries=len(queries))
-    chunks_key = (corpus_fingerprint(corpus), variant.chunking.model_dump_json())
-    chunks, built = memo.get_timed(("chunks", chunks_key), lambda: chunk_corpus(corpus, variant.chunking))
+    chunks_id = chunks_key(corpus_fingerprint(corpus), variant.chunking)
+    chunks, built = memo.get_timed(("chunks", chunks_id), lambda: chunk_corpus(corpus, variant.chunking))
     cost.index_seconds += built
-    if not chunks:
-        raise RetrievalError(
-            "the corpus has no documents", field="corpus", hint="check the dataset's corpus file"
-        )
-    query_ids = [str(q) for q in queries["query_id"]]
-    query_texts = ["" if t is None or t != t else str(t) for t in queries["text"]]
-
+    check_chunks(chunks)
+    query_ids, query_texts = query_table(queries)
     per_retriever = [
-        _retrieve(name, spec, chunks, chunks_key, query_texts, variant.depth, cache_dir, progress, memo, cost)
+        _retrieve(name, spec, chunks, chunks_id, query_texts, variant.depth, cache_dir, progress, memo, cost)
         for name, spec in variant.retrievers.items()
     ]
     start = time.perf_counter()
-    reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
-    fusion = variant.fusion
-    weights = (
-        [(fusion.weights or {}).get(name, 1.0) for name in variant.retrievers] if fusion is not None else None
-    )
-    results: dict[str, list[RagHit]] = {}
-    for i, (query_id, text) in enumerate(zip(query_ids, query_texts, strict=True)):
-        lists = [hits[i] for hits in per_retriever]
-        if len(lists) == 1 and fusion is None:
-            ranked = lists[0]
-        else:
-            assert fusion is not None  # guaranteed by VariantSettings for 2+ retrievers
-            ranked = fuse(lists, method=fusion.method, k=fusion.k, weights=weights)
-        if reranker is not None:
-            ranked = reranker.rerank(text, list(ranked[: variant.rerank.top_n]))
-        results[query_id] = ranked[: variant.top_k]
-        if progress is not None:
-            progress(i + 1, len(query_ids))
+    results = finish_variant(variant, per_retriever, query_ids, query_texts, cache_dir, progress)
     cost.query_seconds += time.perf_counter() - start  # fusion and rerank, per query
     return results, cost

@@ -1,0 +1,55 @@
+"""What every executor shares: the produced run of one variant, the executor's one verb, and the two
+stage steps that need no backend (a precomputed run file is read in the driver, where the file is)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from abcompare.errors import DataError
+from abcompare.retrieval.settings import VariantSettings
+
+
+@dataclass
+class VariantRun:
+    """One variant's hits as a run table, and what producing them cost (``efficiency.*``; empty for a
+    precomputed run file)."""
+
+    name: str
+    run: pd.DataFrame
+    efficiency: dict[str, float] = field(default_factory=dict)
+
+
+class Executor(Protocol):
+    """Produces the run of each variant; the runner judges, tests and logs them in the driver."""
+
+    name: str
+
+    def variant_runs(
+        self, variants: Mapping[str, VariantSettings], dataset: Any, cache_dir: Path
+    ) -> Iterator[VariantRun]:
+        """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready."""
+        ...
+
+
+def precomputed_run(variant: VariantSettings, dataset: Any) -> pd.DataFrame:
+    """A variant given as a run file: its rows for the dataset's queries."""
+    from abcompare.data.runs import read_run
+
+    assert variant.run is not None
+    run = read_run(variant.run.path, fmt=variant.run.format)
+    return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True)
+
+
+def require_corpus(name: str, dataset: Any) -> None:
+    """A variant that retrieves needs the dataset's corpus."""
+    if dataset.corpus is None:
+        raise DataError(
+            f"variant {name!r} retrieves from a corpus, but the dataset has none",
+            field="dataset",
+            hint="use a dataset with a corpus.jsonl, or give the variant a precomputed run file (run.path)",
+        )

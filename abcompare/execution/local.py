@@ -1,0 +1,47 @@
+"""The local executor: every variant produced in turn in this process (the default; no Ray)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from abcompare.execution.base import VariantRun, precomputed_run, require_corpus
+from abcompare.report import Reporter
+from abcompare.retrieval.settings import VariantSettings
+
+
+def produce_variant_run(
+    name: str, variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter
+) -> VariantRun:
+    """A variant's run table and its cost: read from its run file, or retrieved here (``cache`` memoises
+    chunks, indexes, embeddings and each retriever's hits across the variants of one comparison)."""
+    if variant.run is not None:
+        return VariantRun(name, precomputed_run(variant, dataset))
+    require_corpus(name, dataset)
+    from abcompare.data.runs import run_frame_from_hits
+    from abcompare.retrieval.pipeline import run_variant_with_cost
+
+    with reporter.progress(f"{name}: retrieving", total=len(dataset.queries)) as advance:
+        hits, cost = run_variant_with_cost(
+            variant, dataset.corpus, dataset.queries, cache_dir=cache_dir, progress=advance, cache=cache
+        )
+    return VariantRun(name, run_frame_from_hits(hits), cost.as_metrics())
+
+
+class LocalExecutor:
+    """Today's in-process loop: one variant after the other, lazily, sharing one retrieval cache."""
+
+    name = "local"
+
+    def __init__(self, reporter: Reporter | None = None) -> None:
+        from abcompare.retrieval.pipeline import RetrievalCache
+
+        self.reporter = reporter or Reporter()
+        self.cache = RetrievalCache()
+
+    def variant_runs(
+        self, variants: Mapping[str, VariantSettings], dataset: Any, cache_dir: Path
+    ) -> Iterator[VariantRun]:
+        for name, variant in variants.items():
+            yield produce_variant_run(name, variant, dataset, self.cache, cache_dir, self.reporter)

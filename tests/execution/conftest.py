@@ -1,0 +1,46 @@
+"""Fixtures for the execution backends: one in-process Ray for the whole session (starting one costs
+seconds), one warm embedding cache, and the local backend's numbers on the fusion sweep as the reference."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from execution_support import REPO, SWEEP_OVERRIDES, run_cli
+
+
+@pytest.fixture(scope="session")
+def ray_in_process():
+    """``ray.init(address="local", num_cpus=2)`` in the test process, on the loopback interface, with its
+    own short temp folder (Ray's socket paths must stay under 108 characters); shut down at the end."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        yield ray
+        return
+    temp = tempfile.mkdtemp(prefix="abray-")
+    ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
+             log_to_driver=False, _temp_dir=temp)  # fmt: skip
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def execution_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One embedding cache for these tests: only the first run encodes the example corpus."""
+    return tmp_path_factory.mktemp("execution-cache")
+
+
+@pytest.fixture(scope="session")
+def local_sweep(tmp_path_factory: pytest.TempPathFactory, execution_cache: Path) -> dict:
+    """``abcompare run configs/fusion_sweep.yaml --json`` on the local backend (the reference numbers)."""
+    workdir = tmp_path_factory.mktemp("local-sweep")
+    args = ["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json", *SWEEP_OVERRIDES]
+    result = run_cli(args, workdir, execution_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
