@@ -252,6 +252,7 @@ def run_comparison(
 
     reporter = reporter or Reporter()
     timer = _Timer()
+
     def connect() -> Any:
         with timer("tracking"):
             reporter.stage("connecting to MLflow")

@@ -106,6 +106,7 @@ def normalise_cutoffs(k: int | Iterable[int]) -> tuple[int, ...]:
         raise ConfigError("no cutoff given", field="k", hint="give at least one k, e.g. k=(1, 5, 10)")
     return tuple(sorted({cutoff(value) for value in values}))
 
+
 # ---------------------------------------------------------------------------------------------- tests
 T_TEST = "t"
 PERMUTATION = "permutation"

@@ -78,9 +78,7 @@ def read_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
         return read_parquet_run(path)
     if fmt == "csv":
         return read_csv_run(path)
-    raise DataError(
-        f"unknown run format {fmt!r}", file=path, hint=f"use one of auto, {', '.join(FORMATS)}"
-    )
+    raise DataError(f"unknown run format {fmt!r}", file=path, hint=f"use one of auto, {', '.join(FORMATS)}")
 
 
 def _detect_format(path: InputFile) -> str:
@@ -163,7 +161,5 @@ def write_run(
     elif fmt == "csv":
         run_df.to_csv(path, index=False)
     else:
-        raise DataError(
-            f"unknown run format {fmt!r}", field="fmt", hint=f"use one of {', '.join(FORMATS)}"
-        )
+        raise DataError(f"unknown run format {fmt!r}", field="fmt", hint=f"use one of {', '.join(FORMATS)}")
     return path

@@ -93,4 +93,3 @@ def test_same_config_and_seed_give_identical_numbers(
     for row_a, row_b in zip(a["comparison"], b["comparison"], strict=True):
         for column in columns:
             assert row_a[column] == row_b[column], (row_a["metric"], column)
-
