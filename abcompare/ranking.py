@@ -124,7 +124,7 @@ def padded_lists(score: np.ndarray, lengths: np.ndarray, fill: float = np.nan) -
     return padded.reshape(lengths.size, width)
 
 
-_IDENTITY_CHUNK = 50_000
+_IDENTITY_CHUNK = 16_384
 
 
 def key_identity(query: np.ndarray, keys: pa.Array) -> np.ndarray:
@@ -202,41 +202,58 @@ def run_order(
     ``query`` holds each hit's query code, ``keys`` its key (an Arrow string array); a query whose
     scores are all NaN is ordered by rank, one scored only in part is a ``DataError``.
     """
+    order = reordering(query, score, rank, keys)
+    return np.arange(query.size) if order is None else order
+
+
+def reordering(
+    query: np.ndarray, score: np.ndarray | None, rank: np.ndarray | None, keys: pa.Array
+) -> np.ndarray | None:
+    """:func:`run_order`, or None when the rows are in that order already (no row order is built: a run
+    of millions of hits read in order costs a few comparisons per hit)."""
     base = _block_order(query)
-    if base is None:  # a query's hits are scattered: one global sort
+    if base is _SCATTERED:  # a query's hits are not contiguous: one global sort
         return _global_order(query, score, rank, keys)
-    blocked = query[base]
+    blocked = query if base is None else query[base]
     same = blocked[1:] == blocked[:-1]
     if score is None:
         if rank is None:
             return base
-        ranked = rank[base]
+        ranked = rank if base is None else rank[base]
         if np.all((ranked[1:] >= ranked[:-1]) | ~same):
             return base
         return _global_order(query, score, rank, keys)
     effective = _scores_or_rank_order(query, score, rank)
-    ordered = effective[base]
+    ordered = effective if base is None else effective[base]
     if np.all((ordered[1:] <= ordered[:-1]) | ~same):  # in score order: only ties may need reordering
-        tie = np.flatnonzero(same & (ordered[1:] == ordered[:-1]))
-        if _descending_at(keys, base[tie], base[tie + 1]):
+        tied = same & (ordered[1:] == ordered[:-1])
+        tie = np.flatnonzero(tied)
+        first, second = (tie, tie + 1) if base is None else (base[tie], base[tie + 1])
+        if _descending_at(keys, first, second):
             return base
-        return _break_ties_by_key(base, query, effective, keys, np.arange(query.size))
+        rows = np.arange(query.size) if base is None else base
+        return _break_ties_by_key(rows, query, effective, keys, tied=tied)
     within = _order_within_blocks(blocked, ordered, keys, base)
-    return base[within] if within is not None else _global_order(query, score, rank, keys)
+    if within is None:
+        return _global_order(query, score, rank, keys)
+    return within if base is None else base[within]
+
+
+_SCATTERED = np.zeros(0, dtype=np.int64)  # _block_order's answer when a query's hits are not contiguous
 
 
 def _block_order(query: np.ndarray) -> np.ndarray | None:
-    """The row order that puts each query's contiguous block of hits in ascending query code (the
-    identity when they already are); None when some query's hits are not contiguous."""
+    """The row order that puts each query's contiguous block of hits in ascending query code; None when
+    they already are; ``_SCATTERED`` when some query's hits are not contiguous."""
     n = query.size
     block_start = (
         np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)) if n else np.zeros(0, int)
     )
     block_query = query[block_start]
     if np.all(block_query[1:] > block_query[:-1]):
-        return np.arange(n)
-    if np.unique(block_query).size != block_query.size:
         return None
+    if np.unique(block_query).size != block_query.size:
+        return _SCATTERED
     lengths = np.diff(np.append(block_start, n))
     by_code = np.argsort(block_query)
     new_lengths = lengths[by_code]
@@ -256,26 +273,37 @@ def _global_order(
     score = _scores_or_rank_order(query, score, rank)
     _, score_code = np.unique(-score, return_inverse=True)
     order = np.argsort(query * (int(score_code.max()) + 1) + score_code, kind="stable")
-    return _break_ties_by_key(order, query, score, keys, np.arange(query.size))
+    return _break_ties_by_key(order, query, score, keys)
 
 
 def _break_ties_by_key(
-    order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+    order: np.ndarray,
+    query: np.ndarray,
+    score: np.ndarray,
+    keys: pa.Array,
+    rows: np.ndarray | None = None,
+    tied: np.ndarray | None = None,
 ) -> np.ndarray:
     """Within each run of hits that tie on (query, score), put keys in descending byte order, as
-    trec_eval does; ``rows`` maps the hits to their rows in ``keys``. Only tied hits' keys are sorted."""
-    ordered_query, ordered_score = query[order], score[order]
-    tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
-    if not tied.any():
+    trec_eval does; ``rows`` maps the hits to their rows in ``keys`` (None: the same rows); ``tied``
+    marks the neighbours in ``order`` that tie, when the caller has it. Only the tied hits are touched:
+    one Arrow sort of their keys, by group."""
+    if tied is None:
+        ordered_query, ordered_score = query[order], score[order]
+        tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
+    tie = np.flatnonzero(tied)
+    if tie.size == 0:
         return order
-    n = order.size
-    in_group = np.zeros(n, dtype=bool)
-    in_group[1:] |= tied
-    in_group[:-1] |= tied
-    starts_group = in_group & ~np.concatenate(([False], tied))
+    # the tied hits: both sides of every tie; a group starts where the hit before it does not tie
+    in_group = np.zeros(order.size, dtype=bool)
+    in_group[tie] = True
+    in_group[tie + 1] = True
     position = np.flatnonzero(in_group)
-    group = np.cumsum(starts_group)[position]
-    tied_keys = keys.take(pa.array(rows[order[position]]))
+    continues = np.zeros(order.size, dtype=bool)
+    continues[tie + 1] = True
+    group = np.cumsum(~continues[position])
+    hits = order[position] if rows is None else rows[order[position]]
+    tied_keys = keys.take(pa.array(hits))
     by_key = [("group", "ascending"), ("key", "descending")]  # stable: equal keys (repeats) keep their order
     table = pa.table({"group": group, "key": tied_keys})
     within = pc.sort_indices(table, sort_keys=by_key).to_numpy(zero_copy_only=False)
@@ -324,7 +352,7 @@ def repeated_within_queries(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
 
 
 def _order_within_blocks(
-    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray | None
 ) -> np.ndarray | None:
     """Score order for a run grouped by query, sorting every query's block as one row of a padded matrix
     (many small in-cache sorts instead of one big one); None when padding would cost too much memory."""
