@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -43,27 +44,75 @@ def first_occurrences(keys: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-_ROWS_PER_BATCH = 1 << 15
+@dataclass(frozen=True)
+class Placement:
+    """Where a few hits stand in their lists (see :func:`place_in_lists`).
+
+    ``higher``: how many hits of its list have a higher score; ``tied``: whether another hit has the same
+    score; ``tie_pairs``: ``(hit, column)`` for every hit of a tied hit's list with the same score (the
+    hit itself included), the column counted in the list as given. trec_eval ranks the tied hits with a
+    greater key above a tied hit too: the caller, who holds the keys, adds those.
+    """
+
+    higher: np.ndarray
+    tied: np.ndarray
+    tie_pairs: tuple[np.ndarray, np.ndarray]
+
+
+def place_in_lists(padded: np.ndarray, row: np.ndarray, score: np.ndarray) -> Placement:
+    """Place hits of score ``score`` in the lists ``padded[row]`` (one list's scores per row of a matrix,
+    NaN after its end) without sorting the lists: each hit is found by a binary search of its list. Lists
+    already in descending order, as most runs are, are searched as they are; others are put in order
+    first, row by row."""
+    width = padded.shape[1] if padded.ndim == 2 else 0
+    if row.size == 0 or width == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Placement(np.zeros(row.size, dtype=np.int64), np.zeros(row.size, dtype=bool), (empty, empty))
+    columns = None
+    if width > 1 and bool((padded[:, 1:] > padded[:, :-1]).any()):
+        columns = np.argsort(-padded, axis=1, kind="stable")  # NaN (after each list's end) stays last
+        padded = np.take_along_axis(padded, columns, axis=1)
+    flat = padded.reshape(-1)
+    base = row.astype(np.int64) * width
+    higher = _first_not(flat, base, width, score, strict=True)
+    # the hit itself stands among the equal scores starting at ``higher``: tied when the next one is equal
+    tied = (higher + 1 < width) & (flat[base + np.minimum(higher + 1, width - 1)] == score)
+    hit = np.flatnonzero(tied)
+    end = _first_not(flat, base[hit], width, score[hit], strict=False)
+    sizes = end - higher[hit]
+    pair_hit = np.repeat(hit, sizes)
+    column = np.arange(pair_hit.size, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    column += higher[pair_hit]
+    if columns is not None:
+        column = columns.reshape(-1)[base[pair_hit] + column]
+    return Placement(higher, tied, (pair_hit, column))
+
+
+def _first_not(flat: np.ndarray, base: np.ndarray, width: int, score: np.ndarray, strict: bool) -> np.ndarray:
+    """In descending rows of ``width`` starting at ``base`` of ``flat``: the first column whose value is not
+    above ``score`` (``strict``) or not at least ``score``; NaN never is. A vectorised binary search."""
+    low = np.zeros(base.size, dtype=np.int64)
+    high = np.full(base.size, width, dtype=np.int64)
+    for _ in range(width.bit_length()):
+        active = low < high
+        middle = (low + high) >> 1
+        value = flat[base + np.minimum(middle, width - 1)]
+        ahead = value > score if strict else value >= score
+        low = np.where(active & ahead, middle + 1, low)
+        high = np.where(active & ~ahead, middle, high)
+    return low
 
 
 def ranked_above(padded: np.ndarray, row: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For hits of score ``score`` in the lists ``padded[row]`` (one list's scores per row of a matrix,
-    -inf after its end): how many hits of their list have a higher score, and whether another hit ties
-    with them. A tied hit then has every tied hit with a greater key above it too; the caller, who holds
-    the keys, adds those. This places a few hits in long lists without sorting the lists."""
-    higher = np.empty(row.size, dtype=np.int64)
-    tied = np.zeros(row.size, dtype=bool)
-    for begin in range(0, row.size, _ROWS_PER_BATCH):
-        part = slice(begin, begin + _ROWS_PER_BATCH)
-        theirs, own = padded[row[part]], score[part, None]
-        higher[part] = np.count_nonzero(theirs > own, axis=1)
-        tied[part] = np.count_nonzero(theirs == own, axis=1) > 1
-    return higher, tied
+    """For hits of score ``score`` in the lists ``padded[row]`` (NaN after each list's end): how many hits
+    of their list have a higher score, and whether another hit ties with them (:func:`place_in_lists`)."""
+    placement = place_in_lists(padded, row, score)
+    return placement.higher, placement.tied
 
 
-def padded_lists(score: np.ndarray, lengths: np.ndarray, fill: float = -np.inf) -> np.ndarray:
+def padded_lists(score: np.ndarray, lengths: np.ndarray, fill: float = np.nan) -> np.ndarray:
     """Consecutive lists of the given lengths as rows of a (lists x longest) matrix, ``fill`` after each
-    list's end (a view when all lists are equally long)."""
+    list's end (NaN: never above nor equal to a score); a view when all lists are equally long."""
     width = int(lengths.max()) if lengths.size else 0
     if lengths.size * width == score.size:
         return score.reshape(lengths.size, width)
@@ -75,7 +124,7 @@ def padded_lists(score: np.ndarray, lengths: np.ndarray, fill: float = -np.inf) 
     return padded.reshape(lengths.size, width)
 
 
-_IDENTITY_CHUNK = 50_000
+_IDENTITY_CHUNK = 16_384
 
 
 def key_identity(query: np.ndarray, keys: pa.Array) -> np.ndarray:
@@ -98,12 +147,40 @@ def key_identity(query: np.ndarray, keys: pa.Array) -> np.ndarray:
     return identity
 
 
-def _byte_order_ranks(labels: pa.Array) -> np.ndarray:
-    """Each label's position in byte (code point) order, as trec_eval's ``strcmp`` orders docnos."""
-    order = pc.array_sort_indices(labels).to_numpy(zero_copy_only=False)
-    ranks = np.empty(len(labels), dtype=np.int64)
-    ranks[order] = np.arange(len(labels), dtype=np.int64)
-    return ranks
+def repeated_keys(query: np.ndarray, keys: pa.Array) -> np.ndarray:
+    """:func:`repeated_within_queries` of :func:`key_identity` at the cost of the hashing alone: rows
+    whose key appeared earlier in their query (rows grouped by query). Each query-aligned chunk is hashed
+    once; a chunk with as many distinct keys as rows holds no repeat, and in the others only the rows
+    whose key occurs more than once in the chunk are looked at."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from abcompare.row_blocks import block_aligned_bounds
+
+    repeated = np.zeros(query.size, dtype=bool)
+    bounds = block_aligned_bounds(query, _IDENTITY_CHUNK)
+
+    def fill(low: int, high: int) -> None:  # writes rows low:high only, so chunks run in parallel
+        encoded = pc.dictionary_encode(keys.slice(low, high - low))
+        if len(encoded.dictionary) < high - low:
+            codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            repeated[low:high] = repeats_among(query[low:high], codes)
+
+    with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
+        list(pool.map(fill, bounds[:-1], bounds[1:]))
+    return repeated
+
+
+def repeats_among(query: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Rows whose (query, code) pair appeared in an earlier row; only rows whose code occurs more than once
+    are compared (few, when repeats are rare)."""
+    out = np.zeros(codes.size, dtype=bool)
+    if codes.size < 2:
+        return out
+    shared = np.flatnonzero(np.bincount(codes)[codes] > 1)
+    if shared.size:
+        pair = query[shared] * (int(codes.max()) + 1) + codes[shared]
+        out[shared] = pd.Series(pair).duplicated(keep="first").to_numpy()
+    return out
 
 
 def _descending_at(labels: pa.Array, first: np.ndarray, second: np.ndarray) -> bool:
@@ -125,39 +202,58 @@ def run_order(
     ``query`` holds each hit's query code, ``keys`` its key (an Arrow string array); a query whose
     scores are all NaN is ordered by rank, one scored only in part is a ``DataError``.
     """
+    order = reordering(query, score, rank, keys)
+    return np.arange(query.size) if order is None else order
+
+
+def reordering(
+    query: np.ndarray, score: np.ndarray | None, rank: np.ndarray | None, keys: pa.Array
+) -> np.ndarray | None:
+    """:func:`run_order`, or None when the rows are in that order already (no row order is built: a run
+    of millions of hits read in order costs a few comparisons per hit)."""
     base = _block_order(query)
-    if base is None:  # a query's hits are scattered: one global sort
+    if base is _SCATTERED:  # a query's hits are not contiguous: one global sort
         return _global_order(query, score, rank, keys)
-    blocked = query[base]
+    blocked = query if base is None else query[base]
     same = blocked[1:] == blocked[:-1]
     if score is None:
         if rank is None:
             return base
-        ranked = rank[base]
+        ranked = rank if base is None else rank[base]
         if np.all((ranked[1:] >= ranked[:-1]) | ~same):
             return base
         return _global_order(query, score, rank, keys)
-    ordered = _scores_or_rank_order(query, score, rank)[base]
-    if np.all((ordered[1:] <= ordered[:-1]) | ~same):
-        tie = np.flatnonzero(same & (ordered[1:] == ordered[:-1]))
-        if _descending_at(keys, base[tie], base[tie + 1]):
+    effective = _scores_or_rank_order(query, score, rank)
+    ordered = effective if base is None else effective[base]
+    if np.all((ordered[1:] <= ordered[:-1]) | ~same):  # in score order: only ties may need reordering
+        tied = same & (ordered[1:] == ordered[:-1])
+        tie = np.flatnonzero(tied)
+        first, second = (tie, tie + 1) if base is None else (base[tie], base[tie + 1])
+        if _descending_at(keys, first, second):
             return base
+        rows = np.arange(query.size) if base is None else base
+        return _break_ties_by_key(rows, query, effective, keys, tied=tied)
     within = _order_within_blocks(blocked, ordered, keys, base)
-    return base[within] if within is not None else _global_order(query, score, rank, keys)
+    if within is None:
+        return _global_order(query, score, rank, keys)
+    return within if base is None else base[within]
+
+
+_SCATTERED = np.zeros(0, dtype=np.int64)  # _block_order's answer when a query's hits are not contiguous
 
 
 def _block_order(query: np.ndarray) -> np.ndarray | None:
-    """The row order that puts each query's contiguous block of hits in ascending query code (the
-    identity when they already are); None when some query's hits are not contiguous."""
+    """The row order that puts each query's contiguous block of hits in ascending query code; None when
+    they already are; ``_SCATTERED`` when some query's hits are not contiguous."""
     n = query.size
     block_start = (
         np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)) if n else np.zeros(0, int)
     )
     block_query = query[block_start]
     if np.all(block_query[1:] > block_query[:-1]):
-        return np.arange(n)
-    if np.unique(block_query).size != block_query.size:
         return None
+    if np.unique(block_query).size != block_query.size:
+        return _SCATTERED
     lengths = np.diff(np.append(block_start, n))
     by_code = np.argsort(block_query)
     new_lengths = lengths[by_code]
@@ -177,28 +273,40 @@ def _global_order(
     score = _scores_or_rank_order(query, score, rank)
     _, score_code = np.unique(-score, return_inverse=True)
     order = np.argsort(query * (int(score_code.max()) + 1) + score_code, kind="stable")
-    return _break_ties_by_key(order, query, score, keys, np.arange(query.size))
+    return _break_ties_by_key(order, query, score, keys)
 
 
 def _break_ties_by_key(
-    order: np.ndarray, query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+    order: np.ndarray,
+    query: np.ndarray,
+    score: np.ndarray,
+    keys: pa.Array,
+    rows: np.ndarray | None = None,
+    tied: np.ndarray | None = None,
 ) -> np.ndarray:
     """Within each run of hits that tie on (query, score), put keys in descending byte order, as
-    trec_eval does; ``rows`` maps the hits to their rows in ``keys``. Only tied hits' keys are sorted."""
-    ordered_query, ordered_score = query[order], score[order]
-    tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
-    if not tied.any():
+    trec_eval does; ``rows`` maps the hits to their rows in ``keys`` (None: the same rows); ``tied``
+    marks the neighbours in ``order`` that tie, when the caller has it. Only the tied hits are touched:
+    one Arrow sort of their keys, by group."""
+    if tied is None:
+        ordered_query, ordered_score = query[order], score[order]
+        tied = (ordered_query[1:] == ordered_query[:-1]) & (ordered_score[1:] == ordered_score[:-1])
+    tie = np.flatnonzero(tied)
+    if tie.size == 0:
         return order
-    n = order.size
-    in_group = np.zeros(n, dtype=bool)
-    in_group[1:] |= tied
-    in_group[:-1] |= tied
-    starts_group = in_group & ~np.concatenate(([False], tied))
+    # the tied hits: both sides of every tie; a group starts where the hit before it does not tie
+    in_group = np.zeros(order.size, dtype=bool)
+    in_group[tie] = True
+    in_group[tie + 1] = True
     position = np.flatnonzero(in_group)
-    group = np.maximum.accumulate(np.where(starts_group, np.arange(n), 0))[position]
-    rank = _byte_order_ranks(keys.take(pa.array(rows[order[position]])))
-    span = position.size
-    within = np.argsort(group * (span + 1) + (span - rank), kind="stable")
+    continues = np.zeros(order.size, dtype=bool)
+    continues[tie + 1] = True
+    group = np.cumsum(~continues[position])
+    hits = order[position] if rows is None else rows[order[position]]
+    tied_keys = keys.take(pa.array(hits))
+    by_key = [("group", "ascending"), ("key", "descending")]  # stable: equal keys (repeats) keep their order
+    table = pa.table({"group": group, "key": tied_keys})
+    within = pc.sort_indices(table, sort_keys=by_key).to_numpy(zero_copy_only=False)
     order = order.copy()
     order[position] = order[position][within]
     return order
@@ -244,7 +352,7 @@ def repeated_within_queries(query: np.ndarray, pair: np.ndarray) -> np.ndarray:
 
 
 def _order_within_blocks(
-    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray
+    query: np.ndarray, score: np.ndarray, keys: pa.Array, rows: np.ndarray | None
 ) -> np.ndarray | None:
     """Score order for a run grouped by query, sorting every query's block as one row of a padded matrix
     (many small in-cache sorts instead of one big one); None when padding would cost too much memory."""

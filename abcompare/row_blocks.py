@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["block_aligned_bounds"]
+__all__ = ["block_aligned_bounds", "bounds_between_blocks"]
 
 
 def block_aligned_bounds(groups: np.ndarray, chunk: int) -> np.ndarray:
@@ -22,6 +22,16 @@ def block_aligned_bounds(groups: np.ndarray, chunk: int) -> np.ndarray:
     if n == 0:
         return np.zeros(1, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    return bounds_between_blocks(starts, n, chunk)
+
+
+def bounds_between_blocks(starts: np.ndarray, n: int, chunk: int) -> np.ndarray:
+    """:func:`block_aligned_bounds` from the blocks' first rows (ascending, the first one 0) and the row
+    count, for callers that hold blocks rather than one group per row."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be positive, got {chunk}")
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
     # the first block start at or after each multiple of ``chunk``; past the last start, the last start
     first_at = np.minimum(np.searchsorted(starts, np.arange(0, n, chunk)), starts.size - 1)
     return np.append(np.unique(starts[first_at]), n).astype(np.int64)

@@ -33,24 +33,46 @@ class EvaluationWorkload:
     qrels_path: Path
 
 
+#: The evaluation workloads: ``distinct`` (distinct scores, about 8% of hits judged) and ``tied`` (the
+#: shape of issue 16: every docno distinct over the run, about 6% of hits judged, scores with 3 decimals,
+#: so many ties, written in score order with ties in the system's own order, not trec_eval's).
+WORKLOADS: tuple[str, ...] = ("distinct", "tied")
+
+
 def evaluation_workload(
-    n_queries: int, hits: int = HITS_PER_QUERY, seed: int = 0, data_dir: Path | None = None
+    n_queries: int,
+    hits: int = HITS_PER_QUERY,
+    seed: int = 0,
+    data_dir: Path | None = None,
+    kind: str = "distinct",
 ) -> EvaluationWorkload:
     """Write (or reuse) a run of ``n_queries`` x ``hits`` and graded qrels; returns their paths.
 
-    Scores are distinct within a query (so every tool ranks identically), about 8 judged documents per
-    query come from the run (denser near the top), 2 more are judged but never retrieved, grades are 0..3
-    and every query has at least one document of grade >= 1.
+    ``distinct``: scores are distinct within a query (so every tool ranks identically), about 8 judged
+    documents per query come from the run (denser near the top), 2 more are judged but never retrieved.
+    ``tied``: every docno of the run is distinct (10M at 100k x 100), scores have 3 decimals (about a
+    third of the hits tie with another of their query; ties are written in random order, as a system's
+    internal order would leave them), about 6% of the hits are judged (denser near the top), 2 more per
+    query judged but never retrieved. Both: grades 0..3, every query has a document of grade >= 1.
     """
-    folder = (data_dir or DATA_DIR) / f"eval_q{n_queries}_h{hits}_s{seed}"
+    if kind not in WORKLOADS:
+        raise ValueError(f"unknown workload {kind!r}: use one of {', '.join(WORKLOADS)}")
+    name = f"eval_q{n_queries}_h{hits}_s{seed}" + ("" if kind == "distinct" else f"_{kind}")
+    folder = (data_dir or DATA_DIR) / name
     manifest = {"version": _FORMAT_VERSION, "n_queries": n_queries, "hits": hits, "seed": seed}
+    if kind != "distinct":
+        manifest["kind"] = kind
     workload = EvaluationWorkload(n_queries, hits, seed, folder / "run.trec", folder / "qrels.trec")
     manifest_path = folder / "manifest.json"
     if manifest_path.is_file() and json.loads(manifest_path.read_text()) == manifest:
         return workload
     folder.mkdir(parents=True, exist_ok=True)
-    run, qrels = _evaluation_tables(n_queries, hits, seed)
-    _write_space_separated(run, workload.run_path, float_format="%.4f")
+    if kind == "distinct":
+        run, qrels = _evaluation_tables(n_queries, hits, seed)
+        _write_space_separated(run, workload.run_path, float_format="%.4f")
+    else:
+        run, qrels = _tied_tables(n_queries, hits, seed)
+        _write_space_separated(run, workload.run_path, float_format="%.3f")
     _write_space_separated(qrels, workload.qrels_path)
     manifest_path.write_text(json.dumps(manifest))
     return workload
@@ -81,6 +103,39 @@ def _evaluation_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFra
     )
     position = np.arange(hits)
     judged = rng.random((n_queries, hits)) < 0.3 * np.exp(-position / 20.0) + 0.02
+    return run, _qrels(rng, judged, doc_ids, query_ids)
+
+
+def _tied_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``tied`` workload's run and qrels: distinct docnos over the whole run, 3-decimal scores."""
+    rng = np.random.default_rng(seed)
+    docs = rng.choice(2 * n_queries * hits, size=(n_queries, hits), replace=False)
+    base = rng.uniform(0.4, 0.8, size=(n_queries, 1))
+    scores = np.round(base + 0.08 * rng.standard_normal((n_queries, hits)), 3)
+    scores = -np.sort(-scores, axis=1)  # score order; ties stay in the (random) order of ``docs``
+    query_ids = np.char.add("q", np.arange(n_queries).astype(str)).astype(object)
+    doc_ids = np.char.add("D", docs.astype(str)).astype(object)
+    run = pd.DataFrame(
+        {
+            "query_id": np.repeat(query_ids, hits),
+            "q0": "Q0",
+            "doc_id": doc_ids.ravel(),
+            "rank": np.tile(np.arange(1, hits + 1), n_queries),
+            "score": scores.ravel(),
+            "tag": "bench",
+        }
+    )
+    position = np.arange(hits)
+    judged = rng.random((n_queries, hits)) < 0.2 * np.exp(-position / 20.0) + 0.02
+    return run, _qrels(rng, judged, doc_ids, query_ids)
+
+
+def _qrels(
+    rng: np.random.Generator, judged: np.ndarray, doc_ids: np.ndarray, query_ids: np.ndarray
+) -> pd.DataFrame:
+    """Graded qrels (query, 0, doc, grade) for the judged cells of the (queries x hits) run, about 2 more
+    judged but unretrieved documents per query, and at least one relevant document per query."""
+    n_queries = len(query_ids)
     judged_query, judged_position = np.nonzero(judged)
     n_missing = rng.poisson(2.0, size=n_queries)
     missing_query = np.repeat(np.arange(n_queries), n_missing)
@@ -105,10 +160,9 @@ def _evaluation_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFra
         grade = np.concatenate([grade, np.ones(judgeless.size, dtype=grade.dtype)])
         order = np.argsort(qrel_query, kind="stable")
         qrel_query, qrel_doc, grade = qrel_query[order], qrel_doc[order], grade[order]
-    qrels = pd.DataFrame(
+    return pd.DataFrame(
         {"query_id": query_ids[qrel_query], "iteration": 0, "doc_id": qrel_doc, "grade": grade}
     )
-    return run, qrels
 
 
 def _write_space_separated(frame: pd.DataFrame, path: Path, float_format: str | None = None) -> None:

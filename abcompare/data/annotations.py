@@ -9,12 +9,25 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.data._jsonl import jsonl_records, text_field
-from abcompare.data._lines import InputFile, as_input, check_trec_ids, content_lines, first_true, parse_floats
+from abcompare.data._lines import (
+    InputFile,
+    as_input,
+    check_trec_ids,
+    content_lines,
+    file_bytes,
+    first_true,
+    parse_floats,
+    peek_bytes,
+    regular_columns,
+    unix_newlines,
+)
 from abcompare.errors import DataError
 from abcompare.limits import MAX_GRADE, MAX_INDEX, MIN_GRADE
+from abcompare.ranking import repeated_keys
 
 __all__ = [
     "ANNOTATION_FORMATS",
@@ -74,6 +87,9 @@ def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
         frame = read_pool(path)
     elif fmt == "trec":
+        regular = _read_regular_trec(path)
+        if regular is not None:
+            return regular  # checked already: no judgment repeats
         frame = _read_columns(path, fields=4, hint=_TREC_HINT, tab_only=False, header=False)
     elif fmt == "beir":
         frame = _read_columns(path, fields=3, hint=_BEIR_HINT, tab_only=True, header=True)
@@ -88,11 +104,29 @@ def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     return _deduplicate(frame, path)
 
 
+def _first_line(path: InputFile) -> str | None:
+    """The first content line (not blank, not a comment), stripped, from the file's first bytes; None when
+    it does not end within them (then the whole file is read)."""
+    head = unix_newlines(peek_bytes(path, "annotation", 1 << 16))
+    complete, _, _ = head.rpartition(b"\n")
+    try:
+        text = complete.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped
+    return None
+
+
 def _detect(path: InputFile) -> str:
-    lines, _ = content_lines(path, "annotation")
-    if len(lines) == 0:
-        raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
-    first = lines[0].as_py()
+    first = _first_line(path)
+    if first is None:
+        lines, _ = content_lines(path, "annotation")
+        if len(lines) == 0:
+            raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
+        first = lines[0].as_py()
     from abcompare.data.pooling import is_pool_file
 
     if is_pool_file(path, first):
@@ -172,6 +206,53 @@ def _read_columns(path: InputFile, *, fields: int, hint: str, tab_only: bool, he
     )
     frame.attrs["line_numbers"] = numbers
     return frame
+
+
+_QRELS_FIELDS = ("query_id", "iter", "key", "grade")
+_QRELS_TYPES = {
+    "query_id": pa.large_string(),
+    "iter": pa.dictionary(pa.int32(), pa.large_string()),  # ignored; few distinct values: cheap to check
+    "key": pa.large_string(),
+    "grade": pa.float64(),
+}
+
+
+def _read_regular_trec(path: InputFile) -> pd.DataFrame | None:
+    """TREC qrels in one multithreaded pass when the file is regular (single spaces, four fields a line)
+    and holds nothing the general path would read otherwise or report: no empty field, comment, edge
+    whitespace, bad grade or repeated (query, id). None sends the file to the general path, which builds
+    the same table or raises the located error."""
+    with file_bytes(path, "annotation") as data:
+        table = regular_columns(data, _QRELS_FIELDS, _QRELS_TYPES)
+        ascii_only = table is not None and int(np.frombuffer(data, dtype=np.uint8).max(initial=0)) < 0x80
+    if table is None or table.num_rows == 0:
+        return None
+    query = table.column("query_id").combine_chunks()
+    key = table.column("key").combine_chunks()
+    if pc.any(pc.starts_with(query, "#")).as_py():
+        return None  # a comment line
+    for values in (query, key):
+        if pc.any(pc.equal(values, "")).as_py():
+            return None
+        if not ascii_only and not pc.all(pc.equal(pc.utf8_trim_whitespace(values), values)).as_py():
+            return None  # Unicode whitespace at an edge: the general path trims it
+    for chunk in table.column("iter").chunks:
+        if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
+            return None
+    grade = table.column("grade").to_numpy()
+    if grade_problem(grade).any():
+        return None
+    query_code = pc.dictionary_encode(query).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    by_query = np.argsort(query_code, kind="stable")
+    if repeated_keys(query_code[by_query], key.take(pa.array(by_query))).any():
+        return None  # repeated judgments: the general path keeps identical ones once, reports others
+    return pd.DataFrame(
+        {
+            "query_id": query.to_pandas().astype("str"),
+            "key": key.to_pandas().astype("str"),
+            "grade": grade.astype(np.int64),
+        }
+    )
 
 
 def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:

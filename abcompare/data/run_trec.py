@@ -29,7 +29,7 @@ from abcompare.data.run_hits import (
 )
 from abcompare.data.run_table import order_by_score, ranks_within
 from abcompare.errors import AbcompareWarning, DataError
-from abcompare.ranking import key_identity, repeated_within_queries, run_order
+from abcompare.ranking import key_identity, reordering, repeated_keys, repeated_within_queries, run_order
 
 _TREC_HINT = "each line is 'query_id Q0 doc_id rank score run_tag' separated by whitespace"
 
@@ -52,7 +52,7 @@ _TREC_TYPES = {
     "query_id": pa.large_string(),
     "iter": _SMALL,
     "doc": pa.large_string(),
-    "rank": pa.large_string(),
+    "rank": _SMALL,  # ignored (trec_eval orders by score): only checked for an empty field
     "score": pa.float64(),
     "tag": _SMALL,
 }
@@ -87,12 +87,14 @@ def _regular_trec_frame(table: pa.Table) -> pd.DataFrame | None:
     run_tag = pc.utf8_rtrim_whitespace(pa.array([table.column("tag")[n - 1].as_py()]))[0].as_py()
     doc = table.column("doc").combine_chunks()
     del table
-    order = run_order(qcodes, score, None, doc)
-    if not _is_identity(order):  # the file is not in trec_eval's order: sort it (the query ids too)
-        qcodes, score, doc = qcodes[order], score[order], doc.take(pa.array(order))
-        qid = labels.take(pa.array(qcodes))
+    order = reordering(qcodes, score, None, doc)
+    if order is not None:  # the file is not in trec_eval's order: sort it
+        moved = qcodes[order]
+        if not np.array_equal(moved, qcodes):  # queries were scattered: their ids move too
+            qid = labels.take(pa.array(moved))
+        qcodes, score, doc = moved, score[order], doc.take(pa.array(order))
     del order
-    if repeated_within_queries(qcodes, key_identity(qcodes, doc)).any():
+    if repeated_keys(qcodes, doc).any():
         return None
     sorted_doc = doc.to_pandas().astype("str")
     del doc
@@ -119,22 +121,17 @@ def _regular_edges(table: pa.Table, labels: pa.Array) -> bool:
         or pc.any(pc.equal(labels, "")).as_py()  # every query id equals its block's label
     ):
         return False
-    for name in ("doc", "rank"):
-        if pc.any(pc.equal(table.column(name), "")).as_py():
-            return False
-    for chunk in table.column("iter").chunks:
-        if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
-            return False
+    if pc.any(pc.equal(table.column("doc"), "")).as_py():
+        return False
+    for name in ("iter", "rank"):
+        for chunk in table.column(name).chunks:
+            if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
+                return False
     for chunk in table.column("tag").chunks:
         trimmed = pc.utf8_rtrim_whitespace(chunk.dictionary)
         if len(trimmed) and pc.min(pc.binary_length(trimmed)).as_py() == 0:
             return False
     return True
-
-
-def _is_identity(order: np.ndarray) -> bool:
-    """Whether a row order leaves every row where it is."""
-    return bool(np.array_equal(order, np.arange(order.size)))
 
 
 def _read_trec_lines(path: str | Path) -> pd.DataFrame:

@@ -40,8 +40,14 @@ from abcompare.evaluation.measures import (
     normalise_cutoffs,
     per_query_columns,
 )
-from abcompare.ranking import padded_lists, ranked_above, repeated_within_queries, run_order
-from abcompare.row_blocks import block_aligned_bounds
+from abcompare.ranking import (
+    padded_lists,
+    place_in_lists,
+    repeated_within_queries,
+    repeats_among,
+    run_order,
+)
+from abcompare.row_blocks import block_aligned_bounds, bounds_between_blocks
 
 CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
 
@@ -226,10 +232,9 @@ def _judged_hits(run: Any, annotations: Any, convention: str) -> JudgedHits:
     ann_pair = coded.ann_query * n_ids + coded.ann_key
     best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
     best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
-    counted = _judged_by_score_counting(coded, best_pair, best_grade, n_ids, n_queries)
-    if counted is not None:
-        retrieved, query, position, grade = counted
-        repeated = 0
+    placed = _judged_in_row_order(coded, convention, best_pair, best_grade, n_ids, n_queries)
+    if placed is not None:
+        retrieved, query, position, grade, repeated = placed
     else:
         retrieved, query, position, grade, repeated = _judged_by_sorting(
             coded, convention, best_pair, best_grade, n_ids, n_queries
@@ -307,59 +312,108 @@ def _judged_rows(
     return rows[match], best_grade[slot[match]], match
 
 
-def _judged_by_score_counting(
-    coded: _Coded, best_pair: np.ndarray, best_grade: np.ndarray, n_ids: int, n_queries: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The judged hits' positions without sorting the run, for scored runs whose keys never repeat within a
-    query and whose queries come in blocks (``{query: {key: score}}``, pytrec_eval's input shape): a
-    judged hit's position is the number of hits of its query that rank above it (higher score, or equal
-    score and a key later in byte order, as trec_eval breaks ties). Only the few judged hits are compared,
-    each against its own query's scores. None when the run is not of that shape (the sorting path)."""
-    score = coded.run_score
+def _judged_in_row_order(
+    coded: _Coded, convention: str, best_pair: np.ndarray, best_grade: np.ndarray, n_ids: int, n_queries: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """The judged hits' positions without sorting the run, when each query's hits are one block and the
+    list needs no repeat removed: keys are coded in row order (block-aligned chunks), and a judged hit's
+    position is the number of hits of its query that rank above it. By score (trec): a higher score, or
+    the same score and a key later in byte order, as trec_eval breaks ties, found by a binary search of
+    its list (lists already in order, as the data layer writes them, are not sorted). By rank: the row's
+    place in its block, when ranks ascend within every block. None when the run is not of that shape (a
+    query in two blocks, a NaN score, ranks out of order, a repeat in the trec convention): the sorting
+    path."""
     block_query, lengths = coded.run_blocks
+    score, rank = coded.run_score, coded.run_rank
     n_hits = len(coded.run_keys)
-    if score is None or not coded.distinct_keys or n_hits == 0 or np.isnan(score).any():
+    if n_hits == 0 or np.unique(block_query).size != block_query.size:
         return None
-    if np.unique(block_query).size != block_query.size:
-        return None  # a query's hits are not one block
-    width = int(lengths.max())
-    if block_query.size * width > 2 * n_hits + 1024:
-        return None  # too skewed to pad
+    if score is not None and np.isnan(score).any():
+        return None
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    labels = coded.ann_key_labels.cast(coded.run_keys.type)
-    run_ann = codes.lookup(coded.run_keys, labels)
+    if score is None and rank is not None:
+        block_of_row = np.repeat(np.arange(block_query.size, dtype=np.int64), lengths)
+        if not np.all((rank[1:] >= rank[:-1]) | (block_of_row[1:] != block_of_row[:-1])):
+            return None  # ranks out of order: the stable sort decides
+        del block_of_row
+    run_ann, repeated = _row_key_codes(coded, starts)
+    repeated_queries = 0
+    if repeated is not None:
+        if convention == "trec":
+            return None  # repeats are removed first: the sorting path
+        block_of = np.searchsorted(starts, np.flatnonzero(repeated), side="right") - 1
+        repeated_queries = int(np.unique(block_query[block_of]).size)
     candidate = np.flatnonzero(run_ann >= 0)
     candidate_block = np.searchsorted(starts, candidate, side="right") - 1
     judged_row, judged_grade, match = _judged_rows(
         block_query[candidate_block], run_ann[candidate], best_pair, best_grade, n_ids, candidate
     )
     block = candidate_block[match]
-    padded = padded_lists(score, lengths)
-    own = score[judged_row]
-    position, tied = ranked_above(padded, block, own)
-    if tied.any():
-        position[tied] += _greater_keys_among_ties(
-            coded.run_keys, judged_row[tied], starts[block[tied]], padded[block[tied]] == own[tied, None]
-        )
-    retrieved = np.bincount(block_query, weights=lengths, minlength=n_queries).astype(np.int64)
+    if score is None:  # rank order (or row order without ranks): the place in the block
+        position = judged_row - starts[block]
+    else:
+        placement = place_in_lists(padded_lists(score, lengths), block, score[judged_row])
+        position = placement.higher
+        hit, column = placement.tie_pairs
+        if hit.size:  # the tied hits with a greater key rank above (trec_eval's tie order)
+            others = pa.array(starts[block[hit]] + column)
+            greater = pc.greater(coded.run_keys.take(others), coded.run_keys.take(pa.array(judged_row[hit])))
+            position += np.bincount(hit[greater.to_numpy(zero_copy_only=False)], minlength=position.size)
+    retrieved = np.zeros(n_queries, dtype=np.int64)
+    retrieved[block_query] = lengths
     judged_query = block_query[block]
     by_rank = np.lexsort((position, judged_query))
-    return retrieved, judged_query[by_rank], position[by_rank], judged_grade[by_rank]
+    return retrieved, judged_query[by_rank], position[by_rank], judged_grade[by_rank], repeated_queries
 
 
-def _greater_keys_among_ties(
-    keys: pa.Array, rows: np.ndarray, block_starts: np.ndarray, equal: np.ndarray
-) -> np.ndarray:
-    """For each hit in ``rows``, how many hits of its block with the same score have a greater key (byte
-    order): trec_eval ranks those above it. ``equal`` marks each block's tied columns."""
-    which, column = np.nonzero(equal)
-    other = block_starts[which] + column
-    mine = rows[which]
-    differ = other != mine
-    which, other, mine = which[differ], other[differ], mine[differ]
-    greater = pc.greater(keys.take(pa.array(other)), keys.take(pa.array(mine)))
-    ahead = greater.to_numpy(zero_copy_only=False).astype(bool)
-    return np.bincount(which[ahead], minlength=rows.size)
+def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """For every hit in row order (each query's hits one block; ``starts`` the blocks' first rows): the code
+    of its key among the annotated ids (-1 when not annotated), and the rows whose key appeared earlier in
+    their query (None when no key repeats). Done in block-aligned chunks, each against the annotations of
+    its own queries only (small, in-cache hash tables, on Arrow's CPU count of threads): one hash table
+    per chunk serves both the look-up and the repeat check, and a chunk with as many distinct keys as rows
+    has no repeat to look for."""
+    keys = coded.run_keys
+    block_query, lengths = coded.run_blocks
+    n = len(keys)
+    by_query = np.argsort(coded.ann_query, kind="stable")
+    ann_key = coded.ann_key[by_query]
+    ann_count = np.bincount(coded.ann_query, minlength=len(coded.query_ids))
+    ann_start = np.concatenate(([0], np.cumsum(ann_count)[:-1])).astype(np.int64)
+    bounds = bounds_between_blocks(starts, n, _CHUNK)
+    first_block = np.searchsorted(starts, bounds)
+    run_ann = np.full(n, -1, dtype=np.int64)
+    repeated = np.zeros(n, dtype=bool)
+    found_repeats = []
+
+    def fill(chunk: int) -> None:  # writes rows of its chunk only, so chunks run in parallel
+        low, high = int(bounds[chunk]), int(bounds[chunk + 1])
+        blocks = slice(first_block[chunk], first_block[chunk + 1])
+        queries = block_query[blocks]
+        counts = ann_count[queries]
+        spans = np.repeat(ann_start[queries] - np.cumsum(counts) + counts, counts)
+        candidates = np.unique(ann_key[spans + np.arange(spans.size, dtype=np.int64)])
+        labels = coded.ann_key_labels.take(pa.array(candidates)).cast(keys.type)
+        chunk_keys = keys.slice(low, high - low)
+        if coded.distinct_keys:  # no repeats possible: look the annotated ids up only
+            found = pc.index_in(chunk_keys, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
+            run_ann[low:high] = np.append(candidates, -1)[found]
+            return
+        both = codes.encode(pa.concat_arrays([labels, chunk_keys]))[0]
+        own = both[len(labels) :]
+        code_to_ann = np.full(int(both.max()) + 1, -1, dtype=np.int64)
+        code_to_ann[both[: len(labels)]] = candidates
+        run_ann[low:high] = code_to_ann[own]
+        if np.bincount(own).max() > 1:  # a key occurs twice in the chunk: within one query?
+            query = np.repeat(np.arange(queries.size, dtype=np.int64), lengths[blocks])
+            mask = repeats_among(query, own)
+            if mask.any():
+                repeated[low:high] = mask
+                found_repeats.append(True)
+
+    with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
+        list(pool.map(fill, range(bounds.size - 1)))  # Arrow's hashing releases the GIL
+    return run_ann, (repeated if found_repeats else None)
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
@@ -471,7 +525,7 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
     return identity, run_ann
 
 
-_CHUNK = 50_000
+_CHUNK = 16_384
 
 
 def _positions(query: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -66,14 +66,16 @@ def _flatten_run_frame(frame: pd.DataFrame, convention: str) -> FlatRun:
     for column in ("query_id", "key"):
         if column not in frame.columns:
             raise DataError(f"run has no {column!r} column", field=column, hint=RUN_COLUMNS_HINT)
-    rank = None
-    if "rank" in frame.columns:
-        rank = _numbers(frame["rank"], "rank", RUN_COLUMNS_HINT)
-        if np.isnan(rank).any():
-            raise DataError("run has a missing rank", field="rank", hint="number every hit from 1")
     score = None
     if convention == "trec" and "score" in frame.columns:
         score = _numbers(frame["score"], "score", RUN_COLUMNS_HINT)
+    rank = None
+    if "rank" in frame.columns:
+        column = frame["rank"]
+        if score is None or np.isnan(score).any() or not _is_numeric(column):
+            rank = _numbers(column, "rank", RUN_COLUMNS_HINT)  # (scores rule otherwise: not converted)
+        if (np.isnan(rank) if rank is not None else column.isna().to_numpy()).any():
+            raise DataError("run has a missing rank", field="rank", hint="number every hit from 1")
     return FlatRun(
         query_id=frame["query_id"],
         key=frame["key"],
@@ -137,9 +139,14 @@ def _flatten_scores(run: Mapping[Any, Any]) -> FlatRun:
     return FlatRun(query_ids, keys, None, score, False, np.array(lengths, dtype=np.int64), distinct_keys=True)
 
 
+def _is_numeric(column: pd.Series) -> bool:
+    """Whether a column holds numbers already (numpy dtype: int, float, unsigned, bool)."""
+    return isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiub"
+
+
 def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
     """A column as float64; anything non-numeric is a ``DataError`` naming the first bad row."""
-    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiub":  # already numbers (NaN stays NaN)
+    if _is_numeric(column):  # already numbers (NaN stays NaN)
         return column.to_numpy(dtype=np.float64)
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = np.isnan(values) & column.notna().to_numpy()

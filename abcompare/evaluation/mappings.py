@@ -5,33 +5,28 @@ Python dicts are hash tables already, so no hit is hashed again: every run value
 (``np.fromiter``), every judged id is looked up in its query's run dict once (``map(dict.get, ...)``),
 and a judged hit's position is the number of hits of its query that rank above it (a higher score, or
 the same score and a key later in byte order, as trec_eval breaks ties). The run's keys are only joined
-once, to confirm none needs the stripping every other path applies. Anything out of the ordinary
-(other types, keys with whitespace, NaN, non-ASCII keys, many tied scores) returns None and the general
-path takes over, so both paths give the same numbers.
+once, to confirm none needs the stripping every other path applies; tied judged hits compare their keys
+with those of the hits they tie with, pair by pair. Anything out of the ordinary (other types, keys with
+whitespace or control characters, NaN, non-ASCII keys) returns None and the general path takes over, so
+both paths give the same numbers.
 """
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+import operator
+from itertools import chain, compress, repeat
 from typing import Any
 
 import numpy as np
 
 from abcompare.evaluation.judged_hits import JudgedHits
-from abcompare.ranking import padded_lists, ranked_above
-
-#: Bytes that make a key differ from its stripped form somewhere (ASCII whitespace, incl. 0x1c-0x1f).
-_WHITESPACE = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-#: Separator of the joined keys; a key holding it (or an empty key) sends the run to the general path.
-_SEPARATOR = "\x00"
-#: Give up on the fast path when more judged hits than this share tie with another hit of their query.
-_MAX_TIED_SHARE = 0.05
+from abcompare.ranking import padded_lists, place_in_lists
 
 
 def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:
     """The judged hits of a ``{query: {key: score}}`` run under ``{query: {id: grade}}`` judgments, or None
     when the inputs are not plainly of that shape (the general path then handles them)."""
-    if type(run) is not dict or type(annotations) is not dict:
+    if not isinstance(run, dict) or not isinstance(annotations, dict):  # dict subclasses too (defaultdict)
         return None
     judged = _judgments(annotations)
     if judged is None:
@@ -53,9 +48,8 @@ def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:
     )
     hit = ~np.isnan(judged_score)
     rows = np.flatnonzero(hit)
-    position = _positions(
-        scores, run_lengths, ann_query[rows], judged_score[rows], dicts, ann_keys, lengths, rows
-    )
+    judged_keys = list(chain.from_iterable(ann_keys))
+    position = _positions(scores, run_lengths, ann_query[rows], judged_score[rows], dicts, judged_keys, rows)
     if position is None:
         return None
     order = np.lexsort((position, ann_query[rows]))
@@ -75,30 +69,30 @@ def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:
 
 
 def _judgments(annotations: dict[Any, Any]) -> tuple[list[str], list[Any], np.ndarray, np.ndarray] | None:
-    """Judged query ids (non-empty dicts, in order), their id views, counts and grades; None unless every
-    id is a clean ASCII string and every grade a number."""
-    items = [(q, judged) for q, judged in annotations.items() if judged is not None]
-    if not all(type(judged) is dict for _, judged in items):
+    """Judged query ids (non-empty dicts, in order), their ``{id: grade}`` dicts, counts and grades; None
+    unless every id is a clean ASCII string and every grade a number. No object is built per query that
+    outlives a step (a list of 100k fresh tuples or views wakes the garbage collector, which then walks
+    every dict of the run)."""
+    judged = list(annotations.values())
+    if not all(type(grades) is dict or grades is None for grades in judged):
         return None
-    items = [(q, judged) for q, judged in items if judged]
-    query_ids = [q if type(q) is str else str(q) for q, _ in items]
+    kept = list(map(bool, judged))  # None and {} are dropped
+    groups = list(compress(judged, kept))
+    query_ids = [q if type(q) is str else str(q) for q in compress(annotations, kept)]
     if len(set(query_ids)) != len(query_ids):
         return None
-    keys = list(map(dict.keys, (judged for _, judged in items)))
-    if not _clean_keys(keys):
+    if not _clean_keys(groups):
         return None
-    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    lengths = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
     try:
         grades = np.fromiter(
-            chain.from_iterable(judged.values() for _, judged in items),
-            dtype=np.float64,
-            count=int(lengths.sum()),
+            chain.from_iterable(map(dict.values, groups)), dtype=np.float64, count=int(lengths.sum())
         )
     except (TypeError, ValueError):
         return None
     if np.isnan(grades).any():
         return None
-    return query_ids, keys, lengths, grades
+    return query_ids, groups, lengths, grades
 
 
 def _run_lists(
@@ -127,23 +121,19 @@ def _run_lists(
 
 
 def _clean_keys(groups: list[Any]) -> bool:
-    """Whether every key of every group is a non-empty ASCII string without whitespace (so stripping it
-    would change nothing): one join and one scan, from C."""
+    """Whether every key of every group is a non-empty ASCII string without whitespace or any other control
+    character (so stripping it would change nothing): one join, one scan of its bytes, and one hashed
+    look-up of the empty string per group, all from C."""
     try:
-        joined = _SEPARATOR.join(_SEPARATOR.join(group) for group in groups if group)
+        joined = "".join(map("".join, groups))
     except TypeError:
         return False  # a key that is not a string
-    n_keys = sum(map(len, groups))
-    if n_keys == 0:
-        return True
     if not joined.isascii():
         return False
-    data, sep = joined.encode("ascii"), _SEPARATOR.encode("ascii")
-    if data.count(sep) != n_keys - 1:
-        return False  # a key holds the separator
-    if not data or data.startswith(sep) or data.endswith(sep) or sep + sep in data:
+    if any("" in group for group in groups):
         return False  # an empty key
-    return len(data.translate(None, _WHITESPACE)) == len(data)
+    data = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    return data.size == 0 or int(data.min()) > 0x20  # 0x00-0x20: control characters and the space
 
 
 def _positions(
@@ -152,24 +142,31 @@ def _positions(
     query: np.ndarray,
     score: np.ndarray,
     dicts: list[dict[str, float]],
-    ann_keys: list[Any],
-    ann_lengths: np.ndarray,
+    judged_keys: list[str],
     rows: np.ndarray,
 ) -> np.ndarray | None:
     """Each judged hit's 0-based position in its query's list: hits with a higher score, plus hits with
-    the same score and a greater key (trec_eval's tie order)."""
+    the same score and a greater key (trec_eval's tie order). ``rows`` index the hits' ids in
+    ``judged_keys``."""
     width = int(lengths.max()) if lengths.size else 0
     if width == 0 or lengths.size * width > 2 * scores.size + 1024:
         return None if scores.size else np.zeros(0, dtype=np.int64)
-    position, tied = ranked_above(padded_lists(scores, lengths), query, score)
-    if tied.any():
-        if tied.sum() > _MAX_TIED_SHARE * max(query.size, 1) + 16:
-            return None  # heavy ties: the general path orders them faster
-        ann_starts = np.concatenate(([0], np.cumsum(ann_lengths)[:-1]))
-        keys_of: dict[int, list[str]] = {}
-        for i in np.flatnonzero(tied):
-            q = int(query[i])
-            keys = keys_of.setdefault(q, list(ann_keys[q]))
-            key, own_score = keys[int(rows[i] - ann_starts[q])], float(score[i])
-            position[i] += sum(1 for other, value in dicts[q].items() if value == own_score and other > key)
+    placement = place_in_lists(padded_lists(scores, lengths), query, score)
+    position = placement.higher
+    hit, column = placement.tie_pairs
+    if hit.size:  # tied hits: add the hits of the same score with a greater key (trec_eval's tie order)
+        tie_query = query[hit]
+        lists = np.unique(tie_query)  # only the lists holding a tied judged hit are listed
+        list_start = np.zeros(lengths.size, dtype=np.int64)
+        list_start[lists] = np.cumsum(lengths[lists]) - lengths[lists]
+        listed = list(chain.from_iterable(map(dicts.__getitem__, lists.tolist())))
+        others = (list_start[tie_query] + column).tolist()
+        greater = np.fromiter(
+            map(
+                operator.gt, map(listed.__getitem__, others), map(judged_keys.__getitem__, rows[hit].tolist())
+            ),
+            dtype=bool,
+            count=len(others),
+        )
+        position += np.bincount(hit[greater], minlength=position.size)
     return position
