@@ -376,8 +376,15 @@ def headline_view(result: Any) -> dict[str, Any]:
         metrics += [comparison_key(name, primary, f) for f in ("delta", "p_adjusted")]
     if result.tuned is not None:
         metrics += [f"{TUNED_PREFIX}.delta", f"{TUNED_PREFIX}.p_value", "efficiency.seconds_per_query"]
-    columns = [f"tags.`{VERDICT_TAG}`"] + [f"metrics.`{m}`" for m in metrics] + ["attributes.`Dataset`"]
-    return {"selectedColumns": columns, "orderByKey": "attributes.start_time", "orderByAsc": False}
+    verdict = f"tags.`{VERDICT_TAG}`"
+    columns = [verdict] + [f"metrics.`{m}`" for m in metrics] + ["attributes.`Dataset`"]
+    return {
+        "selectedColumns": columns,
+        "columnOrder": ["attributes.`Run Name`", *columns, "runDateAndNestInfo", "duration"],
+        "columnWidths": {verdict: 560},
+        "orderByKey": "attributes.start_time",
+        "orderByAsc": False,
+    }
 
 
 def recorded_lines(recorded: Recorded, experiment: str, names: Mapping[str, str]) -> list[str]:
