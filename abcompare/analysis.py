@@ -1,19 +1,42 @@
-"""Load a logged comparison back from MLflow as pandas frames, for notebooks and scripts.
+"""Load a logged comparison back from MLflow as pandas frames, for notebooks, scripts and the report.
 
-``load_comparison()`` finds the latest comparison in ``./mlflow.db`` (or the run you name) and returns
-its summary table, per-query metrics per variant, hits and query texts, with helpers for per-query deltas.
+``load_comparison()`` finds the store (``MLFLOW_TRACKING_URI``, else the nearest ``mlflow.db`` in this folder
+or above it: never creating one), the latest comparison in it (or the run you name), and returns its summary
+table, per-query metrics per variant, hits (with each hit's judgment grade) and query texts, with helpers
+for per-query deltas. What is read where is :mod:`abcompare.mlflow_layout`'s, the names the writer used.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from abcompare.errors import TrackingError
-from abcompare.tracking import resolve_tracking_uri
+from abcompare.mlflow_layout import (
+    COMPARISON_TABLE,
+    COMPARISON_TAG,
+    GRID_TABLE,
+    HITS_FILE,
+    PARENT_RUN_TAG,
+    PER_QUERY_TABLE,
+    QUERIES_TABLE,
+    RESULT_FILE,
+    ROLE_COMPARISON,
+    ROLE_CONTROL,
+    ROLE_TAG,
+    VARIANT_TAG,
+    table_file,
+)
+from abcompare.tracking import DEFAULT_DB
+
+#: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
+SEARCH_LEVELS = 8
 
 
 @dataclass
@@ -28,6 +51,11 @@ class LoadedComparison:
     per_query: dict[str, pd.DataFrame]
     queries: pd.DataFrame
     hits: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tracking_uri: str = ""
+    grid: pd.DataFrame | None = None  # a sweep's candidates, best first
+    extras: dict[str, Any] = field(default_factory=dict)  # result.json: judged@k, warnings, tuned sentence
+    params: dict[str, str] = field(default_factory=dict)  # the parent run's params (the settings)
+    tags: dict[str, str] = field(default_factory=dict)  # the parent run's tags
 
     @property
     def treatments(self) -> list[str]:
@@ -86,44 +114,92 @@ class LoadedComparison:
         return table
 
     def top_hits(self, variant: str, query_id: str, n: int = 5) -> pd.DataFrame:
-        """The first ``n`` hits a variant returned for a query (key, score and a content preview)."""
+        """The first ``n`` hits a variant returned for a query: key, score, ``relevant`` (✓ annotated
+        relevant at the comparison's threshold, ○ judged not relevant, blank: not judged) and a preview."""
         run = self.hits.get(variant)
         if run is None:
             raise KeyError(f"no hits were loaded for {variant!r}")
-        rows = run[run["query_id"].astype(str) == str(query_id)].sort_values("rank").head(n)
-        columns = [c for c in ("rank", "key", "score", "content") if c in rows.columns]
-        rows = rows[columns].copy()
+        rows = run[run["query_id"].astype(str) == str(query_id)].sort_values("rank").head(n).copy()
+        threshold = float(self.extras.get("relevance_threshold", 1))
+        if "grade" in rows:
+            grade = rows["grade"].astype(float)
+            rows["relevant"] = np.where(grade.isna(), "", np.where(grade >= threshold, "✓", "○"))
+        columns = [c for c in ("rank", "relevant", "key", "score", "content") if c in rows.columns]
+        rows = rows[columns]
         if "content" in rows:
             rows["content"] = rows["content"].fillna("").str.slice(0, 160)
         return rows.set_index("rank")
 
 
-def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None = None) -> str:
-    """The run id of the most recent finished comparison (optionally within one experiment)."""
+# ------------------------------------------------------------------------------------------ the store
+def find_store(start: Path | None = None) -> tuple[str, list[str]]:
+    """The tracking URI to read: ``$MLFLOW_TRACKING_URI``, else the nearest ``mlflow.db`` in ``start`` (the
+    working directory) or a folder above it, where ``abcompare run`` left it. Returns the URI and the places
+    looked at; raises a ``TrackingError`` naming them when there is none (a store is never created here)."""
+    uri = os.environ.get("MLFLOW_TRACKING_URI")
+    if uri:
+        return uri, ["$MLFLOW_TRACKING_URI"]
+    folder = (start or Path.cwd()).resolve()
+    looked: list[str] = []
+    for candidate in [folder, *folder.parents][: SEARCH_LEVELS + 1]:
+        path = candidate / DEFAULT_DB
+        looked.append(str(path))
+        if path.is_file():
+            return f"sqlite:///{path.as_posix()}", looked
+    raise TrackingError(
+        "no MLflow store found: MLFLOW_TRACKING_URI is not set and there is no mlflow.db in "
+        + ", ".join(looked[:3])
+        + (f" or {len(looked) - 3} folders above" if len(looked) > 3 else ""),
+        hint="run `abcompare run CONFIG` first, or set MLFLOW_TRACKING_URI / pass tracking_uri=",
+    )
+
+
+def _existing_store(uri: str) -> str:
+    """A local SQLite store must exist: MLflow would silently create an empty one."""
+    if uri.startswith("sqlite:///"):
+        path = Path(uri[len("sqlite:///") :].split("?", 1)[0])
+        if not path.is_file():
+            raise TrackingError(f"no MLflow store at {path}", hint="run `abcompare run CONFIG` first")
+    return uri
+
+
+def _client(tracking_uri: str | None) -> tuple[Any, str]:
     from mlflow import MlflowClient
 
-    client = MlflowClient(tracking_uri=resolve_tracking_uri(tracking_uri))
+    uri = _existing_store(tracking_uri) if tracking_uri else find_store()[0]
+    return MlflowClient(tracking_uri=uri), uri
+
+
+def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None = None) -> str:
+    """The run id of the most recent finished comparison (optionally within one experiment)."""
+    client, uri = _client(tracking_uri)
     if experiment is not None:
         found = client.get_experiment_by_name(experiment)
         if found is None:
-            raise TrackingError(f"no experiment named {experiment!r}", field="experiment")
+            raise TrackingError(f"no experiment named {experiment!r} in {uri}", field="experiment")
         experiment_ids = [found.experiment_id]
     else:
         experiment_ids = [e.experiment_id for e in client.search_experiments()]
     runs = client.search_runs(
         experiment_ids,
-        filter_string="tags.`abcompare.role` = 'comparison' and attributes.status = 'FINISHED'",
+        filter_string=f"tags.`{ROLE_TAG}` = '{ROLE_COMPARISON}' and attributes.status = 'FINISHED'",
         order_by=["attributes.start_time DESC"],
         max_results=1,
     )
     if not runs:
-        raise TrackingError("no finished abcompare comparison found", hint="run `abcompare run CONFIG` first")
+        raise TrackingError(
+            f"no finished abcompare comparison found in {uri}", hint="run `abcompare run CONFIG` first"
+        )
     return runs[0].info.run_id
 
 
-def _read_table(client, run_id: str, name: str, folder: Path) -> pd.DataFrame:
-    local = client.download_artifacts(run_id, f"tables/{name}.parquet", str(folder))
+def _read_table(client: Any, run_id: str, name: str, folder: Path) -> pd.DataFrame:
+    local = client.download_artifacts(run_id, table_file(name, "parquet"), str(folder))
     return pd.read_parquet(local)
+
+
+def _artifact_paths(client: Any, run_id: str, folder: str | None = None) -> set[str]:
+    return {item.path for item in client.list_artifacts(run_id, folder)}
 
 
 def load_comparison(
@@ -136,37 +212,40 @@ def load_comparison(
     """Read a comparison (default: the latest finished one) and its variant runs back from MLflow."""
     import tempfile
 
-    import mlflow
-    from mlflow import MlflowClient
+    from abcompare.tracking import quiet_mlflow
 
-    uri = resolve_tracking_uri(tracking_uri)
-    client = MlflowClient(tracking_uri=uri)
+    quiet_mlflow()
+    client, uri = _client(tracking_uri)
     run_id = parent_run_id or latest_comparison_id(uri, experiment)
     parent = client.get_run(run_id)
     experiment_id = parent.info.experiment_id
-    mlflow.set_tracking_uri(uri)
-    children = mlflow.search_runs(
-        experiment_ids=[experiment_id],
-        filter_string=f"tags.`mlflow.parentRunId` = '{run_id}'",
+    children = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`{PARENT_RUN_TAG}` = '{run_id}'",
         order_by=["attributes.start_time ASC"],
+        max_results=5000,
     )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        summary = _read_table(client, run_id, "comparison", folder).reset_index()
-        queries = _read_table(client, run_id, "queries", folder)
+        summary = _read_table(client, run_id, COMPARISON_TABLE, folder).reset_index()
+        queries = _read_table(client, run_id, QUERIES_TABLE, folder)
+        names = _artifact_paths(client, run_id, "tables")
+        grid = _read_table(client, run_id, GRID_TABLE, folder) if table_file(GRID_TABLE) in names else None
+        extras: dict[str, Any] = {}
+        if RESULT_FILE in _artifact_paths(client, run_id):
+            extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
         per_query: dict[str, pd.DataFrame] = {}
         hits: dict[str, pd.DataFrame] = {}
-        roles = children.set_index("run_id")["tags.abcompare.variant"].to_dict()
+        variants = {run.info.run_id: run.data.tags.get(VARIANT_TAG, run.info.run_name) for run in children}
         # control first, then treatments in the order they ran
-        ordered = sorted(roles.items(), key=lambda item: item[1] != "control")
+        ordered = sorted(variants.items(), key=lambda item: item[1] != ROLE_CONTROL)
         for child_id, variant in ordered:
             sub = folder / child_id
             sub.mkdir()
-            per_query[variant] = _read_table(client, child_id, "per_query_metrics", sub)
+            per_query[variant] = _read_table(client, child_id, PER_QUERY_TABLE, sub)
             if with_hits:
-                local = client.download_artifacts(child_id, "run/hits.parquet", str(sub))
-                hits[variant] = pd.read_parquet(local)
-    if "control" not in per_query:
+                hits[variant] = pd.read_parquet(client.download_artifacts(child_id, HITS_FILE, str(sub)))
+    if ROLE_CONTROL not in per_query:
         raise TrackingError(
             f"run {run_id} has no control variant run", hint="is it an abcompare comparison run?"
         )
@@ -176,13 +255,34 @@ def load_comparison(
     return LoadedComparison(
         parent_run_id=run_id,
         experiment_id=experiment_id,
-        name=parent.data.tags.get("abcompare.comparison", parent.info.run_name),
+        name=parent.data.tags.get(COMPARISON_TAG, parent.info.run_name),
         summary=summary,
-        runs=children,
+        runs=_runs_frame(children),
         per_query=per_query,
         queries=queries,
         hits=hits,
+        tracking_uri=uri,
+        grid=grid,
+        extras=extras,
+        params=dict(parent.data.params),
+        tags=dict(parent.data.tags),
     )
+
+
+def _runs_frame(runs: list[Any]) -> pd.DataFrame:
+    """The variant runs as ``mlflow.search_runs`` has them: run_id, status, metrics.*, params.*, tags.*."""
+    rows = []
+    for run in runs:
+        row: dict[str, Any] = {
+            "run_id": run.info.run_id,
+            "run_name": run.info.run_name,
+            "status": run.info.status,
+        }
+        row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})
+        row.update({f"params.{k}": v for k, v in run.data.params.items()})
+        row.update({f"tags.{k}": v for k, v in run.data.tags.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def ecdf(values: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -79,7 +79,7 @@ def run(
     _catch_interrupts(reporter)
     settings = load_config(config, set_ or [])
     try:
-        result = run_comparison(settings, config_path=config, reporter=reporter)
+        result = run_comparison(settings, config_path=config, reporter=reporter, background_tracking=True)
     except TrackingLostError as lost:  # computed but not recorded: show the result, then the error (exit 3)
         if lost.result is not None:
             _show(lost.result, as_json, result_as_json, print_report)
@@ -125,6 +125,45 @@ def pool(
         f"pooled {len(table)} unjudged hits of {queries} queries (top {depth} of "
         f"{len(settings.variants())} variants) into {path}: fill in 'grade' (0 = not relevant) and add the "
         "file to dataset.annotations (a list: the original judgments, then the pool)"
+    )
+
+
+@app.command()
+def report(
+    run_id: Annotated[
+        str | None,
+        typer.Argument(help="The comparison's parent run id (default: the latest).", show_default=False),
+    ] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the page.")] = Path(
+        "report.html"
+    ),
+    tracking_uri: Annotated[
+        str | None,
+        typer.Option(
+            "--tracking-uri",
+            help="The MLflow store (default: $MLFLOW_TRACKING_URI, else the nearest "
+            "mlflow.db here or above).",
+            show_default=False,
+        ),
+    ] = None,
+    experiment: Annotated[
+        str | None,
+        typer.Option("--experiment", help="The latest comparison of this experiment.", show_default=False),
+    ] = None,
+) -> None:
+    """Write report.html for a logged comparison: verdicts, plots, tables, per-query wins and losses."""
+    from rich.console import Console
+
+    from abcompare.runner import logged_report
+
+    html, loaded = logged_report(run_id, tracking_uri=tracking_uri, experiment=experiment)
+    output.write_text(html, encoding="utf-8")
+    Console(stderr=True).print(
+        f"wrote {output} for comparison {loaded.name!r} "
+        f"(run {loaded.parent_run_id} in {loaded.tracking_uri})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
 
 

@@ -1,6 +1,8 @@
-"""What a person sees: the console verdict table, progress, and the plots logged to MLflow.
+"""What a person sees on the console: progress, the verdict tables, the sentences, a sweep's grid.
 
-Consumes tables only (per-query metrics, the comparison table); knows nothing of retrieval or MLflow.
+Consumes tables only (the comparison table, a sweep's grid) and the result's plain fields; knows nothing of
+retrieval or MLflow: where a result was recorded arrives as lines of text (``result.recorded``), written by
+the tracking side. The figures are :mod:`abcompare.plots`', the HTML report :mod:`abcompare.html_report`'s.
 """
 
 from __future__ import annotations
@@ -8,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,18 +67,33 @@ class ConsoleReporter(Reporter):
 
     @contextmanager
     def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
+        """A bar for ``description``. A pass that starts at step 0 with its own total (the embedding cache's
+        encoding of chunks or queries, before a variant retrieves) is labelled and counted as encoding:
+        ``control: encoding 0/231``, then ``control: retrieving 0/124``."""
         if self.quiet:
             yield lambda step, total=None: self.checkpoint()
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         columns = (TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        subject, _, verb = description.rpartition(": ")
+        encoding = f"{subject}: encoding" if subject and verb == "retrieving" else None
         with Progress(*columns, console=self.console, transient=True) as bar:
             task = bar.add_task(description, total=total)
+            state = {"encoding": False}
 
             def advance(step: int, new_total: int | None = None) -> None:
                 self.checkpoint()
-                if new_total is not None:
+                if encoding is not None and step == 0 and new_total is not None:
+                    state["encoding"] = True  # an encoding pass starts: count its texts, not the queries
+                    bar.update(task, description=encoding, total=new_total, completed=0)
+                    return
+                if state["encoding"] and step == bar.tasks[0].total:
+                    state["encoding"] = False  # the pass is done; the next steps are queries again
+                    bar.update(task, completed=step)
+                    bar.update(task, description=description, total=total, completed=0)
+                    return
+                if new_total is not None and not state["encoding"]:
                     bar.update(task, total=new_total)
                 bar.update(task, completed=step)
 
@@ -138,21 +154,40 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
 
 
 def print_report(result: Any, console: Any | None = None) -> None:
-    """The final report: alignment lines, one verdict table per treatment, the verdict sentences (from
-    :mod:`abcompare.summary`), MLflow pointers."""
+    """The final report: alignment lines, one verdict table per treatment (a sweep: its grid, best first),
+    the verdict sentences (from :mod:`abcompare.summary`), and where the result was recorded.
+
+    Piped (not a terminal), sentences are not wrapped and no line ends in spaces, so the text greps and diffs
+    cleanly; on a terminal rich wraps them at its width.
+    """
+    import sys
+
     from rich.console import Console
 
-    from abcompare.summary import secondary_summary, settings_line, verdict_sentence
+    if console is not None:
+        _print_report(result, console)
+        return
+    console = Console()
+    if console.is_terminal:
+        _print_report(result, console)
+        return
+    from io import StringIO
 
-    if console is None:
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=max(console.width, 120))
+    buffer = Console(file=StringIO(), width=240, soft_wrap=True, color_system=None, highlight=False)
+    _print_report(result, buffer)
+    text = buffer.file.getvalue()
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in text.splitlines()))
+    sys.stdout.flush()
+
+
+def _print_report(result: Any, console: Any) -> None:
+    from abcompare.summary import plural, secondary_summary, settings_line, sweep_sentence, verdict_sentence
+
     cfg = result.config
     console.print()
     console.print(
         f"[bold]{_plain_text(cfg.name)}[/]  dataset [bold]{_plain_text(result.dataset_name)}[/] "
-        f"({result.n_queries} queries, "
+        f"({plural(result.n_queries, 'query')}, "
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
     alignment = list(result.alignment.items())
@@ -186,13 +221,19 @@ def print_report(result: Any, console: Any | None = None) -> None:
         swept_settings = list(dict.fromkeys(k for v in cfg.sweep_plan.settings.values() for k in v))
         console.print(grid_table(result.grid, result.primary_metric, swept_settings))
     console.print()
+    if result.tuned is not None:
+        from abcompare.summary import tuned_sentence
+
+        console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
+    if result.grid is not None:
+        console.print(sweep_sentence(result.grid, result.comparison), markup=False, highlight=False)
     for name in cfg.treatments:
         if (
             name in swept
             and result.comparison.loc[
                 (result.comparison["treatment"] == name) & (result.comparison["role"] == "primary"), "verdict"
             ]
-            .eq("no significant difference")
+            .isin([NO_DIFFERENCE, INCONCLUSIVE])
             .all()
         ):
             continue  # a sweep's candidates: only the ones that differ get a sentence (the grid has all)
@@ -200,97 +241,19 @@ def print_report(result: Any, console: Any | None = None) -> None:
         secondary = secondary_summary(result.comparison, name)
         if secondary:
             console.print(f"  {secondary}", markup=False, highlight=False)
-    if result.tuned is not None:
-        from abcompare.summary import tuned_sentence
-
-        console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
     console.print(f"[dim]{_plain_text(settings_line(result.comparison))}[/]", highlight=False)
-    if result.parent_run_id:
-        console.print(
-            f"MLflow: experiment [bold]{_plain_text(cfg.tracking.experiment)}[/], "
-            f"parent run {result.parent_run_id}"
-        )
-        for name, run_id in result.variant_run_ids.items():
-            console.print(f"  {_plain_text(name)}: {run_id}")
-        console.print(f"View: [bold]{_plain_text(result.ui_hint)}[/]")
-
-
-# ------------------------------------------------------------------------------------------ plots
-def _figure(width: float = 7.0, height: float = 4.0):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt.figure(figsize=(width, height), dpi=100)
-
-
-def save_metric_distribution(per_query: pd.DataFrame, metrics: list[str], path: Path, title: str) -> Path:
-    """Histogram of per-query scores for each metric: the same file name in every variant run."""
-    fig = _figure(3.2 * len(metrics), 3.2)
-    bins = np.linspace(0, 1, 21)
-    for i, metric in enumerate(metrics, start=1):
-        ax = fig.add_subplot(1, len(metrics), i)
-        values = per_query[metric].to_numpy(dtype=float)
-        ax.hist(np.clip(values, 0, 1), bins=bins, color="#4477aa", edgecolor="white")
-        ax.axvline(values.mean(), color="#cc3311", linestyle="--", label=f"mean {values.mean():.3f}")
-        ax.set_title(metric)
-        ax.set_xlim(0, 1)
-        ax.legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def save_delta_forest(comparison: pd.DataFrame, path: Path) -> Path:
-    """Mean difference and confidence interval per (treatment, metric): the comparison at a glance."""
-    rows = comparison.reset_index(drop=True)
-    fig = _figure(7.5, 0.35 * len(rows) + 1.2)
-    ax = fig.add_subplot(1, 1, 1)
-    y = np.arange(len(rows))[::-1]
-    colors = [{"better": "#228833", "worse": "#cc3311"}.get(v, "#777777") for v in rows["verdict"].tolist()]
-    for yi, color, row in zip(y, colors, rows.itertuples(index=False), strict=True):
-        ax.plot([row.ci_low, row.ci_high], [yi, yi], color=color, linewidth=2)
-    ax.scatter(rows["delta"], y, c=colors, zorder=3)
-    ax.axvline(0, color="black", linewidth=0.8)
-    labels = [f"{t} · {m}" for t, m in zip(rows["treatment"], rows["metric"], strict=True)]
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.set_xlabel("treatment − control (mean, with CI)")
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def save_paired_scatter(control: pd.Series, treatment: pd.Series, metric: str, name: str, path: Path) -> Path:
-    """Control vs treatment per query: points above the diagonal are queries the treatment won."""
-    fig = _figure(4.5, 4.5)
-    ax = fig.add_subplot(1, 1, 1)
-    joined = pd.concat([control.rename("c"), treatment.rename("t")], axis=1)
-    ax.scatter(joined["c"], joined["t"], alpha=0.6, s=18, color="#4477aa")
-    ax.plot([0, 1], [0, 1], color="black", linewidth=0.8)
-    ax.set_xlabel(f"control {metric}")
-    ax.set_ylabel(f"{name} {metric}")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    for line in getattr(result, "recorded", None) or []:
+        console.print(_plain_text(line), highlight=False)
 
 
 def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = None) -> Any:
     """A sweep's candidates on the primary metric, best first: one column per swept setting, then the
-    mean, delta, interval, adjusted p, verdict and milliseconds per query."""
+    mean, delta, interval, adjusted p, verdict and milliseconds per query; significant candidates are
+    starred (★) and in bold."""
     from rich.table import Table
 
     settings = settings or []
-    table = Table(title=f"sweep: {len(grid)} candidates vs control on {metric}, best first",
+    table = Table(title=f"sweep: {len(grid)} candidates vs control on {metric}, best first (★ significant)",
                   title_justify="left", header_style="bold")  # fmt: skip
     for column in (*settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"):
         table.add_column(
@@ -300,9 +263,12 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
         style = VERDICT_STYLE.get(row["verdict"], "")
         delta = f"{row['delta']:+.4f}"
         speed = row.get("efficiency.seconds_per_query")
-        verdict = "n.s." if row["verdict"] == "no significant difference" else row["verdict"]
+        verdict = "n.s." if row["verdict"] == NO_DIFFERENCE else row["verdict"]
+        significant = row["verdict"] in (BETTER, WORSE)
+        if significant:
+            verdict = f"★ {verdict}"
         table.add_row(
-            *(_plain_text(row[s]) for s in settings),
+            *((f"[bold]{_plain_text(row[s])}[/]" if significant else _plain_text(row[s])) for s in settings),
             _fmt(row["treatment_mean"]),
             f"[{style}]{delta}[/]" if style else delta,
             f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",

@@ -18,6 +18,7 @@ from abcompare.config import ExperimentConfig
 from abcompare.errors import DataError, error_context
 from abcompare.report import Reporter
 from abcompare.retrieval.settings import VariantSettings
+from abcompare.tracking_log import Logger, NullLogger
 
 
 @dataclass
@@ -52,6 +53,8 @@ class ComparisonResult:
     judgment_warnings: list[str] = field(default_factory=list)
     tuned: Any = None  # a sweep's TunedComparison: what choosing among its candidates gains, unseen
     grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
+    queries: pd.DataFrame | None = None  # the query set: query_id, text (and group ...)
+    recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
 
     @property
     def alignment(self) -> dict[str, Any]:
@@ -89,25 +92,9 @@ def load_experiment_dataset(config: ExperimentConfig):
     return load_dataset_for_experiment(config.dataset)
 
 
-def produce_run(
-    variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
-) -> pd.DataFrame:
-    """A variant's hits for every query, as a run table: retrieved here, or read from a run file."""
-    return produce_run_with_cost(variant, dataset, cache, cache_dir, reporter, name)[0]
-
-
-def produce_run_with_cost(
-    variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter, name: str
-) -> tuple[pd.DataFrame, dict[str, float]]:
-    """A variant's run table and its efficiency metrics (none for a precomputed run file), in this process."""
-    from abcompare.execution.local import produce_variant_run
-
-    produced = produce_variant_run(name, variant, dataset, cache, cache_dir, reporter)
-    return produced.run, produced.efficiency
-
-
 def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, config: ExperimentConfig):
-    """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics."""
+    """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics; the
+    run comes back with each hit's judgment ``grade`` (NaN: unjudged), for the report and the notebook."""
     from abcompare.data.alignment import alignment_report, check_alignment
     from abcompare.data.levels import apply_level
     from abcompare.evaluation.per_query import per_query_metrics
@@ -134,7 +121,16 @@ def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, con
         relevance_threshold=evaluation.relevance_threshold,
         unjudged=evaluation.unjudged,
     )
-    return run, per_query, report
+    return with_grades(run, annotations), per_query, report
+
+
+def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit)."""
+    if "grade" not in annotations or run.empty:
+        return run.assign(grade=float("nan"))
+    grades = annotations.groupby(["query_id", "key"], sort=False)["grade"].max().rename("grade")
+    joined = run.drop(columns=["grade"], errors="ignore").join(grades, on=["query_id", "key"])
+    return joined.astype({"grade": float})
 
 
 def compared_metrics(config: ExperimentConfig) -> list[str]:
@@ -245,30 +241,34 @@ def run_comparison(
     *,
     config_path: Path | None = None,
     reporter: Reporter | None = None,
+    background_tracking: bool = False,
 ) -> ComparisonResult:
-    """Run the control and every treatment, judge them on the same queries, test, log and return."""
+    """Run the control and every treatment, judge them on the same queries, test, log and return.
+
+    ``background_tracking`` writes to MLflow from a forked process while the comparison runs (what
+    ``abcompare run`` does); by default it is written from this process.
+    """
     from abcompare.execution import open_executor
-    from abcompare.tracking import open_tracker
 
     reporter = reporter or Reporter()
     timer = _Timer()
 
-    def connect() -> Any:
+    def check_tracking() -> None:
         with timer("tracking"):
             reporter.stage("connecting to MLflow")
-            tracking = config.tracking
-            return open_tracker(tracking.uri, tracking.experiment, tracking.artifact_location)
+            check_tracking_store(config)
 
     with ExitStack() as stack, ThreadPoolExecutor(1, thread_name_prefix="abcompare-mlflow") as pool:
-        # MLflow connects while the executor starts (Ray takes seconds); both are checked before any
-        # MLflow run opens, so an unreachable server or cluster fails early and leaves no run behind
-        connecting = pool.submit(connect) if config.tracking.enabled else None
+        # the tracking store is checked while the executor starts (Ray takes seconds); both are checked
+        # before any MLflow run opens, so an unreachable server or cluster fails early and leaves no run
+        checking = pool.submit(check_tracking) if config.tracking.enabled else None
         try:
             with timer("execution"):
                 executor = stack.enter_context(open_executor(config.execution, reporter))
         finally:
-            tracker = connecting.result() if connecting else None
-        result = _compare_variants(config, config_path, reporter, timer, tracker, executor)
+            if checking:
+                checking.result()
+        result = _compare_variants(config, config_path, reporter, timer, executor, background_tracking)
         with timer("execution"):
             stack.close()  # a Ray this run started stops here
     return result
@@ -279,88 +279,271 @@ def _compare_variants(
     config_path: Path | None,
     reporter: Reporter,
     timer: _Timer,
-    tracker: Any,
     executor: Any,
+    background_tracking: bool,
 ) -> ComparisonResult:
     """The comparison proper: data, each variant's run from the executor, judged, tested and logged."""
-    from abcompare.tracking import closing_runs, scratch_folder
+    from abcompare.tracking import scratch_folder
 
     with timer("data"):
         reporter.stage("loading the dataset")
         dataset = load_experiment_dataset(config)
     n_queries = len(dataset.queries)
-    excluded = getattr(dataset, "excluded_queries", 0)
+    excluded = dataset.excluded_queries
+    from abcompare.summary import plural
+
     reporter.stage(
-        f"dataset {dataset.name}: {n_queries} annotated queries"
-        + (f" ({excluded} queries without annotations in this split are not evaluated)" if excluded else "")
+        f"dataset {dataset.name}: {plural(n_queries, 'annotated query', 'annotated queries')}"
+        + (
+            f" ({plural(excluded, 'query')} without annotations in this split are not evaluated)"
+            if excluded
+            else ""
+        )
     )
     if config.sweep_plan is not None:
         reporter.stage(config.sweep_plan.summary())
         for note in config.sweep_plan.invalid + config.sweep_plan.duplicates:
             reporter.stage(f"  left out: {note}")
 
+    outcomes: dict[str, VariantOutcome] = {}
+    with scratch_folder() as tmp:
+        with timer("tracking"):
+            logger = open_logger(config, config_path, dataset, tmp, background=background_tracking)
+        with closing_logger(logger):
+            with timer("tracking"):
+                logger.start()
+            produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
+            for name, variant in config.variants().items():
+                role = "control" if name == "control" else "treatment"
+                reporter.stage("control" if role == "control" else f"treatment {name}")
+                with timer("retrieval"):
+                    variant_run = next(produced)
+                run, efficiency = variant_run.run, variant_run.efficiency
+                context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
+                with timer("evaluation"), error_context(context, file=dataset.annotation_file):
+                    run, per_query, report = judge_variant(run, dataset, variant, config)
+                means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
+                outcomes[name] = VariantOutcome(name, role, run, per_query, report, means, efficiency)
+                with timer("tracking"):
+                    settings = variant.model_dump(mode="json", exclude_none=True)
+                    logger.log_variant(outcomes[name], settings, variant_files(config, outcomes[name], tmp))
+            per_query_tables = {n: o.per_query for n, o in outcomes.items()}
+            coverage, judgment_warnings = judgment_coverage(config, per_query_tables, reporter)
+            with timer("statistics"):
+                reporter.stage("paired significance tests")
+                comparison = compare(config, per_query_tables, reporter)
+            from abcompare.evaluation.judgments import attach_judged_means
+
+            comparison = attach_judged_means(comparison, per_query_tables)
+            tuned, grid = None, None
+            if config.sweep_plan is not None:
+                with timer("statistics"):
+                    reporter.stage("cross-validated choice among the sweep's candidates")
+                    tuned = tune(config, per_query_tables)
+                grid = sweep_grid(config, comparison, outcomes)
+            result = ComparisonResult(
+                config=config,
+                dataset_name=dataset.name,
+                n_queries=n_queries,
+                primary_metric=config.evaluation.primary_metric,
+                variants=outcomes,
+                comparison=comparison,
+                timings=timer.seconds,
+                judged=coverage,
+                judgment_warnings=judgment_warnings,
+                tuned=tuned,
+                grid=grid,
+                queries=dataset.queries,
+            )
+            with timer("tracking"):
+                if not isinstance(logger, NullLogger):
+                    logger.log_comparison(result, comparison_files(result))
+                recorded = logger.finish()
+        if recorded is not None:
+            record(result, recorded, logger)
+    return result
+
+
+# ------------------------------------------------------------------------------------------ tracking handoff
+def check_tracking_store(config: ExperimentConfig) -> None:
+    """Fail within seconds, before any work, when the tracking store cannot be used (no MLflow import)."""
+    from abcompare.tracking import check_reachable, resolve_tracking_uri
+
+    check_reachable(resolve_tracking_uri(config.tracking.uri))
+
+
+def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Any, scratch: Path, *,
+                background: bool) -> Logger:  # fmt: skip
+    """The comparison's MLflow logger, or one that does nothing when tracking is off."""
     from abcompare.tracking_log import ComparisonLogger
 
-    logger = ComparisonLogger(tracker, config, config_path, dataset, code_version()) if tracker else None
-    outcomes: dict[str, VariantOutcome] = {}
-    with closing_runs(tracker), scratch_folder() as tmp:
-        if logger:
-            logger.start()
-        produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
-        for name, variant in config.variants().items():
-            role = "control" if name == "control" else "treatment"
-            reporter.stage("control" if role == "control" else f"treatment {name}")
-            with timer("retrieval"):
-                variant_run = next(produced)
-            run, efficiency = variant_run.run, variant_run.efficiency
-            context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
-            with timer("evaluation"), error_context(context, file=dataset.annotation_file):
-                run, per_query, report = judge_variant(run, dataset, variant, config)
-            means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
-            outcomes[name] = VariantOutcome(name, role, run, per_query, report, means, efficiency)
-            if logger:
-                with timer("tracking"):
-                    logger.log_variant(outcomes[name], variant, Path(tmp))
-        per_query_tables = {n: o.per_query for n, o in outcomes.items()}
-        coverage, judgment_warnings = judgment_coverage(config, per_query_tables, reporter)
-        with timer("statistics"):
-            reporter.stage("paired significance tests")
-            comparison = compare(config, per_query_tables, reporter)
-        from abcompare.evaluation.judgments import attach_judged_means
+    if not config.tracking.enabled:
+        return NullLogger()
+    return ComparisonLogger(
+        config, config_path, dataset, code_version(), scratch / "mlflow", background=background
+    )
 
-        comparison = attach_judged_means(comparison, per_query_tables)
-        tuned, grid = None, None
-        if config.sweep_plan is not None:
-            with timer("statistics"):
-                reporter.stage("cross-validated choice among the sweep's candidates")
-                tuned = tune(config, per_query_tables)
-            grid = sweep_grid(config, comparison, outcomes)
-        result = ComparisonResult(
-            config=config,
-            dataset_name=dataset.name,
-            n_queries=n_queries,
-            primary_metric=config.evaluation.primary_metric,
-            variants=outcomes,
-            comparison=comparison,
-            timings=timer.seconds,
-            judged=coverage,
-            judgment_warnings=judgment_warnings,
-            tuned=tuned,
-            grid=grid,
-        )
-        if logger:
-            with timer("tracking"):
-                logger.log_comparison(result, Path(tmp))
-                logger.finish()
-            if tracker.lost:  # the server stopped answering: keep the result, say it is not recorded
-                from abcompare.report import result_as_json
 
-                raise tracker.lost_error(result, result_as_json(result))
-            result.tracking_uri = tracker.uri
-            result.parent_run_id = logger.parent_id
-            result.variant_run_ids = dict(logger.variant_ids)
-            result.ui_hint = tracker.run_url_hint()
-    return result
+@contextmanager
+def closing_logger(logger: Logger) -> Iterator[None]:
+    """Whatever happens inside, no run is left RUNNING: errors mark them FAILED, Ctrl-C marks them KILLED."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        logger.abort("KILLED")
+        raise
+    except BaseException:
+        logger.abort("FAILED")
+        raise
+
+
+def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Path) -> dict[str, str | Path]:
+    """The files of a variant's run: its hits as a TREC run file and its per-query score histogram."""
+    if not config.tracking.enabled:
+        return {}
+    import warnings
+
+    from abcompare.data.runs import write_run
+    from abcompare.errors import AbcompareWarning
+    from abcompare.mlflow_layout import DISTRIBUTION_PLOT, RUN_FILE
+    from abcompare.naming import mlflow_safe_name
+    from abcompare.plots import histogram_svg
+
+    folder = scratch / "files" / mlflow_safe_name(outcome.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
+        warnings.simplefilter("ignore", AbcompareWarning)
+        trec = Path(write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name))
+    k = max(config.evaluation.cutoffs)
+    metrics = [f"{m}@{k}" for m in config.evaluation.metrics]
+    title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"
+    return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
+
+
+def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
+    """The parent run's files: the forest of differences, the paired scatters, a sweep's quality-vs-latency
+    plane, the self-contained ``report.html`` and what it was made from (``result.json``)."""
+    import json
+
+    from abcompare.html_report import inputs_summary, render
+    from abcompare.mlflow_layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
+    from abcompare.plots import pareto_svg, scatter_svg
+
+    inputs = report_inputs(result)
+    files: dict[str, str | Path] = {}
+    html = render(inputs)
+    files[REPORT_FILE] = html
+    files[RESULT_FILE] = json.dumps(inputs_summary(inputs), indent=2, default=str)
+    files[DELTAS_PLOT] = _forest_of(inputs)
+    primary = result.primary_metric
+    control = result.per_query["control"][primary]
+    for name in result.config.treatments:
+        files[paired_plot(name)] = scatter_svg(control, result.per_query[name][primary], primary, name)
+    if result.grid is not None and "efficiency.seconds_per_query" in result.grid:
+        files[PARETO_PLOT] = pareto_svg(result.grid, primary, inputs.control_seconds_per_query)
+    return files
+
+
+def _forest_of(inputs: Any) -> str:
+    from abcompare.html_report import forest_figure
+
+    return forest_figure(inputs)
+
+
+def report_inputs(result: ComparisonResult) -> Any:
+    """What ``report.html`` shows, from a fresh result."""
+    from dataclasses import asdict
+
+    from abcompare.html_report import ReportInputs
+    from abcompare.summary import tuned_sentence
+
+    cfg = result.config
+    plan = cfg.sweep_plan
+    settings = list(dict.fromkeys(k for v in plan.settings.values() for k in v)) if plan else []
+    control_cost = result.variants["control"].efficiency.get("efficiency.seconds_per_query")
+    focus = [result.tuned.most_chosen] if result.tuned is not None else []
+    return ReportInputs(
+        name=cfg.name,
+        description=cfg.description or "",
+        dataset=result.dataset_name,
+        n_queries=result.n_queries,
+        level=cfg.dataset.level,
+        convention=cfg.evaluation.convention,
+        comparison=result.comparison,
+        per_query=result.per_query,
+        queries=result.queries.set_index("query_id") if result.queries is not None else pd.DataFrame(),
+        hits={name: outcome.run for name, outcome in result.variants.items()},
+        relevance_threshold=cfg.evaluation.relevance_threshold,
+        judged={name: asdict(coverage) for name, coverage in result.judged.items()},
+        judgment_warnings=list(result.judgment_warnings),
+        tuned_sentence=tuned_sentence(result.tuned) if result.tuned is not None else None,
+        grid=result.grid,
+        grid_settings=settings,
+        control_seconds_per_query=control_cost,
+        focus=focus,
+    )
+
+
+def logged_report(
+    parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
+) -> tuple[str, Any]:
+    """``report.html`` for a comparison already in MLflow (default: the latest), read back through
+    :func:`abcompare.analysis.load_comparison`; the page and the loaded comparison."""
+    from abcompare.analysis import load_comparison
+    from abcompare.html_report import render
+
+    loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
+    return render(loaded_report_inputs(loaded)), loaded
+
+
+def loaded_report_inputs(loaded: Any) -> Any:
+    """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
+    ``result.json``, get what their tables and params say)."""
+    from abcompare.html_report import ReportInputs
+    from abcompare.mlflow_layout import DATASET_TAG
+
+    extras, params = loaded.extras, loaded.params
+    return ReportInputs(
+        name=extras.get("name", loaded.name),
+        description=extras.get("description", ""),
+        dataset=extras.get("dataset", loaded.tags.get(DATASET_TAG, "")),
+        n_queries=int(extras.get("n_queries", len(loaded.queries))),
+        level=extras.get("level", params.get("dataset.level", "")),
+        convention=extras.get("convention", params.get("evaluation.convention", "")),
+        comparison=loaded.summary,
+        per_query=loaded.per_query,
+        queries=loaded.queries,
+        hits=loaded.hits,
+        relevance_threshold=float(
+            extras.get("relevance_threshold", params.get("evaluation.relevance_threshold", 1))
+        ),
+        judged=extras.get("judged", {}),
+        judgment_warnings=extras.get("judgment_warnings", []),
+        tuned_sentence=extras.get("tuned_sentence"),
+        grid=loaded.grid,
+        grid_settings=extras.get("grid_settings", []),
+        control_seconds_per_query=extras.get("control_seconds_per_query"),
+        source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
+        focus=extras.get("focus", []),
+    )
+
+
+def record(result: ComparisonResult, recorded: Any, logger: Any) -> None:
+    """Put where the comparison was recorded on the result; a lost server is an error (exit 3) that keeps
+    the result."""
+    from abcompare.tracking_log import PARENT, recorded_lines, variant_handle
+
+    if recorded.lost:  # the server stopped answering: keep the result, say it is not recorded
+        from abcompare.report import result_as_json
+        from abcompare.tracking import lost_error
+
+        raise lost_error(recorded.uri, result, result_as_json(result))
+    result.tracking_uri = recorded.uri
+    result.parent_run_id = recorded.run_ids.get(PARENT)
+    result.variant_run_ids = {name: recorded.run_ids[variant_handle(name)] for name in result.variants}
+    result.recorded = recorded_lines(recorded, result.config.tracking.experiment, {PARENT: logger.run_name()})
+    result.ui_hint = result.recorded[-1].removeprefix("View: ")
 
 
 # ------------------------------------------------------------------------------------------ pooling

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------------------------------ numbers
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 query``, ``2 queries``, ``0 queries``: a count with its noun in the right number."""
+    if count == 1:
+        return f"{count} {noun}"
+    if plural_form is None:
+        plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{count} {plural_form}"
+
+
 def format_p(p: float) -> str:
     """A p-value for a sentence: 3 decimals, 4 below 0.001, ``< 0.0001`` below that."""
     if p is None or (isinstance(p, float) and math.isnan(p)):
@@ -170,7 +179,7 @@ def settings_line(table: pd.DataFrame) -> str:
     correction = _correction_label(table)
     primary_family = "no correction" if primary_size <= 1 else f"{correction} correction over {primary_size}"
     line = (
-        f"paired tests on {n_queries} queries; primary metric {attrs.get('primary_metric')} "
+        f"paired tests on {plural(n_queries, 'query')}; primary metric {attrs.get('primary_metric')} "
         f"({attrs.get('primary')} test, {primary_family})"
     )
     if secondary_size:
@@ -292,3 +301,103 @@ def grid_table(
         return grid
     ordered = grid.sort_values(["delta", "candidate"], ascending=[False, True], kind="stable")
     return ordered.reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------------ sweeps
+def sweep_sentence(grid: pd.DataFrame, table: pd.DataFrame) -> str:
+    """How a sweep's candidates fared on the primary metric, e.g. ``Sweep: 3 of 24 candidates better than
+    the control on ndcg@10 after max-T correction, none worse; the largest difference is fusion.k=30,
+    +0.012 (+1.5%).``"""
+    if grid.empty:
+        return "Sweep: no candidate was compared."
+    total = len(grid)
+    counts = grid["verdict"].value_counts()
+    better, worse = int(counts.get(BETTER, 0)), int(counts.get(WORSE, 0))
+    metric = grid["metric"].iloc[0]
+    how = (
+        f" after {_correction_label(table)} correction"
+        if total > 1 and _correction_label(table) != "no"
+        else ""
+    )
+    head = f"Sweep: {better} of {total} candidates better than the control on {metric}{how}"
+    head += f", {worse} worse" if worse else ", none worse"
+    best = grid.iloc[0]
+    relative = best["delta"] / best["control_mean"] if best["control_mean"] else float("nan")
+    rel = f" ({relative:+.1%})" if math.isfinite(relative) else ""
+    return f"{head}; the largest difference is {best['candidate']}, {best['delta']:+.3f}{rel}."
+
+
+def grid_text_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, digits: int = 3) -> str:
+    """A sweep's grid as an aligned text table, best first; significant candidates are starred."""
+    headers = [*settings, "mean", "delta", "CI", "p adj.", "verdict", "ms/query"]
+    right = [False] * len(settings) + [True, True, True, True, False, True]
+    cells = []
+    for row in grid.to_dict(orient="records"):
+        speed = row.get("efficiency.seconds_per_query")
+        star = "* " if row["verdict"] in (BETTER, WORSE) else "  "
+        cells.append(
+            [
+                *(str(row[name]) for name in settings),
+                f"{row['treatment_mean']:.{digits}f}",
+                f"{row['delta']:+.{digits}f}",
+                f"[{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]",
+                format_p(row["p_adjusted"]),
+                star + str(row["verdict"]),
+                "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
+            ]
+        )
+    if not settings:
+        headers, right = ["candidate", *headers], [False, *right]
+        cells = [
+            [str(r["candidate"]), *c] for r, c in zip(grid.to_dict(orient="records"), cells, strict=True)
+        ]
+    return _aligned(headers, cells, right)
+
+
+def _aligned(headers: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        padded = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(c) for c in cells)])
+
+
+# ------------------------------------------------------------------------------------------ description
+def description_markdown(
+    table: pd.DataFrame,
+    *,
+    context: str,
+    tuned: TunedComparison | None = None,
+    grid: pd.DataFrame | None = None,
+    grid_settings: Sequence[str] = (),
+) -> str:
+    """The text a comparison opens with (MLflow's run description, ``summary.md``): the verdict sentences
+    (with the detectable effect when not significant) and the secondary lines first, then the compact table
+    (rounded and aligned, in a code block so every renderer keeps its columns), then what was compared
+    (``context``) and how it was tested.
+
+    A sweep opens with the tuned comparison and the sweep's count, gives sentences only for the candidates
+    that differ, and tabulates the grid (best first) instead of every row.
+    """
+    paragraphs: list[str] = []
+    if tuned is not None:
+        paragraphs.append(f"**{tuned_sentence(tuned)}**")
+    if grid is not None:
+        paragraphs.append(sweep_sentence(grid, table))
+    swept = set(grid["candidate"]) if grid is not None else set()
+    for name in treatments(table):
+        primary = _rows(table, name, PRIMARY)
+        if name in swept and not primary["verdict"].isin([BETTER, WORSE]).any():
+            continue
+        sentence = verdict_sentence(table, name)
+        paragraphs.append(f"**{sentence}**" if tuned is None else sentence)
+        secondary = secondary_summary(table, name)
+        if secondary:
+            paragraphs.append(secondary)
+    body = grid_text_table(grid, grid_settings) if grid is not None else markdown_table(table)
+    paragraphs.append("```\n" + body + "\n```")
+    paragraphs.append(context)
+    paragraphs.append(f"_{settings_line(table)}_")
+    return "\n\n".join(paragraphs) + "\n"

@@ -30,19 +30,17 @@ from typing import Any
 import pandas as pd
 
 from abcompare.errors import AbcompareWarning, TrackingError, TrackingLostError, disk_full
+from abcompare.mlflow_layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
 from abcompare.naming import mlflow_safe_name
 from abcompare.process_identity import current_process, is_alive
 
-#: Tags abcompare puts on every run it opens, naming the process that owns it.
-HOST_TAG = "abcompare.host"
-PID_TAG = "abcompare.pid"
-START_TAG = "abcompare.process_start"
 #: How long a run waits for another process that is creating the same SQLite store.
 STORE_LOCK_SECONDS = 300
 
 DEFAULT_DB = "mlflow.db"
 DEFAULT_ARTIFACTS = "mlruns"
 _PARAM_VALUE_LIMIT = 6000
+_TAG_VALUE_LIMIT = 5000
 
 
 def mlflow_key(name: str) -> str:
@@ -183,6 +181,30 @@ def _artifact(run_id: str, name: str, folder: str | None = None) -> str:
     return f"the artifact {folder + '/' if folder else ''}{name} of run {run_id[:8]}"
 
 
+def lost_error(uri: str, result: Any, payload: Mapping[str, Any]) -> TrackingLostError:
+    """The error for a comparison that was computed but not recorded; ``payload`` (the ``--json`` result)
+    is saved to a local file first, which the message names."""
+    saved: Path | None = None
+    problem = ""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = mlflow_safe_name(str(payload.get("name") or "comparison"))[:60]
+    target = Path.cwd() / f"abcompare-unrecorded-{name}-{stamp}.json"
+    try:
+        target.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+        saved = target
+    except OSError as exc:
+        problem = f"; could not save a local copy: {exc.strerror or exc}"
+    where = f"; the result is saved in {saved}" if saved else problem
+    return TrackingLostError(
+        f"the tracking server at {uri} stopped answering while logging (the comparison is not "
+        f"recorded){where}",
+        result=result,
+        saved=saved,
+        field="tracking.uri",
+        hint="restart the server and run again; exit code 3",
+    )
+
+
 class Tracker:
     """A thin wrapper over ``MlflowClient`` for one comparison; create with :func:`open_tracker`.
 
@@ -190,11 +212,14 @@ class Tracker:
     comparison goes on, and the runner reports it as not recorded (``lost_error``).
     """
 
-    def __init__(self, client: Any, experiment_id: str, uri: str) -> None:
+    def __init__(
+        self, client: Any, experiment_id: str, uri: str, owner: Mapping[str, str] | None = None
+    ) -> None:
         self.client = client
         self.experiment_id = experiment_id
         self.uri = uri
         self.lost = False
+        self.owner = dict(owner) if owner is not None else owner_tags()
         self._open: list[str] = []
 
     def _call(self, method: Callable[..., Any], *args: Any, writing: str | None = None, **kwargs: Any) -> Any:
@@ -223,27 +248,8 @@ class Tracker:
         return False
 
     def lost_error(self, result: Any, payload: Mapping[str, Any]) -> TrackingLostError:
-        """The error for a comparison that was computed but not recorded; ``payload`` (the ``--json`` result)
-        is saved to a local file first, which the message names."""
-        saved: Path | None = None
-        problem = ""
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        name = mlflow_safe_name(str(payload.get("name") or "comparison"))[:60]
-        target = Path.cwd() / f"abcompare-unrecorded-{name}-{stamp}.json"
-        try:
-            target.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
-            saved = target
-        except OSError as exc:
-            problem = f"; could not save a local copy: {exc.strerror or exc}"
-        where = f"; the result is saved in {saved}" if saved else problem
-        return TrackingLostError(
-            f"the tracking server at {self.uri} stopped answering while logging (the comparison is not "
-            f"recorded){where}",
-            result=result,
-            saved=saved,
-            field="tracking.uri",
-            hint="restart the server and run again; exit code 3",
-        )
+        """The error for a comparison that was computed but not recorded (see :func:`lost_error`)."""
+        return lost_error(self.uri, result, payload)
 
     # ---------------------------------------------------------------- runs
     def start_run(
@@ -251,11 +257,11 @@ class Tracker:
     ) -> str:
         """Create a run (a child when ``parent_id`` is given), tagged with its owner process, and remember it
         until it is ended."""
-        all_tags = {**dict(tags), **owner_tags()}
+        all_tags = {**dict(tags), **self.owner}
         if parent_id:
-            all_tags["mlflow.parentRunId"] = parent_id
+            all_tags[PARENT_RUN_TAG] = parent_id
         if description:
-            all_tags["mlflow.note.content"] = description
+            all_tags[NOTE_TAG] = description
         run = self._call(self.client.create_run, self.experiment_id, run_name=name, tags=all_tags)
         if run is None:
             return UNRECORDED
@@ -295,10 +301,49 @@ class Tracker:
         for start in range(0, len(items), 1000):
             self._call(self.client.log_batch, run_id, metrics=items[start : start + 1000])
 
+    def log_batch(
+        self,
+        run_id: str,
+        metrics: Mapping[str, float] | None = None,
+        params: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        """Metrics, params and tags of one run in as few calls as MLflow's limits allow (one, usually)."""
+        from mlflow.entities import Metric, Param, RunTag
+
+        metric_items = [
+            Metric(mlflow_key(k), float(v), 0, 0)
+            for k, v in (metrics or {}).items()
+            if v is not None and not (isinstance(v, float) and math.isnan(v))
+        ]
+        param_items = [Param(mlflow_key(k), str(v)) for k, v in (params or {}).items()]
+        tag_items = [RunTag(k, str(v)[:_TAG_VALUE_LIMIT]) for k, v in (tags or {}).items()]
+        while metric_items or param_items or tag_items:
+            # MLflow's log_batch limits: 1000 entities in all, at most 100 params and 100 tags
+            params_now, param_items = param_items[:100], param_items[100:]
+            tags_now, tag_items = tag_items[:100], tag_items[100:]
+            room = 1000 - len(params_now) - len(tags_now)
+            metrics_now, metric_items = metric_items[:room], metric_items[room:]
+            self._call(self.client.log_batch, run_id, metrics=metrics_now, params=params_now, tags=tags_now)
+
+    def log_artifacts(self, run_id: str, folder: Path) -> None:
+        """Every file under ``folder``, at the same relative paths, in one call."""
+        self._call(
+            self.client.log_artifacts, run_id, str(folder), writing=f"the artifacts of run {run_id[:8]}"
+        )
+
+    def set_experiment_tags(self, tags: Mapping[str, str]) -> None:
+        for key, value in tags.items():
+            self._call(self.client.set_experiment_tag, self.experiment_id, key, str(value))
+
     def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
         from mlflow.entities import RunTag
 
-        self._call(self.client.log_batch, run_id, tags=[RunTag(k, str(v)[:5000]) for k, v in tags.items()])
+        self._call(
+            self.client.log_batch,
+            run_id,
+            tags=[RunTag(k, str(v)[:_TAG_VALUE_LIMIT]) for k, v in tags.items()],
+        )
 
     def log_table(self, run_id: str, frame: pd.DataFrame, name: str) -> None:
         """A table as Parquet (for code) and as MLflow's JSON table view (for the UI)."""
@@ -352,36 +397,54 @@ class Tracker:
             self.client.log_inputs, run_id, datasets=[DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
         )
 
-    def run_url_hint(self) -> str:
-        """How to look at the runs: the ``mlflow ui`` command for a local store, else the server's URL."""
-        if self.uri.startswith("sqlite:///"):
-            path = Path(self.uri[len("sqlite:///") :])
-            if path.parent == Path.cwd():
-                return f"mlflow ui --backend-store-uri sqlite:///{path.name}"
-            return f"mlflow ui --backend-store-uri {self.uri}"
-        return f"open {self.uri}"
+
+def ui_command(uri: str) -> tuple[str | None, str]:
+    """How to look at a store: the ``mlflow ui`` command to start for a local store (``None`` for a server)
+    and the base URL the UI then answers on."""
+    if uri.startswith(("http://", "https://")):
+        return None, uri
+    if uri.startswith("sqlite:///"):
+        path = Path(uri[len("sqlite:///") :])
+        if path.parent == Path.cwd():
+            return f"mlflow ui --backend-store-uri sqlite:///{path.name}", "http://127.0.0.1:5000"
+    return f"mlflow ui --backend-store-uri {uri}", "http://127.0.0.1:5000"
 
 
-def open_tracker(uri: str | None, experiment: str, artifact_location: str | None = None) -> Tracker:
+def quiet_mlflow() -> None:
+    """MLflow's own output is noise on our console: its log lines (database migrations, tracebacks of errors
+    we report in one line, the retries of a dying server), its run URLs, its artifact-download progress
+    bars; and a dying server is given up on after two retries."""
+    os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
+    import mlflow  # noqa: F401 - configures its logger on import; the levels below are set after that
+
+    logging.getLogger("mlflow").setLevel(logging.CRITICAL)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
+
+
+def open_tracker(
+    uri: str | None,
+    experiment: str,
+    artifact_location: str | None = None,
+    *,
+    owner: Mapping[str, str] | None = None,
+) -> Tracker:
     """Connect to the store (checking it first) and get or create the experiment.
 
     A SQLite store is created and migrated under a file lock beside it (``mlflow.db.lock``), so concurrent
     first runs in one folder wait for each other instead of racing. Runs left RUNNING by processes of this
-    host that no longer exist are marked FAILED, with one warning line.
+    host that no longer exist are marked FAILED, with one warning line. ``owner`` names the process whose
+    runs these are (default: this one; a writer process passes the comparison's).
     """
-    os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
     resolved = resolve_tracking_uri(uri)
     check_reachable(resolved)
+    quiet_mlflow()
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
-    # MLflow's own log lines (database migrations, its tracebacks of errors we report in one line, the
-    # retries of a dying server) are noise on our console; set after its import, which configures its logger
-    logging.getLogger("mlflow").setLevel(logging.CRITICAL)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
-    logging.getLogger("urllib3").setLevel(logging.ERROR)
     try:
         with _store_lock(resolved):
             client = MlflowClient(tracking_uri=resolved)
@@ -396,7 +459,7 @@ def open_tracker(uri: str | None, experiment: str, artifact_location: str | None
         raise TrackingError(
             f"cannot use the MLflow store {resolved}: {_first_line(exc.message)}", field="tracking.uri"
         ) from None
-    return Tracker(client, experiment_id, resolved)
+    return Tracker(client, experiment_id, resolved, owner)
 
 
 def _first_line(text: str) -> str:
@@ -483,7 +546,7 @@ def _fail_orphaned_runs(client: Any) -> list[str]:
         ]
     for run in orphans:
         client.set_terminated(run.info.run_id, status="FAILED")
-        client.set_tag(run.info.run_id, "abcompare.failure", "its process ended without closing it (killed?)")
+        client.set_tag(run.info.run_id, FAILURE_TAG, "its process ended without closing it (killed?)")
     if orphans:
         pids = sorted({run.data.tags.get(PID_TAG, "?") for run in orphans})
         warnings.warn(

@@ -1,72 +1,160 @@
 """What a comparison writes to MLflow: a parent run for the comparison, a child run per variant.
 
-The layout is fixed so the MLflow UI's compare view lines the variants up: every variant run has the same
-metric keys, the same table names and the same plot file names.
+The names are :mod:`abcompare.mlflow_layout`'s. Every variant run has the same metric keys, table names and
+root-level plot file, so MLflow's compare view lines the variants up; each treatment's run also carries its
+comparison with the control (``vs_control.<metric>.delta`` ...), so the runs table, the chart view and the
+compare view show deltas and adjusted p-values beside the means. The runner hands over tables and files it
+made (the run file, the plots, the report); this module decides where they go and sends them through a
+:mod:`~abcompare.tracking_session` (in a writer process, for ``abcompare run``). :class:`NullLogger` stands
+in when tracking is off.
 """
 
 from __future__ import annotations
 
-import warnings
+import json
+import math
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
-from abcompare.errors import AbcompareWarning
-from abcompare.naming import mlflow_safe_name
-from abcompare.report import save_delta_forest, save_metric_distribution, save_paired_scatter
-from abcompare.summary import markdown_table, secondary_summary, settings_line, verdict_sentence
-from abcompare.tracking import Tracker, flatten, mlflow_key
-from abcompare.vocabulary import SECONDARY, VERDICT_CODE
+from abcompare.mlflow_layout import (
+    ALIGNMENT_FILE,
+    ANNOTATION_FILES_TAG,
+    CODE_VERSION_TAG,
+    COMPARISON_FIELDS,
+    COMPARISON_TABLE,
+    COMPARISON_TAG,
+    CONFIG_DIR,
+    CONFIG_HASH_TAG,
+    DATASET_HASH_TAG,
+    DATASET_TAG,
+    EXPERIMENT_KIND,
+    EXPERIMENT_KIND_TAG,
+    GRID_TABLE,
+    HELD_OUT_TABLE,
+    HITS_FILE,
+    JUDGMENTS_TAG,
+    N_QUERIES_METRIC,
+    NOTE_TAG,
+    PER_QUERY_ALL_TABLE,
+    PER_QUERY_TABLE,
+    PRIMARY_MARK,
+    PRIMARY_METRIC_TAG,
+    QUERIES_TABLE,
+    RESOLVED_CONFIG_FILE,
+    ROLE_COMPARISON,
+    ROLE_TAG,
+    SECONDARY_MARK,
+    SUMMARY_FILE,
+    TIMINGS_FILE,
+    TUNED_PREFIX,
+    TUNED_TAG,
+    VARIANT_TAG,
+    VERDICT_TAG,
+    VIEW_TAG,
+    comparison_key,
+    mean_key,
+    metric_key,
+    secondary_tag,
+    verdict_tag,
+    view_url,
+    vs_control_key,
+)
+from abcompare.tracking import flatten, owner_tags
+from abcompare.tracking_session import Recorded, open_session
+from abcompare.vocabulary import PRIMARY, SECONDARY, VERDICT_CODE
+
+PARENT = "parent"
+#: Figures MLflow shows are rounded to this many significant digits (the tables keep every digit).
+SHOWN_DIGITS = 4
 
 
-def _safe(name: str) -> str:
-    """A variant name (validated by the config: never a path, unique in this form) as a key or file name."""
-    return mlflow_safe_name(name)
+def shown(value: float) -> float:
+    """A metric value as MLflow should display it: whole numbers as they are, others to 4 significant
+    digits (``0.780215...`` -> ``0.7802``, ``-0.000712...`` -> ``-0.0007123``); the exact values are in
+    ``tables/``."""
+    value = float(value)
+    if not math.isfinite(value) or value == int(value):
+        return value
+    return float(f"{value:.{SHOWN_DIGITS}g}")
 
 
-def summary_markdown(result: Any) -> str:
-    """The comparison for the parent run's description: the verdict sentences, then the compact table."""
-    cfg = result.config
-    comparison = result.comparison
-    lines = [
-        f"**{cfg.name}** — {cfg.description}".rstrip(" —"),
-        "",
-        f"Dataset `{result.dataset_name}`, {result.n_queries} queries, level `{cfg.dataset.level}`, "
-        f"convention `{cfg.evaluation.convention}`.",
-        "",
-    ]
-    for name in cfg.treatments:
-        secondary = secondary_summary(comparison, name)
-        lines.append(f"- {verdict_sentence(comparison, name)}" + (f" {secondary}" if secondary else ""))
-    lines += ["", markdown_table(comparison), "", f"_{settings_line(comparison)}_"]
-    return "\n".join(lines)
+def variant_handle(name: str) -> str:
+    return f"variant:{name}"
+
+
+class Logger(Protocol):
+    """What the runner calls, stage by stage (:class:`ComparisonLogger`, or :class:`NullLogger`)."""
+
+    def start(self) -> None: ...
+    def log_variant(
+        self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+    ) -> None: ...
+    def log_comparison(self, result: Any, files: Mapping[str, str | Path]) -> None: ...
+    def finish(self) -> Recorded | None: ...
+    def abort(self, status: str) -> None: ...
+
+
+class NullLogger:
+    """Tracking is off: every step does nothing, and nothing is recorded."""
+
+    background = False
+
+    def start(self) -> None:
+        pass
+
+    def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
+        pass
+
+    def log_comparison(self, result: Any, files: Mapping[str, str | Path]) -> None:
+        pass
+
+    def finish(self) -> Recorded | None:
+        return None
+
+    def abort(self, status: str) -> None:
+        pass
 
 
 class ComparisonLogger:
-    """Logs one comparison through a :class:`Tracker`; the runner calls it stage by stage."""
+    """Logs one comparison: the runner calls :meth:`start`, :meth:`log_variant` per variant,
+    :meth:`log_comparison`, then :meth:`finish` (or :meth:`abort` when something failed)."""
 
-    def __init__(self, tracker: Tracker, config: Any, config_path: Path | None, dataset: Any, version: str):
-        self.tracker = tracker
+    def __init__(
+        self,
+        config: Any,
+        config_path: Path | None,
+        dataset: Any,
+        version: str,
+        staging: Path,
+        *,
+        background: bool = False,
+    ) -> None:
         self.config = config
         self.config_path = config_path
         self.dataset = dataset
         self.version = version
-        self.parent_id: str | None = None
-        self.variant_ids: dict[str, str] = {}
+        self.session = open_session(staging, background=background)
+        self.background = self.session.background
         self.config_hash = config.fingerprint()
         self.dataset_hash = dataset.fingerprint()
+        self.started = datetime.now()
+
+    def _send(self, method: str, *args: Any, **kwargs: Any) -> None:
+        self.session.send(method, *args, **kwargs)
 
     def _common_tags(self) -> dict[str, str]:
-        tags = {
-            "abcompare.config_hash": self.config_hash,
-            "abcompare.dataset_hash": self.dataset_hash,
-            "abcompare.dataset": self.dataset.name,
-            "abcompare.code_version": self.version,
-            "abcompare.comparison": self.config.name,
+        return {
+            CONFIG_HASH_TAG: self.config_hash,
+            DATASET_HASH_TAG: self.dataset_hash,
+            DATASET_TAG: self.dataset.name,
+            CODE_VERSION_TAG: self.version,
+            COMPARISON_TAG: self.config.name,
             **self.config.tracking.tags,
         }
-        return tags
 
     def _judgment_tags(self) -> dict[str, str]:
         """Which judgments the comparison used, so two comparisons on different judgment sets are never
@@ -78,130 +166,238 @@ class ComparisonLogger:
             f"{Path(p).name} sha256:{digest[:16]}" for p, digest in self.dataset.annotation_files
         )
         tags = {
-            "abcompare.judgments": f"{len(annotations)} judgments ({relevant} at grade >= {threshold}) on "
+            JUDGMENTS_TAG: f"{len(annotations)} judgments ({relevant} at grade >= {threshold}) on "
             f"{annotations['query_id'].nunique()} queries",
         }
         if files:
-            tags["abcompare.annotation_files"] = files
+            tags[ANNOTATION_FILES_TAG] = files
         return tags
 
+    def run_name(self) -> str:
+        """The parent's name: the comparison's name and when it started, so runs can be told apart."""
+        base = self.config.tracking.run_name or self.config.name
+        return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
+
+    # ---------------------------------------------------------------- stages
     def start(self) -> None:
+        """Open the store and the parent run; log the settings, the config and the query set."""
         cfg = self.config
-        tags = {**self._common_tags(), **self._judgment_tags(), "abcompare.role": "comparison"}
-        self.parent_id = self.tracker.start_run(
-            cfg.tracking.run_name or cfg.name, tags, description=cfg.description
+        tracking = cfg.tracking
+        self._send(
+            "open",
+            tracking.uri,
+            tracking.experiment,
+            tracking.artifact_location,
+            owner_tags(),
+            {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
         )
+        tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
+        self._send("start_run", PARENT, self.run_name(), tags, description=cfg.description)
         settings = {
             "dataset": cfg.dataset.model_dump(mode="json"),
             "evaluation": cfg.evaluation.model_dump(mode="json"),
             "significance": cfg.significance.model_dump(mode="json"),
             "treatments": ",".join(cfg.treatments),
         }
-        self.tracker.log_params(self.parent_id, flatten(settings))
+        self._send("log", PARENT, params=flatten(settings))
         if self.config_path is not None:
-            self.tracker.log_file(self.parent_id, self.config_path, "config")
-        self.tracker.log_dict(self.parent_id, cfg.model_dump(mode="json"), "config/resolved_config.json")
+            self._send("copy", PARENT, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path))
+        self._send("json", PARENT, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
         queries = self.dataset.queries
-        self.tracker.log_table(self.parent_id, queries.set_index("query_id"), "queries")
-        self.tracker.log_dataset(
-            self.parent_id,
+        self._send("table", PARENT, QUERIES_TABLE, queries.set_index("query_id"))
+        self._send(
+            "dataset",
+            PARENT,
             queries,
             name=self.dataset.name,
             source=str(self.dataset.source or self.dataset.name),
             digest=self.dataset_hash[:36],
         )
 
-    def log_variant(self, outcome: Any, variant: Any, tmp: Path) -> None:
-        """A child run: flattened settings, mean metrics, per-query table, the run file, plots."""
-        from abcompare.data.runs import write_run
+    def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
+        """A child run: the variant's settings as params, its means and cost as metrics, its per-query table,
+        its hits (with each hit's judgment grade) and the files the runner made for it."""
+        handle = variant_handle(outcome.name)
+        tags = {**self._common_tags(), ROLE_TAG: outcome.role, VARIANT_TAG: outcome.name}
+        self._send("start_run", handle, outcome.name, tags, parent=PARENT)
+        metrics = {metric_key(k): shown(v) for k, v in outcome.means.items()}
+        metrics[N_QUERIES_METRIC] = float(len(outcome.per_query))
+        if "retrieved_count" in outcome.per_query:
+            metrics["mean_retrieved_count"] = shown(outcome.per_query["retrieved_count"].mean())
+        metrics.update({k: shown(v) for k, v in outcome.efficiency.items()})
+        self._send("log", handle, metrics=metrics, params=flatten(settings))
+        self._send("table", handle, PER_QUERY_TABLE, outcome.per_query)
+        self._send("parquet", handle, HITS_FILE, outcome.run)
+        self._send("json", handle, ALIGNMENT_FILE, outcome.alignment.to_dict())
+        self._send_files(handle, files)
+        self._send("end_run", handle)
 
-        tags = {**self._common_tags(), "abcompare.role": outcome.role, "abcompare.variant": outcome.name}
-        run_id = self.tracker.start_run(outcome.name, tags, parent_id=self.parent_id)
-        self.variant_ids[outcome.name] = run_id
-        self.tracker.log_params(run_id, flatten(variant.model_dump(mode="json", exclude_none=True)))
-        metrics = dict(outcome.means)
-        counts = outcome.per_query
-        metrics["n_queries"] = float(len(counts))
-        if "retrieved_count" in counts:
-            metrics["mean_retrieved_count"] = float(counts["retrieved_count"].mean())
-        metrics.update(outcome.efficiency)
-        self.tracker.log_metrics(run_id, metrics)
-        self.tracker.log_table(run_id, outcome.per_query, "per_query_metrics")
-        folder = tmp / "variants" / _safe(outcome.name)
-        folder.mkdir(parents=True, exist_ok=True)
-        with warnings.catch_warnings():
-            # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
-            warnings.simplefilter("ignore", AbcompareWarning)
-            run_path = write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name)
-        self.tracker.log_file(run_id, Path(run_path), "run")
-        hits_path = folder / "hits.parquet"
-        outcome.run.to_parquet(hits_path)
-        self.tracker.log_file(run_id, hits_path, "run")
-        self.tracker.log_dict(run_id, outcome.alignment.to_dict(), "alignment.json")
-        plot = save_metric_distribution(
-            outcome.per_query, self._plot_metrics(), folder / "metric_distribution.png", outcome.name
+    def _send_files(self, handle: str, files: Mapping[str, str | Path]) -> None:
+        for artifact, content in files.items():
+            if isinstance(content, Path):
+                self._send("copy", handle, artifact, str(content))
+            else:
+                self._send("text", handle, artifact, content)
+
+    def log_comparison(self, result: Any, files: Mapping[str, str | Path]) -> None:
+        """The parent run: every comparison figure, the tables, the description, verdict tags, the files
+        the runner made (plots, report); each treatment's run gets its own comparison with the control."""
+        from abcompare.summary import (
+            description_markdown,
+            secondary_summary,
+            tuned_sentence,
+            verdict_sentence,
         )
-        self.tracker.log_file(run_id, plot, "plots")
-        self.tracker.end_run(run_id)
 
-    def _plot_metrics(self) -> list[str]:
-        k = max(self.config.evaluation.cutoffs)
-        return [f"{m}@{k}" for m in self.config.evaluation.metrics]
-
-    def log_comparison(self, result: Any, tmp: Path) -> None:
-        """The parent run: deltas, CIs, raw and adjusted p-values, verdicts; tables, plots, description."""
-        parent = self.parent_id
         comparison = result.comparison
         metrics: dict[str, float] = {}
         for row in comparison.itertuples(index=False):
-            prefix = f"{_safe(row.treatment)}.{mlflow_key(row.metric)}"
-            metrics[f"{prefix}.delta"] = row.delta
-            metrics[f"{prefix}.ci_low"] = row.ci_low
-            metrics[f"{prefix}.ci_high"] = row.ci_high
-            metrics[f"{prefix}.p_raw"] = row.p_primary
-            metrics[f"{prefix}.p_adjusted"] = row.p_adjusted
-            metrics[f"{prefix}.verdict"] = VERDICT_CODE.get(row.verdict, 0)
+            figures = _figures(row)
+            for name, value in figures.items():
+                metrics[comparison_key(row.treatment, row.metric, name)] = value
             if row.role == SECONDARY:
-                metrics[f"{prefix}.secondary"] = 1.0
+                metrics[comparison_key(row.treatment, row.metric, SECONDARY_MARK)] = 1.0
         for name, means in result.means.items():
             for metric, value in means.items():
-                metrics[f"{_safe(name)}.{mlflow_key(metric)}"] = value
-        self.tracker.log_metrics(parent, metrics)
-        self.tracker.log_table(parent, comparison.set_index(["treatment", "metric"]), "comparison")
-        self.tracker.log_dict(
-            parent, {name: report.to_dict() for name, report in result.alignment.items()}, "alignment.json"
-        )
-        markdown = summary_markdown(result)
-        self.tracker.log_text(parent, markdown, "summary.md")
-        tags = {"mlflow.note.content": markdown, "abcompare.primary_metric": result.primary_metric}
+                metrics[mean_key(name, metric)] = shown(value)
+        tags = {PRIMARY_METRIC_TAG: result.primary_metric}
+        sentences = []
         for name in result.config.treatments:
-            tags[f"abcompare.verdict.{_safe(name)}"] = verdict_sentence(comparison, name)
+            sentence = verdict_sentence(comparison, name)
+            sentences.append(sentence)
+            tags[verdict_tag(name)] = sentence
             secondary = secondary_summary(comparison, name)
             if secondary:
-                tags[f"abcompare.secondary.{_safe(name)}"] = secondary
-        self.tracker.set_tags(parent, tags)
-        folder = tmp / "comparison"
-        plot = save_delta_forest(comparison, folder / "deltas.png")
-        self.tracker.log_file(parent, plot, "plots")
-        primary = result.primary_metric
-        control = result.per_query["control"][primary]
-        for name in result.config.treatments:
-            scatter = save_paired_scatter(
-                control,
-                result.per_query[name][primary],
-                primary,
-                name,
-                folder / f"paired_{_safe(name)}.png",
+                tags[secondary_tag(name)] = secondary
+        if result.tuned is not None:
+            tags[TUNED_TAG] = tags[VERDICT_TAG] = tuned_sentence(result.tuned)
+            metrics.update(
+                {
+                    f"{TUNED_PREFIX}.{k}": shown(getattr(result.tuned, k))
+                    for k in ("delta", "ci_low", "ci_high", "p_value")
+                }
             )
-            self.tracker.log_file(parent, scatter, "plots")
-        per_query = pd.concat(
-            {name: frame[[c for c in frame.columns if "@" in c]] for name, frame in result.per_query.items()},
-            axis=1,
+        else:
+            tags[VERDICT_TAG] = "\n".join(sentences)
+        markdown = description_markdown(
+            comparison,
+            context=self._context(result),
+            tuned=result.tuned,
+            grid=result.grid,
+            grid_settings=_swept_settings(self.config),
         )
-        per_query.columns = [f"{variant}/{metric}" for variant, metric in per_query.columns]
-        self.tracker.log_table(parent, per_query, "per_query_all_variants")
-        self.tracker.log_dict(parent, {"timings_seconds": result.timings}, "timings.json")
+        tags[NOTE_TAG] = markdown
+        self._send("log", PARENT, metrics=metrics, tags=tags)
+        self._send("table", PARENT, COMPARISON_TABLE, comparison.set_index(["treatment", "metric"]))
+        self._send("table", PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
+        if result.grid is not None:
+            self._send("table", PARENT, GRID_TABLE, result.grid)
+        if result.tuned is not None:
+            self._send("table", PARENT, HELD_OUT_TABLE, result.tuned.held_out)
+        self._send(
+            "json", PARENT, ALIGNMENT_FILE, {n: report.to_dict() for n, report in result.alignment.items()}
+        )
+        self._send("text", PARENT, SUMMARY_FILE, markdown)
+        self._send("json", PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
+        self._send_files(PARENT, files)
+        for name in result.config.treatments:
+            self._log_vs_control(comparison, name)
+        self._send("experiment_tags", {VIEW_TAG: json.dumps(headline_view(result))})
 
-    def finish(self) -> None:
-        if self.parent_id:
-            self.tracker.end_run(self.parent_id)
+    def _log_vs_control(self, comparison: pd.DataFrame, treatment: str) -> None:
+        """A treatment's comparison with the control, on the treatment's own run (``vs_control.*``)."""
+        from abcompare.summary import verdict_sentence
+
+        metrics: dict[str, float] = {}
+        for row in comparison[comparison["treatment"] == treatment].itertuples(index=False):
+            for name, value in _figures(row).items():
+                metrics[vs_control_key(row.metric, name)] = value
+            mark = PRIMARY_MARK if row.role == PRIMARY else SECONDARY_MARK
+            metrics[vs_control_key(row.metric, mark)] = 1.0
+        tags = {VERDICT_TAG: verdict_sentence(comparison, treatment)}
+        self._send("log", variant_handle(treatment), metrics=metrics, tags=tags)
+
+    def _context(self, result: Any) -> str:
+        cfg = self.config
+        text = (
+            f"**{cfg.name}**: {cfg.description}".rstrip(": ")
+            + f". Dataset `{result.dataset_name}`, {result.n_queries} queries, level `{cfg.dataset.level}`, "
+            f"convention `{cfg.evaluation.convention}`."
+        )
+        return text.replace(".. ", ". ")
+
+    def finish(self) -> Recorded:
+        """Close the parent run and wait until everything is written; where it was recorded."""
+        self._send("end_run", PARENT)
+        return self.session.finish()
+
+    def abort(self, status: str) -> None:
+        """Something failed (``FAILED``) or was interrupted (``KILLED``): close every open run so."""
+        self.session.abort(status)
+
+
+def _figures(row: Any) -> dict[str, float]:
+    """One comparison row's figures, as MLflow shows them."""
+    values = {
+        "delta": row.delta,
+        "ci_low": row.ci_low,
+        "ci_high": row.ci_high,
+        "p_raw": row.p_primary,
+        "p_adjusted": row.p_adjusted,
+        "verdict": float(VERDICT_CODE.get(row.verdict, 0)),
+    }
+    assert tuple(values) == COMPARISON_FIELDS
+    return {name: shown(value) for name, value in values.items()}
+
+
+def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    frame = pd.concat(
+        {name: table[[c for c in table.columns if "@" in c]] for name, table in per_query.items()}, axis=1
+    )
+    frame.columns = [f"{variant}/{metric}" for variant, metric in frame.columns]
+    return frame
+
+
+def _swept_settings(config: Any) -> list[str]:
+    plan = config.sweep_plan
+    if plan is None:
+        return []
+    return list(dict.fromkeys(k for values in plan.settings.values() for k in values))
+
+
+def headline_view(result: Any) -> dict[str, Any]:
+    """The runs table's columns that answer the question (MLflow's shared view state, read back by its UI
+    from the experiment tag ``mlflow.sharedViewState.abcompare``): the verdict, the primary metric's mean,
+    and its difference, adjusted p and verdict code, on the parent and on each treatment's run."""
+    primary = result.primary_metric
+    metrics = [metric_key(primary)]
+    metrics += [vs_control_key(primary, f) for f in ("delta", "ci_low", "ci_high", "p_adjusted", "verdict")]
+    for name in list(result.config.treatments)[:3] if result.tuned is None else []:
+        metrics += [comparison_key(name, primary, f) for f in ("delta", "p_adjusted")]
+    if result.tuned is not None:
+        metrics += [f"{TUNED_PREFIX}.delta", f"{TUNED_PREFIX}.p_value", "efficiency.seconds_per_query"]
+    verdict = f"tags.`{VERDICT_TAG}`"
+    columns = [verdict] + [f"metrics.`{m}`" for m in metrics] + ["attributes.`Dataset`"]
+    return {
+        "selectedColumns": columns,
+        "columnOrder": ["attributes.`Run Name`", *columns, "runDateAndNestInfo", "duration"],
+        "columnWidths": {verdict: 560},
+        "orderByKey": "attributes.start_time",
+        "orderByAsc": False,
+    }
+
+
+def recorded_lines(recorded: Recorded, experiment: str, names: Mapping[str, str]) -> list[str]:
+    """Where the comparison was recorded, for the console: the experiment, the parent and child runs, and
+    how to look at them in the classic runs view with the headline columns."""
+    from abcompare.tracking import ui_command
+
+    ids = recorded.run_ids
+    lines = [f"MLflow: experiment {experiment}, parent run {names.get(PARENT, '')} ({ids.get(PARENT, '?')})"]
+    for handle, run_id in ids.items():
+        if handle != PARENT:
+            lines.append(f"  {handle.removeprefix('variant:')}: {run_id}")
+    command, base = ui_command(recorded.uri)
+    url = view_url(base, recorded.experiment_id)
+    lines.append(f"View: {command}, then open {url}" if command else f"View: {url}")
+    return lines

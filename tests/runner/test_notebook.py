@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import nbformat
+import pytest
 from e2e_support import REPO
 from nbclient import NotebookClient
 
@@ -32,20 +33,53 @@ def test_load_comparison_reads_the_latest_run_back(example_run) -> None:
     assert groups["n_queries"].sum() == len(loaded.queries)
 
 
-def test_analysis_notebook_executes(example_run) -> None:
+def test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_above(example_run) -> None:
+    """Jupyter starts a notebook in its own folder: it looks upward for the store the README's command wrote,
+    says where it found it, creates none, and its outputs carry no progress-bar noise."""
     workdir, result = example_run
     assert result.returncode == 0, result.stderr[-2000:]
     notebook = nbformat.read(REPO / "notebooks" / "analysis.ipynb", as_version=4)
+    folder = workdir / "notebooks"
+    folder.mkdir(exist_ok=True)
     os.environ.pop("MLFLOW_TRACKING_URI", None)
     client = NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     )
     client.execute()
-    outputs = "\n".join(
-        str(output.get("text", ""))
+    streams = [
+        output
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.get("output_type") == "stream"
+    ]
+    stdout = "\n".join(str(o.get("text", "")) for o in streams if o.get("name") == "stdout")
+    stderr = "\n".join(str(o.get("text", "")) for o in streams if o.get("name") == "stderr")
+    assert f"store: sqlite:///{workdir / 'mlflow.db'} (looked in {folder / 'mlflow.db'}, " in stdout
+    assert not (folder / "mlflow.db").exists(), "the notebook created a store of its own"
+    assert "looking at 'dbsf' on ndcg@10" in stdout
+    assert "largest wins" in stdout
+    assert stderr == "", stderr[:2000]  # no tqdm bars, no artifact-download noise
+    tables = "\n".join(
+        str(output.get("data", {}).get("text/plain", ""))
         for cell in notebook.cells
         if cell.cell_type == "code"
         for output in cell.outputs
     )
-    assert "looking at 'dbsf' on ndcg@10" in outputs
-    assert "largest wins" in outputs
+    assert "relevant" in tables and "✓" in tables  # the side-by-side hits mark the annotated-relevant ones
+
+
+def test_without_a_store_the_notebook_helper_says_where_it_looked_and_creates_none(tmp_path, monkeypatch):
+    from abcompare.analysis import find_store
+    from abcompare.errors import TrackingError
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    with pytest.raises(
+        TrackingError, match=f"no MLflow store found: .* no mlflow.db in {nested / 'mlflow.db'}, "
+    ):
+        find_store(nested)
+    with pytest.raises(TrackingError, match="no MLflow store at"):
+        load_comparison(tracking_uri=f"sqlite:///{nested / 'mlflow.db'}")
+    assert not any(tmp_path.rglob("mlflow.db"))

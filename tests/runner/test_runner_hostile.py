@@ -44,7 +44,7 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     scratch.mkdir()
     target = tmp_path / "target"
     target.mkdir()
-    for name in ("run.trec", "hits.parquet", "metric_distribution.png", "deltas.png", "x.parquet"):
+    for name in ("run.trec", "hits.parquet", "metric_distribution.svg", "deltas.svg", "x.parquet"):
         (scratch / name).symlink_to(target / name)  # dangling: a write through it would create the target
     for name in ("variants", "comparison", "tables", "plots"):
         (scratch / name).symlink_to(target, target_is_directory=True)
@@ -59,7 +59,7 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     assert "[hostile] names" in result.stdout and "[x] vs control" in result.stdout
     assert list(target.iterdir()) == [], "nothing was written outside the run's own temporary folder"
     assert sorted(p.name for p in scratch.iterdir()) == sorted(
-        ["run.trec", "hits.parquet", "metric_distribution.png", "deltas.png", "x.parquet"]
+        ["run.trec", "hits.parquet", "metric_distribution.svg", "deltas.svg", "x.parquet"]
         + ["variants", "comparison", "tables", "plots"]
     ), "the run's own temporary folder is gone"
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -72,7 +72,7 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     for safe in ("a_b", "_x_", "gr__e.v2"):
         assert f"{safe}.ndcg_at_10.delta" in parent.data.metrics
     plots = {a.path for a in client.list_artifacts(parent.info.run_id, "plots")}
-    assert {"plots/paired_a_b.png", "plots/paired__x_.png", "plots/paired_gr__e.v2.png"} <= plots
+    assert {"plots/paired_a_b.svg", "plots/paired__x_.svg", "plots/paired_gr__e.v2.svg"} <= plots
 
 
 def test_an_alignment_failure_names_the_variant_its_run_file_and_the_annotations(

@@ -1,0 +1,375 @@
+"""``report.html``: one self-contained page (inline CSS and SVG, no script, nothing fetched) that shares a
+comparison without the MLflow UI.
+
+It shows the verdicts (the sentences of :mod:`abcompare.summary`), judged@k and judgment warnings, the forest
+of differences, the full statistics table, for a sweep the grid (best first, significant candidates marked),
+the tuned verdict and the quality-versus-latency plane, and the largest per-query wins and losses with the
+query text and both variants' top hits, the annotated-relevant hits marked. Consumes tables only: the
+runner fills :class:`ReportInputs` from a fresh result or from a comparison read back from MLflow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.plots import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
+from abcompare.summary import (
+    format_p,
+    plural,
+    secondary_summary,
+    settings_line,
+    sweep_sentence,
+    treatments,
+    verdict_sentence,
+)
+from abcompare.vocabulary import BETTER, PRIMARY, WORSE
+
+#: How many wins and losses per treatment, and how many hits per variant beside each.
+CHANGES_SHOWN = 5
+HITS_SHOWN = 5
+#: At most this many treatments get their own wins/losses section (a sweep shows its tuned choice).
+TREATMENTS_DETAILED = 4
+
+
+@dataclass
+class ReportInputs:
+    """Everything the page shows, as plain tables and values."""
+
+    name: str
+    description: str
+    dataset: str
+    n_queries: int
+    level: str
+    convention: str
+    comparison: pd.DataFrame  # the statistics table (its ``attrs`` hold the settings)
+    per_query: Mapping[str, pd.DataFrame]  # variant -> per-query metrics, indexed by query id
+    queries: pd.DataFrame  # indexed by query id: text (and group ...)
+    hits: Mapping[str, pd.DataFrame] = field(default_factory=dict)  # variant -> run table with ``grade``
+    relevance_threshold: float = 1
+    judged: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # variant -> cutoff, mean_judged
+    judgment_warnings: Sequence[str] = ()
+    tuned_sentence: str | None = None
+    grid: pd.DataFrame | None = None
+    grid_settings: Sequence[str] = ()
+    control_seconds_per_query: float | None = None
+    source: str = ""  # where it was recorded (run id), for the footer
+    focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
+
+
+def render(inputs: ReportInputs) -> str:
+    """The whole page as one HTML string."""
+    table = inputs.comparison
+    primary = str(table.attrs.get("primary_metric") or _primary_metric(table))
+    sections = [
+        _header(inputs, primary),
+        _verdicts(inputs),
+        _judgments(inputs),
+        _forest(inputs),
+    ]
+    if inputs.grid is not None and not inputs.grid.empty:
+        sections.append(_grid(inputs, primary))
+    sections.append(_full_table(table))
+    for name in _focus(inputs):
+        sections.append(_changes(inputs, name, primary))
+    sections.append(
+        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
+        "Self-contained: no script, nothing loaded from the network.</footer>"
+    )
+    title = f"{inputs.name}: {inputs.dataset}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
+        + "\n".join(sections)
+        + "</main></body></html>\n"
+    )
+
+
+# ------------------------------------------------------------------------------------------ sections
+def _primary_metric(table: pd.DataFrame) -> str:
+    rows = table[table["role"] == PRIMARY]
+    return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
+
+
+def _header(inputs: ReportInputs, primary: str) -> str:
+    description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
+    return (
+        f"<h1>{escape(inputs.name)}</h1>{description}"
+        f'<p class="meta">Dataset <b>{escape(inputs.dataset)}</b>: {plural(inputs.n_queries, "query")}, '
+        f"level {escape(inputs.level)}, convention {escape(inputs.convention)}; primary metric "
+        f"<b>{escape(primary)}</b>.<br>{escape(settings_line(inputs.comparison))}</p>"
+    )
+
+
+def _verdicts(inputs: ReportInputs) -> str:
+    table = inputs.comparison
+    items = []
+    if inputs.tuned_sentence:
+        items.append(f'<p class="verdict tuned">{escape(inputs.tuned_sentence)}</p>')
+    swept = set(inputs.grid["candidate"]) if inputs.grid is not None else set()
+    if inputs.grid is not None and not inputs.grid.empty:
+        items.append(f"<p>{escape(sweep_sentence(inputs.grid, table))}</p>")
+    for name in treatments(table):
+        row = table[(table["treatment"] == name) & (table["role"] == PRIMARY)]
+        verdict = str(row["verdict"].iloc[0]) if len(row) else ""
+        if name in swept and verdict not in (BETTER, WORSE):
+            continue
+        secondary = secondary_summary(table, name)
+        items.append(
+            f'<p class="verdict" style="border-color:{verdict_colour(verdict)}">'
+            f"{escape(verdict_sentence(table, name))}"
+            + (f'<br><span class="secondary">{escape(secondary)}</span>' if secondary else "")
+            + "</p>"
+        )
+    return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
+
+
+def _judgments(inputs: ReportInputs) -> str:
+    if not inputs.judged and not inputs.judgment_warnings:
+        return ""
+    parts = []
+    if inputs.judged:
+        cutoff = int(next(iter(inputs.judged.values()))["cutoff"])
+        shares = ", ".join(f"{escape(n)} {float(c['mean_judged']):.2f}" for n, c in inputs.judged.items())
+        parts.append(f"<p>judged@{cutoff} (share of the top {cutoff} with a judgment): {shares}</p>")
+    for note in inputs.judgment_warnings:
+        parts.append(f'<p class="warning">warning: {escape(note)}</p>')
+    return "<section><h2>Judgments</h2>" + "".join(parts) + "</section>"
+
+
+def forest_figure(inputs: ReportInputs) -> str:
+    """The forest of differences (``plots/deltas.svg``): every treatment and metric, the primary metric
+    first; for a sweep, every candidate on the primary metric, best first. The title names the comparison
+    and the primary metric."""
+    table = inputs.comparison
+    primary = str(table.attrs.get("primary_metric") or _primary_metric(table))
+    if inputs.grid is not None and not inputs.grid.empty:
+        rows = table[table["role"] == PRIMARY].sort_values("delta", ascending=False, kind="stable")
+        rows = rows.assign(label=rows["treatment"])
+        title = f"{inputs.name}: every candidate vs the control on {primary}"
+    else:
+        order = np.lexsort(((table["role"] != PRIMARY).to_numpy(), _codes(table["treatment"])))
+        rows = table.iloc[order]
+        rows = rows.assign(
+            label=[f"{t} · {m}" for t, m in zip(rows["treatment"], rows["metric"], strict=True)]
+        )
+        names = ", ".join(treatments(table))
+        title = f"{names} vs control ({inputs.name}): primary metric {primary} first"
+    subtitle = "★ and filled: significant after correction; hollow: not significant"
+    return forest_svg(rows, title, subtitle=subtitle)
+
+
+def _forest(inputs: ReportInputs) -> str:
+    return f"<section><h2>Differences</h2>{forest_figure(inputs)}</section>"
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    order = {name: i for i, name in enumerate(dict.fromkeys(values))}
+    return values.map(order).to_numpy()
+
+
+def _grid(inputs: ReportInputs, primary: str) -> str:
+    grid = inputs.grid
+    assert grid is not None
+    headers = [*inputs.grid_settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"]
+    body = []
+    for row in grid.to_dict(orient="records"):
+        significant = row["verdict"] in (BETTER, WORSE)
+        speed = row.get("efficiency.seconds_per_query")
+        cells = [escape(str(row[s])) for s in inputs.grid_settings] + [
+            f"{row['treatment_mean']:.4f}",
+            _delta_cell(row["delta"], row["verdict"]),
+            f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]",
+            format_p(row["p_adjusted"]),
+            _verdict_cell(row["verdict"]),
+            "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
+        ]
+        mark = ' class="significant"' if significant else ""
+        body.append(f"<tr{mark}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    pareto = ""
+    if "efficiency.seconds_per_query" in grid:
+        pareto = pareto_svg(grid, primary, inputs.control_seconds_per_query)
+    return (
+        f"<section><h2>Sweep: {len(grid)} candidates, best first</h2>"
+        "<p>Sorted by the difference on the primary metric; ★ rows differ significantly after the correction "
+        "over the whole grid.</p>"
+        f'<table class="grid"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>{pareto}</section>"
+    )
+
+
+_FULL_COLUMNS = (
+    ("treatment", "treatment"), ("metric", "metric"), ("role", "role"), ("control", "control_mean"),
+    ("treatment", "treatment_mean"), ("delta", "delta"), ("CI of delta", "ci"), ("p (raw)", "p_primary"),
+    ("p adj.", "p_adjusted"), ("effect size", "effect_size"), ("wins/ties/losses", "wtl"), ("MDE", "mde"),
+    ("verdict", "verdict"),
+)  # fmt: skip
+
+
+def _full_table(table: pd.DataFrame) -> str:
+    rows = []
+    for row in table.to_dict(orient="records"):
+        cells = []
+        for _, key in _FULL_COLUMNS:
+            if key == "ci":
+                cells.append(f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]")
+            elif key == "wtl":
+                cells.append(f"{row.get('wins', '')}/{row.get('ties', '')}/{row.get('losses', '')}")
+            elif key == "delta":
+                cells.append(_delta_cell(row["delta"], row["verdict"]))
+            elif key == "verdict":
+                cells.append(_verdict_cell(row["verdict"]))
+            elif key in ("p_primary", "p_adjusted"):
+                cells.append(format_p(row.get(key, float("nan"))))
+            elif key == "metric" and row.get("role") == PRIMARY:
+                cells.append(f"<b>{escape(str(row['metric']))}</b>")
+            else:
+                value = row.get(key, "")
+                cells.append(f"{value:.4f}" if isinstance(value, float) else escape(str(value)))
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    headers = "".join(f"<th>{escape(title)}</th>" for title, _ in _FULL_COLUMNS)
+    return (
+        "<section><h2>Every comparison</h2><p>p adj.: adjusted within the row's family (the primary metric "
+        "across the treatments; the secondary metrics together). MDE: the smallest difference this query set "
+        "detects with the configured power at the level the test was held to.</p>"
+        f'<table class="full"><thead><tr>{headers}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _delta_cell(delta: float, verdict: str) -> str:
+    colour = VERDICT_COLOURS.get(verdict) if verdict in (BETTER, WORSE) else None
+    text = f"{delta:+.4f}"
+    return f'<span style="color:{colour};font-weight:600">{text}</span>' if colour else text
+
+
+def _verdict_cell(verdict: str) -> str:
+    star = "★ " if verdict in (BETTER, WORSE) else ""
+    return f'<span style="color:{verdict_colour(verdict)}">{star}{escape(verdict)}</span>'
+
+
+# ------------------------------------------------------------------------------------------ wins/losses
+def _focus(inputs: ReportInputs) -> list[str]:
+    if inputs.focus:
+        return [name for name in inputs.focus if name in inputs.per_query]
+    names = treatments(inputs.comparison)
+    return names if len(names) <= TREATMENTS_DETAILED else []
+
+
+def _changes(inputs: ReportInputs, treatment: str, metric: str) -> str:
+    control = inputs.per_query["control"][metric]
+    other = inputs.per_query[treatment][metric]
+    delta = (other - control).dropna()
+    ordered = delta.sort_values(kind="mergesort")
+    wins = ordered[ordered > 0].iloc[::-1].head(CHANGES_SHOWN)
+    losses = ordered[ordered < 0].head(CHANGES_SHOWN)
+    parts = [
+        f"<section><h2>{escape(treatment)} vs control: the largest per-query changes on "
+        f"{escape(metric)}</h2>",
+        f"<p>{int((delta > 0).sum())} queries better, {int((delta < 0).sum())} worse, "
+        f"{int((delta == 0).sum())} unchanged. Hits marked ✓ are annotated relevant "
+        f"(grade ≥ {inputs.relevance_threshold:g}); ○ judged not relevant; unmarked: not judged.</p>",
+    ]
+    for label, changes in (("Largest wins", wins), ("Largest losses", losses)):
+        parts.append(f"<h3>{label}</h3>")
+        if changes.empty:
+            parts.append("<p>none</p>")
+        for query_id, change in changes.items():
+            parts.append(_query_block(inputs, treatment, str(query_id), float(change), control, other))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _query_block(
+    inputs: ReportInputs, treatment: str, query_id: str, change: float, control: pd.Series, other: pd.Series
+) -> str:
+    text = ""
+    if query_id in inputs.queries.index:
+        text = str(inputs.queries.loc[query_id].get("text", ""))
+    colour = VERDICT_COLOURS[BETTER] if change > 0 else VERDICT_COLOURS[WORSE]
+    head = (
+        f'<div class="query"><p><b>{escape(query_id)}</b> “{escape(text)}” — control '
+        f"{control.get(query_id, math.nan):.3f}, {escape(treatment)} {other.get(query_id, math.nan):.3f} "
+        f'(<span style="color:{colour};font-weight:600">{change:+.3f}</span>)</p><div class="side">'
+    )
+    columns = [_hits_list(inputs, name, query_id) for name in ("control", treatment)]
+    return head + "".join(columns) + "</div></div>"
+
+
+def _hits_list(inputs: ReportInputs, variant: str, query_id: str) -> str:
+    run = inputs.hits.get(variant)
+    if run is None or run.empty:
+        return f"<div><h4>{escape(variant)}</h4><p>hits not recorded</p></div>"
+    rows = run[run["query_id"].astype(str) == query_id].sort_values("rank").head(HITS_SHOWN)
+    items = []
+    for hit in rows.to_dict(orient="records"):
+        grade = hit.get("grade")
+        judged = grade is not None and not (isinstance(grade, float) and math.isnan(grade))
+        relevant = judged and float(grade) >= inputs.relevance_threshold
+        mark = "✓" if relevant else ("○" if judged else "&nbsp;")
+        content = str(hit.get("content") or "")
+        snippet = escape(content[:180] + ("…" if len(content) > 180 else ""))
+        css = "relevant" if relevant else ("judged" if judged else "")
+        items.append(
+            f'<li class="{css}"><span class="mark">{mark}</span><span class="rank">{int(hit["rank"])}</span>'
+            f'<code>{escape(str(hit.get("key", "")))}</code> <span class="snippet">{snippet}</span></li>'
+        )
+    return f"<div><h4>{escape(variant)}</h4><ol>{''.join(items)}</ol></div>"
+
+
+def inputs_summary(inputs: ReportInputs) -> dict[str, Any]:
+    """The non-table parts of :class:`ReportInputs` as JSON-ready data (what ``result.json`` stores)."""
+    return {
+        "name": inputs.name,
+        "description": inputs.description,
+        "dataset": inputs.dataset,
+        "n_queries": inputs.n_queries,
+        "level": inputs.level,
+        "convention": inputs.convention,
+        "relevance_threshold": inputs.relevance_threshold,
+        "judged": {k: dict(v) for k, v in inputs.judged.items()},
+        "judgment_warnings": list(inputs.judgment_warnings),
+        "tuned_sentence": inputs.tuned_sentence,
+        "grid_settings": list(inputs.grid_settings),
+        "control_seconds_per_query": inputs.control_seconds_per_query,
+        "focus": list(inputs.focus),
+    }
+
+
+_CSS = """
+body{margin:0;background:#fafafa;color:#222;font:15px/1.45 system-ui,Helvetica,Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 48px;background:white}
+h1{margin:0 0 4px;font-size:26px}
+h2{margin:28px 0 8px;font-size:19px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{margin:16px 0 6px;font-size:16px}
+h4{margin:4px 0;font-size:14px}
+.lead{color:#444;margin:2px 0 6px}
+.meta{color:#555;font-size:13px}
+.verdict{border-left:5px solid #888;padding:8px 12px;background:#f5f5f5;margin:8px 0;font-weight:600}
+.verdict .secondary{font-weight:400;color:#444}
+.tuned{border-color:#4477aa}
+.warning{color:#a15c00;background:#fff6e0;padding:6px 10px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
+th{background:#f0f0f0}
+td:nth-child(-n+3){text-align:left}
+tr.significant td{background:#f1f8ee}
+tbody tr:nth-child(even){background:#fbfbfb}
+.query{border:1px solid #e3e3e3;border-radius:6px;padding:6px 10px;margin:8px 0}
+.side{display:grid;grid-template-columns:1fr 1fr;gap:14px}
+ol{list-style:none;padding:0;margin:0}
+li{padding:2px 4px;font-size:12.5px;border-bottom:1px solid #f0f0f0}
+li.relevant{background:#e8f5e3}
+li .mark{display:inline-block;width:16px;color:#228833;font-weight:700}
+li .rank{display:inline-block;width:22px;color:#777}
+li code{font-size:11.5px;color:#333}
+.snippet{color:#555}
+svg{max-width:100%;height:auto;display:block;margin:8px 0}
+footer{margin-top:32px;color:#777;font-size:12px}
+"""

@@ -1,0 +1,133 @@
+"""What a comparison writes to MLflow, named once.
+
+The writer (``tracking_log``, ``tracking``) and the reader (``analysis``) both use these names; the README's
+"In MLflow" section describes the same layout, and ``tests/runner/test_mlflow_layout.py`` reads the whole of
+it back from a real run. Change a name here and both sides move together.
+
+Keys with ``@`` (``ndcg@10``) become ``ndcg_at_10`` here, at the MLflow boundary (:func:`metric_key`).
+"""
+
+from __future__ import annotations
+
+from abcompare.naming import mlflow_safe_name
+from abcompare.vocabulary import mlflow_key
+
+# ------------------------------------------------------------------------------------------ tags
+ROLE_TAG = "abcompare.role"
+ROLE_COMPARISON = "comparison"  # the parent run
+ROLE_CONTROL = "control"
+ROLE_TREATMENT = "treatment"
+VARIANT_TAG = "abcompare.variant"
+COMPARISON_TAG = "abcompare.comparison"  # the comparison's name (the config's ``name``)
+DATASET_TAG = "abcompare.dataset"
+CONFIG_HASH_TAG = "abcompare.config_hash"
+DATASET_HASH_TAG = "abcompare.dataset_hash"
+CODE_VERSION_TAG = "abcompare.code_version"
+PRIMARY_METRIC_TAG = "abcompare.primary_metric"
+JUDGMENTS_TAG = "abcompare.judgments"
+ANNOTATION_FILES_TAG = "abcompare.annotation_files"
+#: On a treatment's run: its verdict sentence. On the parent: every treatment's, one per line.
+VERDICT_TAG = "abcompare.verdict"
+TUNED_TAG = "abcompare.tuned"  # a sweep's parent: the tuned comparison's sentence
+FAILURE_TAG = "abcompare.failure"
+#: The process that owns a run (the next run marks runs of dead owners FAILED).
+HOST_TAG = "abcompare.host"
+PID_TAG = "abcompare.pid"
+START_TAG = "abcompare.process_start"
+
+# MLflow's own tags and experiment tags
+PARENT_RUN_TAG = "mlflow.parentRunId"
+NOTE_TAG = "mlflow.note.content"  # the run's description
+LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"  # which JSON files the UI shows as tables
+#: The experiment kind: MLflow 3 UIs that read it open the classic runs view ("Machine learning").
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+#: A saved view of the runs table (the headline columns), opened by ``?viewStateShareKey=abcompare``.
+VIEW_KEY = "abcompare"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+
+
+def verdict_tag(treatment: str) -> str:
+    """The parent's tag holding one treatment's verdict sentence: ``abcompare.verdict.dbsf``."""
+    return f"{VERDICT_TAG}.{mlflow_safe_name(treatment)}"
+
+
+def secondary_tag(treatment: str) -> str:
+    """The parent's tag holding one treatment's secondary line: ``abcompare.secondary.dbsf``."""
+    return f"abcompare.secondary.{mlflow_safe_name(treatment)}"
+
+
+# ------------------------------------------------------------------------------------------ metrics
+#: Per (treatment, metric) on the parent, and per metric as ``vs_control.*`` on a treatment's own run.
+COMPARISON_FIELDS = ("delta", "ci_low", "ci_high", "p_raw", "p_adjusted", "verdict")
+#: Marks a secondary row (``.secondary`` = 1); the primary row has ``.primary`` = 1 on a treatment's run.
+SECONDARY_MARK = "secondary"
+PRIMARY_MARK = "primary"
+VS_CONTROL = "vs_control"
+N_QUERIES_METRIC = "n_queries"
+TUNED_PREFIX = "tuned"  # a sweep's parent: tuned.delta, tuned.ci_low, tuned.ci_high, tuned.p_value
+
+
+def metric_key(metric: str) -> str:
+    """An MLflow metric key for a metric name: ``ndcg@10`` -> ``ndcg_at_10``."""
+    return mlflow_key(metric)
+
+
+def comparison_key(treatment: str, metric: str, field: str) -> str:
+    """The parent's key of one comparison figure: ``dbsf.ndcg_at_10.delta``."""
+    return f"{mlflow_safe_name(treatment)}.{metric_key(metric)}.{field}"
+
+
+def vs_control_key(metric: str, field: str) -> str:
+    """A treatment run's key of its comparison with the control: ``vs_control.ndcg_at_10.p_adjusted``."""
+    return f"{VS_CONTROL}.{metric_key(metric)}.{field}"
+
+
+def mean_key(variant: str, metric: str) -> str:
+    """The parent's key of a variant's mean: ``control.ndcg_at_10``."""
+    return f"{mlflow_safe_name(variant)}.{metric_key(metric)}"
+
+
+# ------------------------------------------------------------------------------------------ artifacts
+TABLES_DIR = "tables"
+COMPARISON_TABLE = "comparison"  # parent: the full statistics table
+PER_QUERY_ALL_TABLE = "per_query_all_variants"  # parent: every variant's per-query metrics side by side
+QUERIES_TABLE = "queries"  # parent: the query set (query_id, text, extra fields)
+GRID_TABLE = "grid"  # a sweep's parent: one row per candidate, best first
+HELD_OUT_TABLE = "tuned_held_out"  # a sweep's parent: the tuned comparison's per-query table
+PER_QUERY_TABLE = "per_query_metrics"  # a variant's run: its per-query metrics
+TABLE_FORMATS = ("parquet", "json")  # Parquet for code, MLflow's JSON table view for the UI
+
+HITS_FILE = "run/hits.parquet"  # a variant's hits, with each hit's judgment ``grade`` (NaN: unjudged)
+RUN_FILE = "run/run.trec"
+ALIGNMENT_FILE = "alignment.json"
+SUMMARY_FILE = "summary.md"
+REPORT_FILE = "report.html"
+RESULT_FILE = "result.json"  # parent: what the report needs besides the tables (judged@k, warnings, ...)
+TIMINGS_FILE = "timings.json"
+CONFIG_DIR = "config"
+RESOLVED_CONFIG_FILE = f"{CONFIG_DIR}/resolved_config.json"
+PLOTS_DIR = "plots"
+DELTAS_PLOT = f"{PLOTS_DIR}/deltas.svg"
+PARETO_PLOT = f"{PLOTS_DIR}/quality_vs_latency.svg"  # a sweep's parent
+#: A variant's per-query score distribution, at the run's root: MLflow's compare view lists only the
+#: root-level files that every compared run has, and shows them side by side.
+DISTRIBUTION_PLOT = "metric_distribution.svg"
+
+
+def table_file(name: str, fmt: str = "parquet") -> str:
+    """``tables/comparison.parquet`` / ``tables/comparison.json``."""
+    return f"{TABLES_DIR}/{name}.{fmt}"
+
+
+def paired_plot(treatment: str) -> str:
+    """The parent's per-query scatter of one treatment against the control."""
+    return f"{PLOTS_DIR}/paired_{mlflow_safe_name(treatment)}.svg"
+
+
+def view_url(base: str, experiment_id: str) -> str:
+    """The experiment's runs in MLflow's classic view with abcompare's headline columns."""
+    return (
+        f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs"
+        f"?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
+    )

@@ -1,0 +1,361 @@
+"""Where the MLflow calls of one comparison run: a writer that stages each run's artifacts in one folder and
+sends them with one ``log_artifacts``, its metrics, params and tags with one ``log_batch``.
+
+The writer runs either in this process (:class:`LocalSession`, the library default) or in a forked process
+beside the comparison (:class:`ForkedSession`, what ``abcompare run`` uses): importing MLflow and its SQL
+store takes about 1.2 s of CPU, more than retrieval, evaluation and statistics of the main job together, and a
+second process does it, and every later write, on the other core while the comparison runs. Commands go to
+the writer in order and return nothing; its errors and warnings come back and are raised (or shown) at the
+next command, and :meth:`finish` waits for all of it and returns the run ids.
+
+A killed comparison (SIGKILL) takes no writer down with its runs: the writer sees its commands end and exits
+without touching them, so the runs stay RUNNING, owned by the dead process, until the next run marks them
+FAILED (see :mod:`abcompare.tracking`). Ctrl-C reaches the comparison only: it then asks the writer to mark
+the open runs KILLED and waits for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import shutil
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from abcompare.errors import AbcompareWarning, TrackingError
+from abcompare.mlflow_layout import LOGGED_ARTIFACTS_TAG, table_file
+from abcompare.naming import mlflow_safe_name
+
+#: How long :meth:`ForkedSession.abort` waits for the writer to close the runs before giving up on it.
+ABORT_SECONDS = 120.0
+
+
+@dataclass
+class Recorded:
+    """Where a comparison was recorded: the store, the experiment, the run id of every handle."""
+
+    uri: str
+    experiment_id: str
+    run_ids: dict[str, str] = field(default_factory=dict)
+    lost: bool = False  # the tracking server stopped answering: the record is incomplete
+
+
+# ------------------------------------------------------------------------------------------ the writer
+class RunWriter:
+    """Executes the session's commands against MLflow (through a :class:`~abcompare.tracking.Tracker`).
+
+    Runs are named by handles the comparison chooses (``"parent"``, ``"variant:dbsf"``); each has a staging
+    folder whose layout is the run's artifact layout, sent once when the run ends.
+    """
+
+    def __init__(self, staging: Path) -> None:
+        self.staging = staging
+        self.tracker: Any = None
+        self.run_ids: dict[str, str] = {}
+        self.ended: set[str] = set()
+        self.pending: dict[str, dict[str, dict[str, Any]]] = {}
+        self.tables: dict[str, list[str]] = {}
+
+    # ---------------------------------------------------------------- connection
+    def open(
+        self,
+        uri: str | None,
+        experiment: str,
+        artifact_location: str | None,
+        owner: dict[str, str],
+        experiment_tags: Mapping[str, str],
+    ) -> None:
+        from abcompare.tracking import open_tracker
+
+        self.tracker = open_tracker(uri, experiment, artifact_location, owner=owner)
+        self.tracker.set_experiment_tags(experiment_tags)
+
+    # ---------------------------------------------------------------- runs
+    def start_run(
+        self,
+        handle: str,
+        name: str,
+        tags: Mapping[str, str],
+        parent: str | None = None,
+        description: str | None = None,
+    ) -> None:
+        parent_id = self.run_ids.get(parent) if parent else None
+        self.run_ids[handle] = self.tracker.start_run(
+            name, tags, parent_id=parent_id, description=description
+        )
+        self.pending[handle] = {"metrics": {}, "params": {}, "tags": {}}
+
+    def log(
+        self,
+        handle: str,
+        metrics: Mapping[str, float] | None = None,
+        params: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        """Metrics, params and tags for one run: sent with the run's end, or at once if it has ended."""
+        batch = {"metrics": dict(metrics or {}), "params": dict(params or {}), "tags": dict(tags or {})}
+        if handle in self.ended:
+            self.tracker.log_batch(self.run_ids[handle], **batch)
+            return
+        for kind, values in batch.items():
+            self.pending[handle][kind].update(values)
+
+    def folder(self, handle: str) -> Path:
+        path = self.staging / mlflow_safe_name(handle)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _target(self, handle: str, artifact: str) -> Path:
+        target = self.folder(handle) / artifact
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def table(self, handle: str, name: str, frame: pd.DataFrame) -> None:
+        """``tables/<name>.parquet`` (for code) and ``tables/<name>.json`` in MLflow's table format (its UI's
+        table view): the same JSON ``MlflowClient.log_table`` writes, without its extra calls per table."""
+        frame.to_parquet(self._target(handle, table_file(name, "parquet")))
+        view = frame.reset_index() if _named_index(frame) else frame
+        view.to_json(
+            self._target(handle, table_file(name, "json")), orient="split", index=False, date_format="iso"
+        )
+        self.tables.setdefault(handle, []).append(table_file(name, "json"))
+
+    def parquet(self, handle: str, artifact: str, frame: pd.DataFrame) -> None:
+        frame.to_parquet(self._target(handle, artifact))
+
+    def text(self, handle: str, artifact: str, text: str) -> None:
+        self._target(handle, artifact).write_text(text, encoding="utf-8")
+
+    def json(self, handle: str, artifact: str, data: Any) -> None:
+        self._target(handle, artifact).write_text(
+            json.dumps(data, indent=2, default=_plain), encoding="utf-8"
+        )
+
+    def copy(self, handle: str, artifact: str, source: str) -> None:
+        shutil.copyfile(source, self._target(handle, artifact))
+
+    def dataset(self, handle: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
+        self.tracker.log_dataset(self.run_ids[handle], frame, name=name, source=source, digest=digest)
+
+    def end_run(self, handle: str, status: str = "FINISHED") -> None:
+        """Send the run's batch and its staged artifacts (once each), then close it."""
+        run_id = self.run_ids[handle]
+        batch = self.pending.pop(handle, {"metrics": {}, "params": {}, "tags": {}})
+        if self.tables.get(handle):
+            entries = [{"path": path, "type": "table"} for path in self.tables.pop(handle)]
+            batch["tags"][LOGGED_ARTIFACTS_TAG] = json.dumps(entries)
+        if any(batch.values()):
+            self.tracker.log_batch(run_id, **batch)
+        folder = self.staging / mlflow_safe_name(handle)
+        if folder.is_dir() and any(folder.iterdir()):
+            self.tracker.log_artifacts(run_id, folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        self.tracker.end_run(run_id, status)
+        self.ended.add(handle)
+
+    def experiment_tags(self, tags: Mapping[str, str]) -> None:
+        self.tracker.set_experiment_tags(tags)
+
+    def end_all(self, status: str) -> None:
+        """Close every run still open (children first) with ``status``; never raises."""
+        if self.tracker is not None:
+            self.tracker.end_all(status)
+
+    def report(self) -> Recorded:
+        tracker = self.tracker
+        return Recorded(tracker.uri, tracker.experiment_id, dict(self.run_ids), tracker.lost)
+
+
+def _named_index(frame: pd.DataFrame) -> bool:
+    return any(name is not None for name in frame.index.names)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return str(value) if not isinstance(value, (int, float, bool)) else value
+
+
+# ------------------------------------------------------------------------------------------ sessions
+class LocalSession:
+    """The writer in this process: every command runs when it is given (library use, tests)."""
+
+    background = False
+
+    def __init__(self, staging: Path) -> None:
+        self.writer = RunWriter(staging)
+        self.error: BaseException | None = None
+
+    def send(self, method: str, *args: Any, **kwargs: Any) -> None:
+        getattr(self.writer, method)(*args, **kwargs)
+
+    def finish(self) -> Recorded:
+        return self.writer.report()
+
+    def abort(self, status: str) -> None:
+        self.writer.end_all(status)
+
+
+class ForkedSession:
+    """The writer in a forked process. ``send`` queues a command and raises the writer's first error, if one
+    came back; ``finish`` waits for every command and returns where the runs are."""
+
+    background = True
+
+    def __init__(self, staging: Path) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self.connection, child = context.Pipe(duplex=True)
+        sys.stdout.flush()  # nothing buffered before the fork is written twice
+        sys.stderr.flush()
+        self.process = context.Process(
+            target=_serve, args=(child, staging), daemon=True, name="abcompare-mlflow"
+        )
+        self.process.start()
+        child.close()
+        self.closed = False
+        # commands are pickled here and written to the pipe by a thread: the writer reads nothing while it
+        # imports MLflow, and a full pipe must not stop the comparison
+        self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.send_failed = False
+        self.sender = threading.Thread(target=self._pump, name="abcompare-mlflow-sender", daemon=True)
+        self.sender.start()
+
+    def _pump(self) -> None:
+        while (data := self.outbox.get()) is not None:
+            try:
+                self.connection.send_bytes(data)
+            except (BrokenPipeError, OSError):
+                self.send_failed = True
+                return
+
+    def _post(self, message: tuple[Any, ...]) -> None:
+        from multiprocessing.reduction import ForkingPickler
+
+        self.outbox.put(bytes(ForkingPickler.dumps(message)))
+
+    def send(self, method: str, *args: Any, **kwargs: Any) -> None:
+        self._drain(block=False)
+        if self.send_failed:
+            raise TrackingError("the MLflow writer process ended unexpectedly", field="tracking")
+        self._post((method, args, kwargs))
+
+    def finish(self) -> Recorded:
+        self.send("report")
+        recorded = self._drain(block=True)
+        self._close()
+        assert isinstance(recorded, Recorded)
+        return recorded
+
+    def abort(self, status: str) -> None:
+        """Ask the writer to close the open runs with ``status`` and wait for it (never raises)."""
+        if self.closed:
+            return
+        try:
+            self._post(("abort", (status,), {}))
+            deadline = time.monotonic() + ABORT_SECONDS
+            while self.connection.poll(max(0.0, deadline - time.monotonic())):
+                kind, _ = self.connection.recv()
+                if kind == "report":
+                    break
+        except (EOFError, OSError):
+            pass
+        self._close()
+
+    def _drain(self, *, block: bool) -> Any:
+        """Handle what the writer sent back: show its warnings, raise its error; with ``block``, wait for its
+        report and return it."""
+        while block or self.connection.poll(0):
+            try:
+                kind, payload = self.connection.recv()
+            except (EOFError, OSError):
+                self._close()
+                raise TrackingError(
+                    "the MLflow writer process ended unexpectedly", field="tracking"
+                ) from None
+            if kind == "warning":
+                warnings.warn(payload, AbcompareWarning, stacklevel=3)
+            elif kind == "error":
+                raise payload
+            elif kind == "report":
+                return payload
+        return None
+
+    def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._post(("exit", (), {}))
+        self.outbox.put(None)
+        self.sender.join(timeout=ABORT_SECONDS)
+        self.process.join(timeout=ABORT_SECONDS)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=10)
+        self.connection.close()
+
+
+def _serve(connection: Any, staging: Path) -> None:
+    """The writer process: run commands in order until told to exit or until the comparison is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the comparison's to handle; it will tell us
+    writer = RunWriter(staging)
+    failed = False
+    while True:
+        try:
+            method, args, kwargs = connection.recv()
+        except (EOFError, OSError):
+            return  # the comparison was killed: leave its runs to the next run's orphan check
+        if method == "exit":
+            return
+        if method == "abort":
+            _forward(connection, writer.end_all, *args)
+            connection.send(("report", None))
+            continue
+        if method == "report":
+            if not failed:
+                failed = not _forward(connection, lambda: connection.send(("report", writer.report())))
+            continue
+        if failed:
+            continue  # after an error only abort, report and exit are acted on
+        failed = not _forward(connection, getattr(writer, method), *args, **kwargs)
+
+
+def _forward(connection: Any, call: Any, *args: Any, **kwargs: Any) -> bool:
+    """Run ``call``; send its warnings back, and its error (as the same exception when it can travel)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", AbcompareWarning)
+        try:
+            call(*args, **kwargs)
+            ok = True
+        except BaseException as exc:  # noqa: BLE001 - every failure goes back to the comparison
+            ok = False
+            error: BaseException = exc
+    for warning in caught:
+        if issubclass(warning.category, AbcompareWarning):
+            connection.send(("warning", str(warning.message)))
+    if not ok:
+        try:
+            connection.send(("error", error))
+        except Exception:  # noqa: BLE001 - an exception that cannot be pickled travels as text
+            connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+    return ok
+
+
+def open_session(staging: Path, *, background: bool) -> LocalSession | ForkedSession:
+    """A forked writer where the platform can fork (``background``), else one in this process."""
+    if background and sys.platform.startswith("linux"):
+        return ForkedSession(staging)
+    return LocalSession(staging)

@@ -1,0 +1,226 @@
+"""The MLflow layout contract: everything the README's "In MLflow" section promises, read back from a real run
+of the main job, by the names in ``abcompare.mlflow_layout`` that both the writer and the reader use.
+
+If a name changes, it changes in ``mlflow_layout``, this test, the README and ``analysis`` together.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from e2e_support import REPO
+from mlflow import MlflowClient
+
+from abcompare import mlflow_layout as L
+from abcompare.analysis import load_comparison
+from abcompare.tracking_log import shown
+
+
+def readme_mlflow_section() -> str:
+    text = (REPO / "README.md").read_text()
+    return re.search(r"## In MLflow\n(.*?)\n## ", text, re.S).group(1)
+
+
+@pytest.fixture(scope="module")
+def logged(example_run):
+    workdir, result = example_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads(result.stdout)
+    client = MlflowClient(tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
+    parent = client.get_run(payload["parent_run_id"])
+    children = {name: client.get_run(run_id) for name, run_id in payload["variant_run_ids"].items()}
+    return workdir, payload, client, parent, children
+
+
+def files(client: MlflowClient, run_id: str, folder: str | None = None) -> set[str]:
+    """Every file path of a run's artifacts (folders walked)."""
+    found = set()
+    for item in client.list_artifacts(run_id, folder):
+        found |= files(client, run_id, item.path) if item.is_dir else {item.path}
+    return found
+
+
+def test_the_parent_run_holds_the_comparison(logged) -> None:
+    _, payload, client, parent, children = logged
+    tags, metrics = parent.data.tags, parent.data.metrics
+    assert tags[L.ROLE_TAG] == L.ROLE_COMPARISON
+    assert tags[L.COMPARISON_TAG] == "rrf-vs-dbsf"
+    assert re.fullmatch(r"rrf-vs-dbsf \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", parent.info.run_name)
+    assert tags[L.PRIMARY_METRIC_TAG] == "ndcg@10" == parent.data.params["evaluation.primary_metric"]
+    assert tags[L.DATASET_TAG] == "hr-docs" and tags["team"] == "search"
+    for key in (
+        L.CONFIG_HASH_TAG,
+        L.DATASET_HASH_TAG,
+        L.CODE_VERSION_TAG,
+        L.JUDGMENTS_TAG,
+        L.HOST_TAG,
+        L.PID_TAG,
+    ):
+        assert tags[key]
+    verdict = payload["verdicts"]["dbsf"]
+    assert tags[L.verdict_tag("dbsf")] == verdict["sentence"] == tags[L.VERDICT_TAG]
+    assert tags[L.secondary_tag("dbsf")] == verdict["secondary"]
+    # the description opens with the verdict sentence, MDE included, then the compact table
+    note = tags[L.NOTE_TAG]
+    assert note.startswith(f"**{verdict['sentence']}**")
+    assert "this query set detects differences of about 0.024 or more" in note
+    assert note.index("| treatment | metric") > note.index(verdict["secondary"])
+    for row in payload["comparison"]:
+        values = {
+            "delta": row["delta"],
+            "ci_low": row["ci_low"],
+            "ci_high": row["ci_high"],
+            "p_raw": row["p_primary"],
+            "p_adjusted": row["p_adjusted"],
+        }
+        for field, value in values.items():
+            assert metrics[L.comparison_key("dbsf", row["metric"], field)] == shown(value), (
+                row["metric"],
+                field,
+            )
+        assert metrics[L.comparison_key("dbsf", row["metric"], "verdict")] == 0.0
+        marked = L.comparison_key("dbsf", row["metric"], L.SECONDARY_MARK) in metrics
+        assert marked == (row["role"] == "secondary")
+    for variant, means in payload["means"].items():
+        assert metrics[L.mean_key(variant, "ndcg@10")] == shown(means["ndcg@10"])
+    assert parent.inputs.dataset_inputs[0].dataset.name == "hr-docs"
+    assert files(client, parent.info.run_id) == {
+        L.table_file(name, fmt)
+        for name in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE)
+        for fmt in L.TABLE_FORMATS
+    } | {
+        L.ALIGNMENT_FILE,
+        L.SUMMARY_FILE,
+        L.REPORT_FILE,
+        L.RESULT_FILE,
+        L.TIMINGS_FILE,
+        L.DELTAS_PLOT,
+        L.paired_plot("dbsf"),
+        L.RESOLVED_CONFIG_FILE,
+        f"{L.CONFIG_DIR}/rrf_vs_dbsf.yaml",
+    }
+    views = {entry["path"] for entry in json.loads(tags[L.LOGGED_ARTIFACTS_TAG])}
+    assert views == {
+        L.table_file(n, "json") for n in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE)
+    }
+
+
+def test_each_variant_run_holds_its_settings_means_tables_and_hits(logged, tmp_path: Path) -> None:
+    _, payload, client, parent, children = logged
+    assert {name: run.data.tags[L.ROLE_TAG] for name, run in children.items()} == {
+        "control": L.ROLE_CONTROL,
+        "dbsf": L.ROLE_TREATMENT,
+    }
+    for name, run in children.items():
+        assert run.info.run_name == name == run.data.tags[L.VARIANT_TAG]
+        assert run.data.tags[L.PARENT_RUN_TAG] == parent.info.run_id
+        assert run.data.params["fusion.method"] == {"control": "rrf", "dbsf": "dbsf"}[name]
+        assert run.data.metrics[L.metric_key("ndcg@10")] == shown(payload["means"][name]["ndcg@10"])
+        assert run.data.metrics[L.N_QUERIES_METRIC] == 124
+        assert run.data.metrics["efficiency.seconds_per_query"] > 0
+        assert files(client, run.info.run_id) == {
+            L.table_file(L.PER_QUERY_TABLE, "parquet"),
+            L.table_file(L.PER_QUERY_TABLE, "json"),
+            L.HITS_FILE,
+            L.RUN_FILE,
+            L.ALIGNMENT_FILE,
+            L.DISTRIBUTION_PLOT,
+        }
+        hits = pd.read_parquet(client.download_artifacts(run.info.run_id, L.HITS_FILE, str(tmp_path / name)))
+        assert list(hits.columns[:4]) == ["query_id", "rank", "key", "score"]
+        judged = hits["grade"].notna()
+        assert 0 < judged.sum() < len(hits) and set(hits.loc[judged, "grade"]) <= {0.0, 1.0, 2.0, 3.0}
+
+
+def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None:
+    _, payload, _, _, children = logged
+    metrics = children["dbsf"].data.metrics
+    for row in payload["comparison"]:
+        assert metrics[L.vs_control_key(row["metric"], "delta")] == shown(row["delta"])
+        assert metrics[L.vs_control_key(row["metric"], "p_adjusted")] == shown(row["p_adjusted"])
+        assert metrics[L.vs_control_key(row["metric"], "ci_low")] == shown(row["ci_low"])
+        assert metrics[L.vs_control_key(row["metric"], "ci_high")] == shown(row["ci_high"])
+        assert metrics[L.vs_control_key(row["metric"], "verdict")] == 0.0
+        mark = L.PRIMARY_MARK if row["role"] == "primary" else L.SECONDARY_MARK
+        assert metrics[L.vs_control_key(row["metric"], mark)] == 1.0
+    assert children["dbsf"].data.tags[L.VERDICT_TAG] == payload["verdicts"]["dbsf"]["sentence"]
+    assert not any(key.startswith(L.VS_CONTROL) for key in children["control"].data.metrics)
+
+
+def test_the_experiment_opens_in_the_classic_view_with_the_headline_columns(logged) -> None:
+    _, _, client, parent, _ = logged
+    experiment = client.get_experiment(parent.info.experiment_id)
+    assert experiment.tags[L.EXPERIMENT_KIND_TAG] == L.EXPERIMENT_KIND
+    view = json.loads(experiment.tags[L.VIEW_TAG])
+    assert view["selectedColumns"][:3] == [
+        f"tags.`{L.VERDICT_TAG}`",
+        f"metrics.`{L.metric_key('ndcg@10')}`",
+        f"metrics.`{L.vs_control_key('ndcg@10', 'delta')}`",
+    ]
+
+
+def test_what_is_written_is_what_analysis_reads(logged) -> None:
+    workdir, payload, _, parent, _ = logged
+    loaded = load_comparison(parent.info.run_id, tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
+    assert loaded.name == "rrf-vs-dbsf" and loaded.treatments == ["dbsf"]
+    assert loaded.summary.attrs["primary_metric"] == "ndcg@10"  # the settings travel with the table
+    row = loaded.summary.set_index(["treatment", "metric"]).loc[("dbsf", "ndcg@10")]
+    expected = next(r for r in payload["comparison"] if r["metric"] == "ndcg@10")
+    assert row["delta"] == expected["delta"] and row["p_adjusted"] == expected["p_adjusted"]  # every digit
+    assert loaded.per_query["control"]["ndcg@10"].mean() == payload["means"]["control"]["ndcg@10"]
+    assert loaded.extras["judged"]["control"]["cutoff"] == 10
+    assert "grade" in loaded.hits["dbsf"]
+
+
+def test_the_readme_documents_every_name_of_the_layout() -> None:
+    section = readme_mlflow_section()
+    names = [
+        L.ROLE_TAG,
+        L.COMPARISON_TAG,
+        L.PRIMARY_METRIC_TAG,
+        L.CONFIG_HASH_TAG,
+        L.DATASET_HASH_TAG,
+        L.CODE_VERSION_TAG,
+        L.VERDICT_TAG,
+        "abcompare.verdict.<treatment>",
+        "abcompare.secondary.<treatment>",
+        L.VARIANT_TAG,
+        L.EXPERIMENT_KIND_TAG,
+        L.EXPERIMENT_KIND,
+        L.VIEW_TAG,
+        "viewStateShareKey",
+        "dbsf.ndcg_at_10.delta",
+        ".ci_low",
+        ".ci_high",
+        ".p_raw",
+        ".p_adjusted",
+        ".verdict",
+        ".secondary",
+        "vs_control.ndcg_at_10.delta",
+        "vs_control.ndcg_at_10.primary",
+        "tables/comparison",
+        "tables/per_query_all_variants",
+        "tables/queries",
+        "tables/per_query_metrics",
+        "tables/grid",
+        "tables/tuned_held_out",
+        L.HITS_FILE,
+        L.RUN_FILE,
+        L.ALIGNMENT_FILE,
+        L.SUMMARY_FILE,
+        L.REPORT_FILE,
+        L.RESULT_FILE,
+        L.TIMINGS_FILE,
+        L.DELTAS_PLOT,
+        "plots/paired_<treatment>.svg",
+        L.PARETO_PLOT,
+        L.DISTRIBUTION_PLOT,
+        L.RESOLVED_CONFIG_FILE,
+        "tuned.delta",
+    ]
+    missing = [name for name in names if name not in section]
+    assert not missing, missing

@@ -1,0 +1,187 @@
+"""Headless Chromium for UI tests: one page rendered to its DOM and a screenshot, and a small DevTools client
+(the Chrome DevTools Protocol over a WebSocket, written here on the standard library) for pages that must be
+scrolled before what they show is rendered (MLflow's virtualized tables).
+
+Only 127.0.0.1 is contacted: the browser runs with networking features off and talks to a local server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from support.environment import skip_unless_ci
+
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+]  # fmt: skip
+
+
+def chromium() -> str:
+    """Debian's ``chromium`` (``.ci/run`` installs it when missing); skip (fail in CI) without it."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        skip_unless_ci("headless Chromium is not installed (apt-get install chromium)")
+    return found  # type: ignore[return-value]
+
+
+def render(url: str, screenshot: Path, size: str = "1600,1000") -> str:
+    """The DOM of ``url`` after its scripts ran (20 s of the page's virtual time), and a screenshot."""
+    browser = chromium()
+    with tempfile.TemporaryDirectory() as profile:
+        flags = [*FLAGS, f"--user-data-dir={profile}", f"--window-size={size}", "--virtual-time-budget=20000"]
+        subprocess.run([browser, *flags, f"--screenshot={screenshot}", url], capture_output=True, timeout=180)
+        dom = subprocess.run(
+            [browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=180
+        )
+    return dom.stdout
+
+
+class DevTools:
+    """One headless Chromium page driven through the DevTools protocol: navigate, evaluate, screenshot."""
+
+    def __init__(self, width: int = 1600, height: int = 1200) -> None:
+        self.profile = tempfile.mkdtemp(prefix="abcompare-chromium-")
+        flags = [*FLAGS, f"--user-data-dir={self.profile}", f"--window-size={width},{height}"]
+        self.process = subprocess.Popen(
+            [chromium(), *flags, "--remote-debugging-port=0", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        port = self._port()
+        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30).read())
+        page = next(t for t in targets if t["type"] == "page")
+        self.socket = _connect(page["webSocketDebuggerUrl"])
+        self.next_id = 0
+
+    def _port(self) -> int:
+        assert self.process.stderr is not None
+        deadline = time.monotonic() + 60  # only so a broken browser cannot hang the suite
+        while time.monotonic() < deadline:
+            line = self.process.stderr.readline()
+            found = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
+            if found:
+                return int(found.group(1))
+            if not line and self.process.poll() is not None:
+                break
+        raise RuntimeError("Chromium did not start its DevTools endpoint")
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        _send(self.socket, json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(_receive(self.socket))
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        return result.get("result", {}).get("value")
+
+    def open(self, url: str, until: str, timeout: float = 120) -> None:
+        """Navigate to ``url`` and wait until the page's text contains ``until``."""
+        self.call("Page.navigate", url=url)
+        self.wait_for(until, timeout)
+
+    def wait_for(self, text: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout  # a hang guard, not a speed check
+        probe = f"document.documentElement.outerHTML.includes({json.dumps(text)})"
+        while not self.evaluate(probe):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared on the page")
+            time.sleep(0.25)
+
+    def html(self) -> str:
+        return str(self.evaluate("document.documentElement.outerHTML"))
+
+    def screenshot(self, path: Path) -> None:
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+
+    def close(self) -> None:
+        try:
+            self.socket.close()
+        finally:
+            self.process.kill()
+            self.process.wait(timeout=30)
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------ WebSocket
+def _connect(url: str) -> socket.socket:
+    """A WebSocket client connection (RFC 6455 handshake) to ``ws://127.0.0.1:PORT/PATH``."""
+    found = re.match(r"ws://([^:/]+):(\d+)(/.*)", url)
+    assert found, url
+    host, port, path = found.group(1), int(found.group(2)), found.group(3)
+    sock = socket.create_connection((host, port), timeout=120)
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    sock.sendall(request.encode())
+    response = b""
+    while b"\r\n\r\n" not in response:
+        response += sock.recv(4096)
+    assert response.startswith(b"HTTP/1.1 101"), response[:200]
+    return sock
+
+
+def _send(sock: socket.socket, text: str) -> None:
+    payload = text.encode()
+    header = bytes([0x81])  # FIN, text frame
+    mask = os.urandom(4)
+    if len(payload) < 126:
+        header += bytes([0x80 | len(payload)])
+    elif len(payload) < 1 << 16:
+        header += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
+    else:
+        header += bytes([0x80 | 127]) + struct.pack(">Q", len(payload))
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    sock.sendall(header + mask + masked)
+
+
+def _exactly(sock: socket.socket, count: int) -> bytes:
+    data = b""
+    while len(data) < count:
+        chunk = sock.recv(count - len(data))
+        if not chunk:
+            raise ConnectionError("the browser closed the DevTools connection")
+        data += chunk
+    return data
+
+
+def _receive(sock: socket.socket) -> str:
+    """One whole message (continuation frames joined; the server's frames are not masked)."""
+    parts = []
+    while True:
+        first, second = _exactly(sock, 2)
+        length = second & 0x7F
+        if length == 126:
+            length = struct.unpack(">H", _exactly(sock, 2))[0]
+        elif length == 127:
+            length = struct.unpack(">Q", _exactly(sock, 8))[0]
+        payload = _exactly(sock, length)
+        opcode = first & 0x0F
+        if opcode in (0x1, 0x0):
+            parts.append(payload)
+            if first & 0x80:
+                return b"".join(parts).decode()
+        elif opcode == 0x8:
+            raise ConnectionError("the browser closed the DevTools connection")
+        # ping/pong frames are ignored: Chromium does not require answers on a short session
