@@ -116,6 +116,8 @@ class DiskFullError(AbcompareError):
     """A write failed because the disk (or quota) is full; earlier results are untouched. Exit code 1: not
     the input's fault."""
 
+    exit_code = 1
+
 
 class ExecutionError(AbcompareError):
     """The execution backend cannot be used: Ray not installed, a cluster address that does not answer,
@@ -151,7 +153,9 @@ def disk_full(exc: BaseException, writing: str | None = None) -> DiskFullError |
             or "No space left on device" in str(current)  # pyarrow's writers carry no errno
         )
         if no_space:
-            target = getattr(current, "filename", None) or writing or "a file"
+            # a copy's error names its source first and its destination (the full disk) second
+            target = getattr(current, "filename2", None) or getattr(current, "filename", None) or writing
+            target = target or "a file"
             return DiskFullError(
                 f"disk full while writing {target}",
                 hint="free some space and run again; earlier comparisons are intact",

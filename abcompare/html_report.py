@@ -22,14 +22,13 @@ import pandas as pd
 from abcompare.plots import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
 from abcompare.summary import (
     format_p,
-    plural,
     secondary_summary,
     settings_line,
     sweep_sentence,
     treatments,
     verdict_sentence,
 )
-from abcompare.vocabulary import BETTER, PRIMARY, WORSE
+from abcompare.vocabulary import BETTER, PRIMARY, WORSE, plural
 
 #: How many wins and losses per treatment, and how many hits per variant beside each.
 CHANGES_SHOWN = 5

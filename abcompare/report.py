@@ -70,7 +70,8 @@ class ConsoleReporter(Reporter):
         """A bar for ``description``. A pass that starts at step 0 with its own total (the embedding cache's
         encoding of chunks or queries, before a variant retrieves) is labelled and counted as encoding:
         ``control: encoding 0/231``, then ``control: retrieving 0/124``."""
-        if self.quiet:
+        if self.quiet or not self.console.is_terminal:
+            # piped or redirected: a bar would leave only blank lines behind (the stage lines say enough)
             yield lambda step, total=None: self.checkpoint()
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -181,7 +182,8 @@ def print_report(result: Any, console: Any | None = None) -> None:
 
 
 def _print_report(result: Any, console: Any) -> None:
-    from abcompare.summary import plural, secondary_summary, settings_line, sweep_sentence, verdict_sentence
+    from abcompare.summary import secondary_summary, settings_line, sweep_sentence, verdict_sentence
+    from abcompare.vocabulary import plural
 
     cfg = result.config
     console.print()

@@ -290,7 +290,7 @@ def _compare_variants(
         dataset = load_experiment_dataset(config)
     n_queries = len(dataset.queries)
     excluded = dataset.excluded_queries
-    from abcompare.summary import plural
+    from abcompare.vocabulary import plural
 
     reporter.stage(
         f"dataset {dataset.name}: {plural(n_queries, 'annotated query', 'annotated queries')}"

@@ -22,6 +22,7 @@ from abcompare.vocabulary import (
     PRIMARY,
     SECONDARY,
     WORSE,
+    plural,
 )
 
 if TYPE_CHECKING:
@@ -29,15 +30,6 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------------------------------ numbers
-def plural(count: int, noun: str, plural_form: str | None = None) -> str:
-    """``1 query``, ``2 queries``, ``0 queries``: a count with its noun in the right number."""
-    if count == 1:
-        return f"{count} {noun}"
-    if plural_form is None:
-        plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-    return f"{count} {plural_form}"
-
-
 def format_p(p: float) -> str:
     """A p-value for a sentence: 3 decimals, 4 below 0.001, ``< 0.0001`` below that."""
     if p is None or (isinstance(p, float) and math.isnan(p)):

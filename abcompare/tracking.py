@@ -413,7 +413,13 @@ def ui_command(uri: str) -> tuple[str | None, str]:
 def quiet_mlflow() -> None:
     """MLflow's own output is noise on our console: its log lines (database migrations, tracebacks of errors
     we report in one line, the retries of a dying server), its run URLs, its artifact-download progress
-    bars; and a dying server is given up on after two retries."""
+    bars (and, in a notebook without ipywidgets, tqdm's warning when MLflow's GenAI modules import it); and a
+    dying server is given up on after two retries."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import tqdm.auto  # noqa: F401 - imported once here, quietly; later imports do not warn again
     os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")

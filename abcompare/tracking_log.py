@@ -142,6 +142,7 @@ class ComparisonLogger:
         self.config_hash = config.fingerprint()
         self.dataset_hash = dataset.fingerprint()
         self.started = datetime.now()
+        self.variant_handles: list[str] = []  # variant runs, ended with the comparison
 
     def _send(self, method: str, *args: Any, **kwargs: Any) -> None:
         self.session.send(method, *args, **kwargs)
@@ -230,7 +231,8 @@ class ComparisonLogger:
         self._send("parquet", handle, HITS_FILE, outcome.run)
         self._send("json", handle, ALIGNMENT_FILE, outcome.alignment.to_dict())
         self._send_files(handle, files)
-        self._send("end_run", handle)
+        self._send("flush", handle)  # written now; the run ends with the comparison (a killed one: FAILED)
+        self.variant_handles.append(handle)
 
     def _send_files(self, handle: str, files: Mapping[str, str | Path]) -> None:
         for artifact, content in files.items():
@@ -327,7 +329,10 @@ class ComparisonLogger:
         return text.replace(".. ", ". ")
 
     def finish(self) -> Recorded:
-        """Close the parent run and wait until everything is written; where it was recorded."""
+        """Close the variant runs, then the parent, and wait until everything is written; where it was
+        recorded. Runs end only here, so a comparison killed before its end leaves none FINISHED."""
+        for handle in self.variant_handles:
+            self._send("end_run", handle)
         self._send("end_run", PARENT)
         return self.session.finish()
 
@@ -367,21 +372,24 @@ def _swept_settings(config: Any) -> list[str]:
 
 def headline_view(result: Any) -> dict[str, Any]:
     """The runs table's columns that answer the question (MLflow's shared view state, read back by its UI
-    from the experiment tag ``mlflow.sharedViewState.abcompare``): the verdict, the primary metric's mean,
-    and its difference, adjusted p and verdict code, on the parent and on each treatment's run."""
+    from the experiment tag ``mlflow.sharedViewState.abcompare``): the verdict, the primary metric's
+    difference and adjusted p on the parent, then its mean and comparison on each variant's run."""
     primary = result.primary_metric
-    metrics = [metric_key(primary)]
-    metrics += [vs_control_key(primary, f) for f in ("delta", "ci_low", "ci_high", "p_adjusted", "verdict")]
+    metrics: list[str] = []  # the parent's figures first: the parent rows are what the table shows folded
     for name in list(result.config.treatments)[:3] if result.tuned is None else []:
         metrics += [comparison_key(name, primary, f) for f in ("delta", "p_adjusted")]
     if result.tuned is not None:
-        metrics += [f"{TUNED_PREFIX}.delta", f"{TUNED_PREFIX}.p_value", "efficiency.seconds_per_query"]
+        metrics += [f"{TUNED_PREFIX}.delta", f"{TUNED_PREFIX}.p_value"]
+    metrics.append(metric_key(primary))  # then each variant's own run, unfolded
+    metrics += [vs_control_key(primary, f) for f in ("delta", "ci_low", "ci_high", "p_adjusted", "verdict")]
+    if result.tuned is not None:
+        metrics.append("efficiency.seconds_per_query")
     verdict = f"tags.`{VERDICT_TAG}`"
     columns = [verdict] + [f"metrics.`{m}`" for m in metrics] + ["attributes.`Dataset`"]
     return {
         "selectedColumns": columns,
         "columnOrder": ["attributes.`Run Name`", *columns, "runDateAndNestInfo", "duration"],
-        "columnWidths": {verdict: 560},
+        "columnWidths": {"attributes.`Run Name`": 240, verdict: 420},
         "orderByKey": "attributes.start_time",
         "orderByAsc": False,
     }

@@ -65,6 +65,7 @@ class RunWriter:
         self.ended: set[str] = set()
         self.pending: dict[str, dict[str, dict[str, Any]]] = {}
         self.tables: dict[str, list[str]] = {}
+        self.tables_sent: dict[str, int] = {}
 
     # ---------------------------------------------------------------- connection
     def open(
@@ -147,20 +148,26 @@ class RunWriter:
     def dataset(self, handle: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         self.tracker.log_dataset(self.run_ids[handle], frame, name=name, source=source, digest=digest)
 
-    def end_run(self, handle: str, status: str = "FINISHED") -> None:
-        """Send the run's batch and its staged artifacts (once each), then close it."""
+    def flush(self, handle: str) -> None:
+        """Send what the run has so far: its batch and its staged artifacts (the run stays open)."""
         run_id = self.run_ids[handle]
-        batch = self.pending.pop(handle, {"metrics": {}, "params": {}, "tags": {}})
-        if self.tables.get(handle):
-            entries = [{"path": path, "type": "table"} for path in self.tables.pop(handle)]
-            batch["tags"][LOGGED_ARTIFACTS_TAG] = json.dumps(entries)
+        batch = self.pending.get(handle) or {"metrics": {}, "params": {}, "tags": {}}
+        self.pending[handle] = {"metrics": {}, "params": {}, "tags": {}}
+        tables = self.tables.get(handle, [])
+        if len(tables) > self.tables_sent.get(handle, 0):  # the tag lists every table the run has
+            batch["tags"][LOGGED_ARTIFACTS_TAG] = json.dumps([{"path": p, "type": "table"} for p in tables])
+            self.tables_sent[handle] = len(tables)
         if any(batch.values()):
             self.tracker.log_batch(run_id, **batch)
         folder = self.staging / mlflow_safe_name(handle)
         if folder.is_dir() and any(folder.iterdir()):
             self.tracker.log_artifacts(run_id, folder)
             shutil.rmtree(folder, ignore_errors=True)
-        self.tracker.end_run(run_id, status)
+
+    def end_run(self, handle: str, status: str = "FINISHED") -> None:
+        """Send the rest of the run's batch and artifacts, then close it."""
+        self.flush(handle)
+        self.tracker.end_run(self.run_ids[handle], status)
         self.ended.add(handle)
 
     def experiment_tags(self, tags: Mapping[str, str]) -> None:
@@ -222,7 +229,7 @@ class ForkedSession:
         sys.stdout.flush()  # nothing buffered before the fork is written twice
         sys.stderr.flush()
         self.process = context.Process(
-            target=_serve, args=(child, staging), daemon=True, name="abcompare-mlflow"
+            target=_serve, args=(child, staging, self.connection), daemon=True, name="abcompare-mlflow"
         )
         self.process.start()
         child.close()
@@ -308,8 +315,11 @@ class ForkedSession:
         self.connection.close()
 
 
-def _serve(connection: Any, staging: Path) -> None:
+def _serve(connection: Any, staging: Path, comparison_end: Any) -> None:
     """The writer process: run commands in order until told to exit or until the comparison is gone."""
+    # the fork copied the comparison's end of the pipe: close it, or the pipe would never end when the
+    # comparison dies and this process would wait for commands forever
+    comparison_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the comparison's to handle; it will tell us
     writer = RunWriter(staging)
     failed = False

@@ -197,3 +197,13 @@ def default_primary_metric(metrics: Sequence[str]) -> str:
     if not cutoffs:
         return str(metrics[measures.index(measure)])
     return min(cutoffs)[2]
+
+
+# ---------------------------------------------------------------------------------------------- wording
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 query``, ``2 queries``, ``0 queries``: a count with its noun in the right number."""
+    if count == 1:
+        return f"{count} {noun}"
+    if plural_form is None:
+        plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{count} {plural_form}"

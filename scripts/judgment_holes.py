@@ -23,8 +23,9 @@ from abcompare.config import load_config
 from abcompare.data.annotations import read_annotations, write_trec_qrels
 from abcompare.data.levels import apply_level
 from abcompare.data.pooling import POOL_COLUMNS
+from abcompare.execution.local import produce_variant_run
 from abcompare.retrieval.pipeline import RetrievalCache
-from abcompare.runner import load_experiment_dataset, produce_run
+from abcompare.runner import load_experiment_dataset
 
 
 def make_holes(config_path: Path, fraction: float) -> pd.DataFrame:
@@ -33,9 +34,9 @@ def make_holes(config_path: Path, fraction: float) -> pd.DataFrame:
     dataset = load_experiment_dataset(config)
     from abcompare.report import Reporter
 
-    run = produce_run(
-        config.control, dataset, RetrievalCache(), config.resolved_cache_dir(), Reporter(), "control"
-    )
+    run = produce_variant_run(
+        "control", config.control, dataset, RetrievalCache(), config.resolved_cache_dir(), Reporter()
+    ).run
     run, annotations = apply_level(run, dataset.annotations, config.dataset.level, corpus=dataset.corpus)
     rank = run.set_index(["query_id", "key"])["rank"]
     missed = len(run) + 1

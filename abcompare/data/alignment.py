@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.errors import AbcompareWarning, AlignmentError
+from abcompare.vocabulary import plural
 
 __all__ = ["AlignmentReport", "alignment_report", "check_alignment"]
 
@@ -58,8 +59,9 @@ class AlignmentReport:
         """One line for the console."""
         text = (
             f"alignment: {self.annotated_ids_in_run}/{self.annotated_ids} annotated ids appear among "
-            f"hit keys ({self.fraction_in_run:.0%}); {len(self.queries_without_annotated_hits)} queries "
-            f"never retrieve one; {self.hit_lists_with_repeated_keys} hit lists repeat a key"
+            f"hit keys ({self.fraction_in_run:.0%}); "
+            f"{plural(len(self.queries_without_annotated_hits), 'query')} without one among its hits; "
+            f"{plural(self.hit_lists_with_repeated_keys, 'hit list')} with a repeated key"
         )
         return f"{text}. {self.diagnosis}" if self.diagnosis else text
 

@@ -84,13 +84,34 @@ def test_the_parent_run_page_opens_with_the_verdict_and_its_detectable_effect(tw
     assert description < dom.index("| treatment | metric")  # the verdict first, then the table
 
 
-#: Scroll every virtualized grid of the compare view's metrics section (names and values) to ``top``.
-SCROLL_METRICS = """((top) => {
-  const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')];
-  const names = grids.find(g => g.innerText.includes('efficiency.') || g.innerText.includes('vs_control.'));
-  const section = grids.filter(g => g.scrollHeight === names.scrollHeight);
-  for (const g of section) g.scrollTop = top;
-  return names.scrollHeight; })"""
+#: Where the compare view's metrics table is (the grid of metric names, found once: scrolled, its first rows
+#: leave the DOM), as the point to turn the mouse wheel over, and how tall its content is.
+METRICS_GRID = """(() => {
+  if (!window.abcompareMetricsGrid) {  // the names' grid, or the values' beside it when it is the scroller
+    const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')];
+    const names = grids.find(g => g.innerText.includes('efficiency.'));
+    const section = grids.filter(g => g.scrollHeight === names.scrollHeight);
+    window.abcompareMetricsGrid = section.find(g => getComputedStyle(g).overflowY !== 'hidden') || names;
+  }
+  const grid = window.abcompareMetricsGrid;
+  grid.scrollIntoView({block: 'center'});
+  const box = grid.getBoundingClientRect();
+  return [box.x + box.width / 2, box.y + box.height / 2, grid.scrollHeight]; })()"""
+
+
+#: The texts in the row of the metrics table whose name cell reads ``name``: the name's grid and the values'
+#: grid beside it place a row's cells at the same ``top``.
+ROW_OF = """((name) => {
+  const grid = window.abcompareMetricsGrid;
+  const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')]
+    .filter(g => g.scrollHeight === grid.scrollHeight);
+  const cell = grids.flatMap(g => [...g.querySelectorAll('[style*="top"]')])
+    .find(c => c.innerText.trim() === name);
+  if (!cell) return null;
+  const top = cell.style.top;
+  return grids.flatMap(g => [...g.querySelectorAll('[style*="top"]')])
+    .filter(c => c.style.top === top && c.parentElement.closest('.ReactVirtualized__Grid') !== null)
+    .map(c => c.innerText.trim()); })"""
 
 
 def test_the_compare_view_shows_delta_and_adjusted_p_beside_the_means(two_runs) -> None:
@@ -110,19 +131,31 @@ def test_the_compare_view_shows_delta_and_adjusted_p_beside_the_means(two_runs) 
         # MLflow renders only the rows of its metrics table in view: scroll it to the comparison's rows
         fields = ("delta", "p_adjusted", "ci_low", "ci_high", "verdict", "primary")
         wanted = {vs_control_key("ndcg@10", field) for field in fields}
-        height, top, seen = int(browser.evaluate(f"{SCROLL_METRICS}(0)")), 0, set()
+        x, y, height = browser.evaluate(METRICS_GRID)
+        top, seen, rows = 0, set(), {}
         while not wanted <= seen and top < height:
+            # the mouse wheel, as a person scrolls: MLflow then scrolls the names and the values together
             top += 150
-            browser.evaluate(f"{SCROLL_METRICS}({top})")
+            browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=x, y=y, deltaX=0, deltaY=150)
             time.sleep(0.2)  # let React render the rows now in view (the loop ends on what is seen)
             html = browser.html()
-            seen |= {key for key in wanted if key in html}
-            print("DBG", top, height, html.count("vs_control"), html.count("efficiency."))
+            for key in wanted - seen:
+                if key in html:
+                    seen.add(key)
+                    rows[key] = browser.evaluate(f"{ROW_OF}({json.dumps(key)})")
             if vs_control_key("ndcg@10", "delta") in html:
                 browser.screenshot(artifacts_dir() / "compare.png")
     finally:
         browser.close()
     assert seen == wanted
+    # each name sits in one row with its values: control has none (NaN), the treatment its comparison
+    comparison = next(r for r in payload["comparison"] if r["metric"] == "ndcg@10")
+    for field in ("delta", "p_adjusted", "ci_low", "ci_high"):
+        row = rows[vs_control_key("ndcg@10", field)]
+        assert row is not None and row[1] == "NaN", row
+        shown = float(f"{comparison[field]:.4g}")  # as logged; the UI shows three decimals (or e-notation)
+        tolerance = {"rel": 1e-3} if abs(shown) < 1e-3 else {"abs": 5e-4}
+        assert float(row[2]) == pytest.approx(shown, **tolerance), (field, row)
 
 
 def test_report_html_renders_self_contained(two_runs, tmp_path: Path) -> None:

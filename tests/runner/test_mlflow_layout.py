@@ -156,8 +156,10 @@ def test_the_experiment_opens_in_the_classic_view_with_the_headline_columns(logg
     experiment = client.get_experiment(parent.info.experiment_id)
     assert experiment.tags[L.EXPERIMENT_KIND_TAG] == L.EXPERIMENT_KIND
     view = json.loads(experiment.tags[L.VIEW_TAG])
-    assert view["selectedColumns"][:3] == [
+    assert view["selectedColumns"][:5] == [
         f"tags.`{L.VERDICT_TAG}`",
+        f"metrics.`{L.comparison_key('dbsf', 'ndcg@10', 'delta')}`",
+        f"metrics.`{L.comparison_key('dbsf', 'ndcg@10', 'p_adjusted')}`",
         f"metrics.`{L.metric_key('ndcg@10')}`",
         f"metrics.`{L.vs_control_key('ndcg@10', 'delta')}`",
     ]

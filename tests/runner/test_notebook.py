@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 
-import nbformat
 import pytest
-from e2e_support import REPO
-from nbclient import NotebookClient
+from e2e_support import execute_notebook
 
 from abcompare.analysis import load_comparison
 
@@ -38,34 +36,15 @@ def test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_abov
     says where it found it, creates none, and its outputs carry no progress-bar noise."""
     workdir, result = example_run
     assert result.returncode == 0, result.stderr[-2000:]
-    notebook = nbformat.read(REPO / "notebooks" / "analysis.ipynb", as_version=4)
     folder = workdir / "notebooks"
     folder.mkdir(exist_ok=True)
     os.environ.pop("MLFLOW_TRACKING_URI", None)
-    client = NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-    )
-    client.execute()
-    streams = [
-        output
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-        if output.get("output_type") == "stream"
-    ]
-    stdout = "\n".join(str(o.get("text", "")) for o in streams if o.get("name") == "stdout")
-    stderr = "\n".join(str(o.get("text", "")) for o in streams if o.get("name") == "stderr")
+    stdout, stderr, tables = execute_notebook(folder)
     assert f"store: sqlite:///{workdir / 'mlflow.db'} (looked in {folder / 'mlflow.db'}, " in stdout
     assert not (folder / "mlflow.db").exists(), "the notebook created a store of its own"
     assert "looking at 'dbsf' on ndcg@10" in stdout
     assert "largest wins" in stdout
     assert stderr == "", stderr[:2000]  # no tqdm bars, no artifact-download noise
-    tables = "\n".join(
-        str(output.get("data", {}).get("text/plain", ""))
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-    )
     assert "relevant" in tables and "✓" in tables  # the side-by-side hits mark the annotated-relevant ones
 
 

@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, cli_env
+from e2e_support import REPO, cli_env, execute_notebook
 from mlflow import MlflowClient
 
 
 @pytest.mark.server
 def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
-    mlflow_server_on_postgres: str, tmp_path: Path, embedding_cache: Path
+    mlflow_server_on_postgres: str, tmp_path: Path, embedding_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     exe = Path(sys.executable).with_name("abcompare")
     base = [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
@@ -59,3 +59,12 @@ def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
         assert len(frame) == 124
         assert frame["ndcg@10"].mean() == pytest.approx(payloads[0]["means"][variant]["ndcg@10"], abs=1e-12)
     assert set(loaded.summary["metric"]) >= {"ndcg@10"} and len(loaded.hits["dbsf"]) > 0
+    # and the analysis notebook, pointed at the server by MLFLOW_TRACKING_URI, as at the local SQLite file
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server_on_postgres)
+    monkeypatch.setenv("ABCOMPARE_RUN_ID", payloads[1]["parent_run_id"])
+    stdout, stderr, tables = execute_notebook(tmp_path)
+    assert f"store: {mlflow_server_on_postgres}" in stdout
+    assert f"(run {payloads[1]['parent_run_id']})" in stdout and "looking at 'dbsf' on ndcg@10" in stdout
+    assert stderr == "", stderr[:2000]
+    assert "✓" in tables
+    assert not (tmp_path / "mlflow.db").exists()
