@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, WORSE
+
+if TYPE_CHECKING:
+    from abcompare.results import ComparisonResult
+
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
 
@@ -154,7 +158,7 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     return table
 
 
-def print_report(result: Any, console: Any | None = None) -> None:
+def print_report(result: ComparisonResult, console: Any | None = None) -> None:
     """The final report: alignment lines, one verdict table per treatment (a sweep: its grid, best first),
     the verdict sentences (from :mod:`abcompare.summary`), and where the result was recorded.
 
@@ -181,7 +185,7 @@ def print_report(result: Any, console: Any | None = None) -> None:
     sys.stdout.flush()
 
 
-def _print_report(result: Any, console: Any) -> None:
+def _print_report(result: ComparisonResult, console: Any) -> None:
     from abcompare.summary import secondary_summary, settings_line, sweep_sentence, verdict_sentence
     from abcompare.vocabulary import plural
 
@@ -281,7 +285,7 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
     return table
 
 
-def result_as_json(result: Any) -> dict[str, Any]:
+def result_as_json(result: ComparisonResult) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
     from abcompare.summary import as_json, settings_line
 

@@ -8,65 +8,22 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
 from abcompare.errors import DataError, error_context
 from abcompare.report import Reporter
+from abcompare.results import ComparisonResult, VariantOutcome
 from abcompare.retrieval.settings import VariantSettings
 from abcompare.tracking_log import Logger, NullLogger
 
-
-@dataclass
-class VariantOutcome:
-    """What one variant produced: its hits as a run table, the per-query metrics and the alignment."""
-
-    name: str
-    role: str
-    run: pd.DataFrame
-    per_query: pd.DataFrame
-    alignment: Any
-    means: dict[str, float]
-    efficiency: dict[str, float] = field(default_factory=dict)  # efficiency.* (retrieved variants only)
-
-
-@dataclass
-class ComparisonResult:
-    """Everything a comparison produced, for the console, ``--json`` and notebooks."""
-
-    config: ExperimentConfig
-    dataset_name: str
-    n_queries: int
-    primary_metric: str
-    variants: dict[str, VariantOutcome]
-    comparison: pd.DataFrame
-    tracking_uri: str | None = None
-    parent_run_id: str | None = None
-    variant_run_ids: dict[str, str] = field(default_factory=dict)
-    ui_hint: str | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    judged: dict[str, Any] = field(default_factory=dict)  # variant -> JudgedCoverage at the primary cutoff
-    judgment_warnings: list[str] = field(default_factory=list)
-    tuned: Any = None  # a sweep's TunedComparison: what choosing among its candidates gains, unseen
-    grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
-    queries: pd.DataFrame | None = None  # the query set: query_id, text (and group ...)
-    recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
-
-    @property
-    def alignment(self) -> dict[str, Any]:
-        return {name: outcome.alignment for name, outcome in self.variants.items()}
-
-    @property
-    def means(self) -> dict[str, dict[str, float]]:
-        return {name: outcome.means for name, outcome in self.variants.items()}
-
-    @property
-    def per_query(self) -> dict[str, pd.DataFrame]:
-        return {name: outcome.per_query for name, outcome in self.variants.items()}
+if TYPE_CHECKING:
+    from abcompare.data.alignment import AlignmentReport
+    from abcompare.data.dataset import Dataset
+    from abcompare.html_report import ReportInputs
 
 
 class _Timer:
@@ -92,7 +49,9 @@ def load_experiment_dataset(config: ExperimentConfig):
     return load_dataset_for_experiment(config.dataset)
 
 
-def judge_variant(run: pd.DataFrame, dataset: Any, variant: VariantSettings, config: ExperimentConfig):
+def judge_variant(
+    run: pd.DataFrame, dataset: Dataset, variant: VariantSettings, config: ExperimentConfig
+) -> tuple[pd.DataFrame, pd.DataFrame, AlignmentReport]:
     """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics; the
     run comes back with each hit's judgment ``grade`` (NaN: unjudged), for the report and the notebook."""
     from abcompare.data.alignment import alignment_report, check_alignment
@@ -372,7 +331,7 @@ def check_tracking_store(config: ExperimentConfig) -> None:
     check_reachable(resolve_tracking_uri(config.tracking.uri))
 
 
-def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Any, scratch: Path, *,
+def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dataset, scratch: Path, *,
                 background: bool) -> Logger:  # fmt: skip
     """The comparison's MLflow logger, or one that does nothing when tracking is off."""
     from abcompare.tracking_log import ComparisonLogger
@@ -451,7 +410,7 @@ def _forest_of(inputs: Any) -> str:
     return forest_figure(inputs)
 
 
-def report_inputs(result: ComparisonResult) -> Any:
+def report_inputs(result: ComparisonResult) -> ReportInputs:
     """What ``report.html`` shows, from a fresh result."""
     from dataclasses import asdict
 
@@ -497,7 +456,7 @@ def logged_report(
     return render(loaded_report_inputs(loaded)), loaded
 
 
-def loaded_report_inputs(loaded: Any) -> Any:
+def loaded_report_inputs(loaded: Any) -> ReportInputs:
     """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
     ``result.json``, get what their tables and params say)."""
     from abcompare.html_report import ReportInputs

@@ -33,6 +33,7 @@ from abcompare.errors import AbcompareWarning, TrackingError, TrackingLostError,
 from abcompare.mlflow_layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
 from abcompare.naming import mlflow_safe_name
 from abcompare.process_identity import current_process, is_alive
+from abcompare.vocabulary import mlflow_key
 
 #: How long a run waits for another process that is creating the same SQLite store.
 STORE_LOCK_SECONDS = 300
@@ -41,12 +42,6 @@ DEFAULT_DB = "mlflow.db"
 DEFAULT_ARTIFACTS = "mlruns"
 _PARAM_VALUE_LIMIT = 6000
 _TAG_VALUE_LIMIT = 5000
-
-
-def mlflow_key(name: str) -> str:
-    """An MLflow-safe metric key: ``ndcg@10`` -> ``ndcg_at_10``; other odd characters -> ``_``."""
-    name = name.replace("@", "_at_")
-    return re.sub(r"[^0-9A-Za-z_\-. /]", "_", name)
 
 
 def resolve_tracking_uri(uri: str | None) -> str:

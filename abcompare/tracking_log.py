@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -67,6 +67,10 @@ from abcompare.tracking import flatten, owner_tags
 from abcompare.tracking_session import Recorded, open_session
 from abcompare.vocabulary import PRIMARY, SECONDARY, VERDICT_CODE
 
+if TYPE_CHECKING:
+    from abcompare.results import ComparisonResult
+
+
 PARENT = "parent"
 #: Figures MLflow shows are rounded to this many significant digits (the tables keep every digit).
 SHOWN_DIGITS = 4
@@ -93,7 +97,7 @@ class Logger(Protocol):
     def log_variant(
         self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
-    def log_comparison(self, result: Any, files: Mapping[str, str | Path]) -> None: ...
+    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None: ...
     def finish(self) -> Recorded | None: ...
     def abort(self, status: str) -> None: ...
 
@@ -109,7 +113,7 @@ class NullLogger:
     def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
         pass
 
-    def log_comparison(self, result: Any, files: Mapping[str, str | Path]) -> None:
+    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         pass
 
     def finish(self) -> Recorded | None:
@@ -241,7 +245,7 @@ class ComparisonLogger:
             else:
                 self._send("text", handle, artifact, content)
 
-    def log_comparison(self, result: Any, files: Mapping[str, str | Path]) -> None:
+    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
         from abcompare.summary import (
@@ -319,7 +323,7 @@ class ComparisonLogger:
         tags = {VERDICT_TAG: verdict_sentence(comparison, treatment)}
         self._send("log", variant_handle(treatment), metrics=metrics, tags=tags)
 
-    def _context(self, result: Any) -> str:
+    def _context(self, result: ComparisonResult) -> str:
         cfg = self.config
         text = (
             f"**{cfg.name}**: {cfg.description}".rstrip(": ")
@@ -370,7 +374,7 @@ def _swept_settings(config: Any) -> list[str]:
     return list(dict.fromkeys(k for values in plan.settings.values() for k in values))
 
 
-def headline_view(result: Any) -> dict[str, Any]:
+def headline_view(result: ComparisonResult) -> dict[str, Any]:
     """The runs table's columns that answer the question (MLflow's shared view state, read back by its UI
     from the experiment tag ``mlflow.sharedViewState.abcompare``): the verdict, the primary metric's
     difference and adjusted p on the parent, then its mean and comparison on each variant's run."""

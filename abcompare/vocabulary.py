@@ -82,8 +82,9 @@ def parse_metric(name: str) -> tuple[str, int]:
 
 
 def mlflow_key(name: str) -> str:
-    """A column name in MLflow's spelling (``@`` is not allowed there): ``ndcg@10 -> ndcg_at_10``."""
-    return name.replace("@", "_at_")
+    """A name in MLflow's key spelling, the one rule for metric and param keys: ``@`` is not allowed
+    there (``ndcg@10 -> ndcg_at_10``), and any other character MLflow rejects becomes ``_``."""
+    return re.sub(r"[^0-9A-Za-z_\-. /]", "_", name.replace("@", "_at_"))
 
 
 def cutoff(value: object) -> int:

@@ -19,7 +19,11 @@ from pathlib import Path
 from benchmarks.harness import REPO_ROOT, fmt_mb, fmt_seconds
 
 STAGES: tuple[str, ...] = ("data", "retrieval", "evaluation", "statistics", "tracking")
+MAIN_JOB = "the main job (rrf_vs_dbsf.yaml)"
+SWEEP = "a 24-point fusion sweep (fusion_sweep.yaml)"
 CASES: dict[str, str] = {
+    MAIN_JOB: "configs/rrf_vs_dbsf.yaml",
+    SWEEP: "configs/fusion_sweep.yaml",
     "hr-docs example (bm25_vs_hybrid.yaml)": "configs/bm25_vs_hybrid.yaml",
     "SciFact (scifact_bm25_vs_hybrid.yaml)": "configs/scifact_bm25_vs_hybrid.yaml",
 }

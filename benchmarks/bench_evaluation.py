@@ -109,6 +109,50 @@ TASKS: dict[str, Callable[[str, str], Callable[[], Output]]] = {
 }
 
 
+# ------------------------------------------------------------------------------- in-memory dicts (issue 16)
+def _pytrec_dicts(run_path: str, qrels_path: str) -> tuple[Any, Any]:
+    """The files as pytrec_eval's own input shape, ``{query: {doc: score}}`` and ``{query: {doc: grade}}``
+    (read by pytrec_eval's parsers, untimed: both tools get the very same objects)."""
+    import pytrec_eval
+
+    with open(qrels_path) as qrels_file:
+        qrels = pytrec_eval.parse_qrel(qrels_file)
+    with open(run_path) as run_file:
+        run = pytrec_eval.parse_run(run_file)
+    return run, qrels
+
+
+def abcompare_dicts_task(run_path: str, qrels_path: str) -> Callable[[], Output]:
+    """abcompare from in-memory dicts: ``evaluate_run(run_dict, qrels_dict)``, trec convention."""
+    from abcompare.evaluation.batch import evaluate_run
+
+    run, qrels = _pytrec_dicts(run_path, qrels_path)
+
+    def work() -> Output:
+        return Output("abcompare", evaluate_run(run, qrels, k=CUTOFFS, convention="trec"))
+
+    return work
+
+
+def pytrec_eval_dicts_task(run_path: str, qrels_path: str) -> Callable[[], Output]:
+    """pytrec_eval from the same dicts: one ``RelevanceEvaluator``, ``evaluate``."""
+    import pytrec_eval
+
+    run, qrels = _pytrec_dicts(run_path, qrels_path)
+
+    def work() -> Output:
+        return Output("pytrec_eval", pytrec_eval.RelevanceEvaluator(qrels, _PYTREC_MEASURES).evaluate(run))
+
+    return work
+
+
+#: The dict benchmark's tools: evaluation only, from the same in-memory objects.
+DICT_TASKS: dict[str, Callable[[str, str], Callable[[], Output]]] = {
+    "abcompare": abcompare_dicts_task,
+    "pytrec_eval": pytrec_eval_dicts_task,
+}
+
+
 def _ranx_metrics() -> list[str]:
     return [f"{m}@{k}" for m in MEASURES for k in CUTOFFS]
 
@@ -213,6 +257,7 @@ class EvaluationRow:
     n_queries: int
     measurements: dict[str, Measurement]
     differences: dict[str, float | str]
+    workload: str = "distinct"  # which workload (see ``benchmarks.workloads.WORKLOADS``), or "dicts"
 
 
 def tools_available(tools: Sequence[str] = tuple(TASKS)) -> list[str]:
@@ -229,34 +274,39 @@ def run_evaluation(
     seed: int = 0,
     data_dir: Path | None = None,
     warm_up: bool = True,
+    kind: str = "distinct",
+    dicts: bool = False,
     log: Callable[[str], None] = print,
 ) -> list[EvaluationRow]:
     """Measure every available tool on each size; check each tool against pytrec_eval before it counts.
 
     A tool whose numbers differ from pytrec_eval's beyond ``TOLERANCE`` raises ``AssertionError``: no ratio
     is reported on different numbers. With ``warm_up`` each tool first runs once untimed (numba's on-disk
-    cache, the page cache).
+    cache, the page cache). ``kind`` picks the workload; ``dicts`` times abcompare and pytrec_eval on the
+    workload read into pytrec_eval's dicts beforehand (evaluation only).
     """
     import pandas as pd
 
     from benchmarks.workloads import DATA_DIR, evaluation_workload
 
     data_dir = data_dir or DATA_DIR
-    tools = tools_available(tools)
+    tasks = DICT_TASKS if dicts else TASKS
+    tools = tools_available([tool for tool in tools if tool in tasks])
+    label = "dicts" if dicts else kind
     rows = []
     warmed: set[str] = set()
     for n_queries in sizes:
-        workload = evaluation_workload(n_queries, hits=hits, seed=seed, data_dir=data_dir)
+        workload = evaluation_workload(n_queries, hits=hits, seed=seed, data_dir=data_dir, kind=kind)
         kwargs = {"run_path": str(workload.run_path), "qrels_path": str(workload.qrels_path)}
         measurements: dict[str, Measurement] = {}
         frames: dict[str, pd.DataFrame] = {}
         for tool in tools:
-            task = f"benchmarks.bench_evaluation:{TASKS[tool].__name__}"
+            task = f"benchmarks.bench_evaluation:{tasks[tool].__name__}"
             if warm_up and tool not in warmed:
                 measure(tool, task, kwargs, repeats=1)
                 warmed.add(tool)
             dump = workload.run_path.parent / f"result_{tool}.parquet"
-            log(f"evaluation {n_queries:>7} queries: {tool} ...")
+            log(f"evaluation ({label}) {n_queries:>7} queries: {tool} ...")
             measurements[tool] = measure(tool, task, kwargs, repeats=repeats, dump=dump)
             done = measurements[tool]
             log(f"    -> {done.error or fmt_seconds(done.best)}, peak {done.peak_mb:,.0f} MB")
@@ -268,7 +318,7 @@ def run_evaluation(
             for tool, frame in frames.items():
                 if tool != "pytrec_eval":
                     differences[tool] = max_difference(frames["pytrec_eval"], frame)
-        rows.append(EvaluationRow(n_queries, measurements, differences))
+        rows.append(EvaluationRow(n_queries, measurements, differences, label))
     return rows
 
 
@@ -276,7 +326,7 @@ def evaluation_table(rows: Sequence[EvaluationRow]) -> tuple[list[str], list[lis
     """Header and rows of the markdown table: time and peak memory per tool, abcompare's speed-up."""
     tools = [t for t in TASKS if any(t in row.measurements for row in rows)]
     peers = [t for t in tools if t != "abcompare"]
-    header = ["queries x 100 hits"]
+    header = ["workload", "queries x 100 hits"]
     header += [f"{tool} time" for tool in tools]
     header += [f"vs {peer}" for peer in peers]
     header += [f"{tool} peak RSS" for tool in tools]
@@ -284,7 +334,7 @@ def evaluation_table(rows: Sequence[EvaluationRow]) -> tuple[list[str], list[lis
     out = []
     for row in rows:
         ours = row.measurements.get("abcompare")
-        cells = [f"{row.n_queries:,}"]
+        cells = [row.workload, f"{row.n_queries:,}"]
         cells += [_time_cell(row.measurements.get(tool)) for tool in tools]
         for peer in peers:
             theirs = row.measurements.get(peer)

@@ -46,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
     "config": {"sweep", "retrieval", "examples"},  # the config composes each stage's settings models
     "cli": {"config", "runner", "report", "analysis"},
+    "results": set(),  # the runner's output types; the stages' types it names are for type checkers only
     # the retrieval stage's executor: a variant's run from its run file (data) or retrieved (retrieval),
     # here or on Ray; it reports progress (report) and reads its settings' type (config)
     "execution": {"config", "data", "retrieval", "report"},
@@ -58,12 +59,25 @@ def _part(module: str) -> str:
     return parts[1] if len(parts) > 1 else "abcompare"
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node except those under ``if TYPE_CHECKING:``: a type named for checkers ties nothing together
+    at run time (``results`` names each stage's output types that way)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def imports_by_part() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = defaultdict(set)
     for path in PACKAGE.rglob("*.py"):
         relative = path.relative_to(PACKAGE.parent).with_suffix("")
         module = ".".join(p for p in relative.parts if p != "__init__")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
             names = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module]

@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pandas as pd
 
 from abcompare.errors import DataError
 from abcompare.retrieval.settings import VariantSettings
+
+if TYPE_CHECKING:
+    from abcompare.data.dataset import Dataset
 
 
 @dataclass
@@ -30,13 +33,13 @@ class Executor(Protocol):
     name: str
 
     def variant_runs(
-        self, variants: Mapping[str, VariantSettings], dataset: Any, cache_dir: Path
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
     ) -> Iterator[VariantRun]:
         """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready."""
         ...
 
 
-def precomputed_run(variant: VariantSettings, dataset: Any) -> pd.DataFrame:
+def precomputed_run(variant: VariantSettings, dataset: Dataset) -> pd.DataFrame:
     """A variant given as a run file: its rows for the dataset's queries."""
     from abcompare.data.runs import read_run
 
@@ -45,7 +48,7 @@ def precomputed_run(variant: VariantSettings, dataset: Any) -> pd.DataFrame:
     return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True)
 
 
-def require_corpus(name: str, dataset: Any) -> None:
+def require_corpus(name: str, dataset: Dataset) -> None:
     """A variant that retrieves needs the dataset's corpus."""
     if dataset.corpus is None:
         raise DataError(

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from abcompare.execution.base import VariantRun, precomputed_run, require_corpus
 from abcompare.report import Reporter
 from abcompare.retrieval.settings import VariantSettings
 
+if TYPE_CHECKING:
+    from abcompare.data.dataset import Dataset
+    from abcompare.retrieval.pipeline import RetrievalCache
+
 
 def produce_variant_run(
-    name: str, variant: VariantSettings, dataset: Any, cache: Any, cache_dir: Path, reporter: Reporter
+    name: str,
+    variant: VariantSettings,
+    dataset: Dataset,
+    cache: RetrievalCache,
+    cache_dir: Path,
+    reporter: Reporter,
 ) -> VariantRun:
     """A variant's run table and its cost: read from its run file, or retrieved here (``cache`` memoises
     chunks, indexes, embeddings and each retriever's hits across the variants of one comparison)."""
@@ -41,7 +50,7 @@ class LocalExecutor:
         self.cache = RetrievalCache()
 
     def variant_runs(
-        self, variants: Mapping[str, VariantSettings], dataset: Any, cache_dir: Path
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
     ) -> Iterator[VariantRun]:
         for name, variant in variants.items():
             yield produce_variant_run(name, variant, dataset, self.cache, cache_dir, self.reporter)

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 
@@ -27,6 +27,9 @@ from abcompare.report import Reporter
 from abcompare.retrieval import pipeline
 from abcompare.retrieval.embedding_cache import text_hash
 from abcompare.retrieval.settings import BM25Settings, VariantSettings
+
+if TYPE_CHECKING:
+    from abcompare.data.dataset import Dataset
 
 
 # ------------------------------------------------------------------------------------------ tasks
@@ -136,7 +139,7 @@ class RayExecutor:
         return {"max_retries": self.settings.retries, "retry_exceptions": False}
 
     def variant_runs(
-        self, variants: Mapping[str, VariantSettings], dataset: Any, cache_dir: Path
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
     ) -> Iterator[VariantRun]:
         retrieval = {name: v for name, v in variants.items() if v.run is None}
         pending = self._submit(retrieval, dataset, cache_dir) if retrieval else {}
@@ -152,7 +155,7 @@ class RayExecutor:
 
     # -------------------------------------------------------------------------------------- submit
     def _submit(
-        self, variants: Mapping[str, VariantSettings], dataset: Any, cache_dir: Path
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
     ) -> dict[str, _Pending]:
         corpus, queries = dataset.corpus, dataset.queries
         for name, variant in variants.items():

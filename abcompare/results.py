@@ -1,0 +1,67 @@
+"""What a comparison produced, as the runner hands it to the console, ``--json``, MLflow and notebooks.
+
+These are the types at the runner's last stage boundary; the stages' own types (the alignment report, the
+judged coverage, a sweep's tuned comparison) are named here for type checkers only, so this module ties no
+stage to another at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from abcompare.config import ExperimentConfig
+    from abcompare.data.alignment import AlignmentReport
+    from abcompare.evaluation.judgments import JudgedCoverage
+    from abcompare.stats.tuning import TunedComparison
+
+
+@dataclass
+class VariantOutcome:
+    """What one variant produced: its hits as a run table, the per-query metrics and the alignment."""
+
+    name: str
+    role: str
+    run: pd.DataFrame
+    per_query: pd.DataFrame
+    alignment: AlignmentReport
+    means: dict[str, float]
+    efficiency: dict[str, float] = field(default_factory=dict)  # efficiency.* (retrieved variants only)
+
+
+@dataclass
+class ComparisonResult:
+    """Everything a comparison produced, for the console, ``--json`` and notebooks."""
+
+    config: ExperimentConfig
+    dataset_name: str
+    n_queries: int
+    primary_metric: str
+    variants: dict[str, VariantOutcome]
+    comparison: pd.DataFrame
+    tracking_uri: str | None = None
+    parent_run_id: str | None = None
+    variant_run_ids: dict[str, str] = field(default_factory=dict)
+    ui_hint: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    judged: dict[str, JudgedCoverage] = field(default_factory=dict)  # per variant, at the primary cutoff
+    judgment_warnings: list[str] = field(default_factory=list)
+    tuned: TunedComparison | None = None  # a sweep's: what choosing among its candidates gains, unseen
+    grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
+    queries: pd.DataFrame | None = None  # the query set: query_id, text (and group ...)
+    recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
+
+    @property
+    def alignment(self) -> dict[str, AlignmentReport]:
+        return {name: outcome.alignment for name, outcome in self.variants.items()}
+
+    @property
+    def means(self) -> dict[str, dict[str, float]]:
+        return {name: outcome.means for name, outcome in self.variants.items()}
+
+    @property
+    def per_query(self) -> dict[str, pd.DataFrame]:
+        return {name: outcome.per_query for name, outcome in self.variants.items()}
