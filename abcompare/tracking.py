@@ -388,9 +388,27 @@ class Tracker:
 
         dataset = mlflow.data.from_pandas(frame, source=_dataset_source(source), name=name, digest=digest)
         tag = InputTag(key="mlflow.data.context", value="evaluation")
-        self._call(
-            self.client.log_inputs, run_id, datasets=[DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
-        )
+        inputs = [DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
+        for attempt in range(4):
+            try:
+                self._call(self.client.log_inputs, run_id, datasets=inputs)
+                return
+            except Exception as exc:
+                if attempt == 3 or not _inserted_twice(exc):
+                    raise
+            # another run logged the same dataset at the same moment: the store now has it, and the next
+            # call links this run to it instead of inserting it again
+            time.sleep(0.1 * (attempt + 1))
+
+
+def _inserted_twice(exc: BaseException) -> bool:
+    """Whether the store refused a row another writer inserted first (a unique key: PostgreSQL's
+    UniqueViolation, MySQL's duplicate entry, SQLite's UNIQUE constraint), as two runs logging the same
+    dataset at once can meet on a shared server."""
+    text = str(exc)
+    return any(
+        mark in text for mark in ("UniqueViolation", "duplicate key", "Duplicate entry", "UNIQUE constraint")
+    )
 
 
 def ui_command(uri: str) -> tuple[str | None, str]:

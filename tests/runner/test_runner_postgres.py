@@ -68,3 +68,44 @@ def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
     assert stderr == "", stderr[:2000]
     assert "✓" in tables
     assert not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.server
+def test_runs_logging_the_same_dataset_at_once_all_link_to_it(mlflow_server_on_postgres: str) -> None:
+    """The server inserts a dataset the first time a run logs it: runs logging the same query set at the
+    same moment race on that insert (PostgreSQL's unique key refuses the second). Each must end linked to
+    the one dataset, not fail the comparison."""
+    import threading
+
+    import pandas as pd
+
+    from abcompare.tracking import open_tracker
+
+    tracker = open_tracker(mlflow_server_on_postgres, "dataset-race", None)
+    frame = pd.DataFrame({"query_id": ["q1", "q2"], "text": ["a", "b"]})
+    run_ids = [tracker.start_run(f"r{i}", {"abcompare.role": "control"}) for i in range(8)]
+    start = threading.Barrier(len(run_ids))
+    errors: list[BaseException] = []
+
+    def log(run_id: str) -> None:
+        start.wait()
+        try:
+            tracker.log_dataset(run_id, frame, name="race", source="race", digest="0123456789abcdef")
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=log, args=(run_id,)) for run_id in run_ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    client = MlflowClient(tracking_uri=mlflow_server_on_postgres)
+    digests = {
+        dataset_input.dataset.digest
+        for run_id in run_ids
+        for dataset_input in client.get_run(run_id).inputs.dataset_inputs
+    }
+    assert digests == {"0123456789abcdef"}
+    assert all(len(client.get_run(run_id).inputs.dataset_inputs) == 1 for run_id in run_ids)
+    tracker.end_all("FINISHED")
