@@ -202,6 +202,28 @@ def _artifact_paths(client: Any, run_id: str, folder: str | None = None) -> set[
     return {item.path for item in client.list_artifacts(run_id, folder)}
 
 
+def _comparison_run(client: Any, run_id: str, uri: str) -> Any:
+    """The parent run of a comparison, or a located error: no such run, or a run that is not one."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = client.get_run(run_id)
+    except MlflowException as exc:
+        if exc.error_code != "RESOURCE_DOES_NOT_EXIST" and "not found" not in str(exc.message):
+            raise
+        raise TrackingError(
+            f"no run {run_id} in {uri}", field="RUN_ID", hint="give a comparison's parent run id, or none"
+        ) from None
+    role = run.data.tags.get(ROLE_TAG)
+    if role != ROLE_COMPARISON:
+        raise TrackingError(
+            f"run {run_id} in {uri} is not an abcompare comparison (role: {role or 'none'})",
+            field="RUN_ID",
+            hint="give the parent run's id: the one tagged abcompare.role=comparison",
+        )
+    return run
+
+
 def load_comparison(
     parent_run_id: str | None = None,
     *,
@@ -217,7 +239,7 @@ def load_comparison(
     quiet_mlflow()
     client, uri = _client(tracking_uri)
     run_id = parent_run_id or latest_comparison_id(uri, experiment)
-    parent = client.get_run(run_id)
+    parent = _comparison_run(client, run_id, uri)
     experiment_id = parent.info.experiment_id
     children = client.search_runs(
         [experiment_id],
