@@ -219,19 +219,26 @@ class Tracker:
 
     def _call(self, method: Callable[..., Any], *args: Any, writing: str | None = None, **kwargs: Any) -> Any:
         """Call the MLflow client; once the server is found gone, skip (a retry loop per call would take
-        minutes); a full disk is reported as such, naming ``writing`` (default: the store)."""
+        minutes); a full disk is reported as such, naming ``writing`` (default: the store). A write that
+        lost a race on a shared store (another run inserted the same dataset or experiment tag first) is
+        tried again: the row now exists, and the store links or updates it."""
         if self.lost:
             return None
-        try:
-            return method(*args, **kwargs)
-        except Exception as exc:
-            full = disk_full(exc, writing or f"the MLflow store {self.uri}")
-            if full is not None:
-                raise full from None
-            if self._server_gone():
-                self.lost = True
-                return None
-            raise
+        for attempt in range(4):
+            try:
+                return method(*args, **kwargs)
+            except Exception as exc:
+                if attempt < 3 and _inserted_twice(exc):
+                    time.sleep(0.1 * (attempt + 1))
+                    continue
+                full = disk_full(exc, writing or f"the MLflow store {self.uri}")
+                if full is not None:
+                    raise full from None
+                if self._server_gone():
+                    self.lost = True
+                    return None
+                raise
+        return None  # not reached: the last attempt returns or raises
 
     def _server_gone(self) -> bool:
         if not self.uri.startswith(("http://", "https://")):
@@ -389,16 +396,7 @@ class Tracker:
         dataset = mlflow.data.from_pandas(frame, source=_dataset_source(source), name=name, digest=digest)
         tag = InputTag(key="mlflow.data.context", value="evaluation")
         inputs = [DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
-        for attempt in range(4):
-            try:
-                self._call(self.client.log_inputs, run_id, datasets=inputs)
-                return
-            except Exception as exc:
-                if attempt == 3 or not _inserted_twice(exc):
-                    raise
-            # another run logged the same dataset at the same moment: the store now has it, and the next
-            # call links this run to it instead of inserting it again
-            time.sleep(0.1 * (attempt + 1))
+        self._call(self.client.log_inputs, run_id, datasets=inputs)
 
 
 def _inserted_twice(exc: BaseException) -> bool:

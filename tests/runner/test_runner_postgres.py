@@ -72,9 +72,10 @@ def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
 
 @pytest.mark.server
 def test_runs_logging_the_same_dataset_at_once_all_link_to_it(mlflow_server_on_postgres: str) -> None:
-    """The server inserts a dataset the first time a run logs it: runs logging the same query set at the
-    same moment race on that insert (PostgreSQL's unique key refuses the second). Each must end linked to
-    the one dataset, not fail the comparison."""
+    """The server inserts a dataset (or an experiment tag) the first time a run logs it: runs logging the
+    same query set and setting the same experiment tag at the same moment race on that insert
+    (PostgreSQL's unique key refuses the second). Each must end linked to the one dataset, the tag set,
+    and no comparison failed."""
     import threading
 
     import pandas as pd
@@ -91,6 +92,7 @@ def test_runs_logging_the_same_dataset_at_once_all_link_to_it(mlflow_server_on_p
         start.wait()
         try:
             tracker.log_dataset(run_id, frame, name="race", source="race", digest="0123456789abcdef")
+            tracker.set_experiment_tags({"abcompare.race": run_id})  # one experiment tag, set by every run
         except BaseException as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
 
@@ -108,4 +110,5 @@ def test_runs_logging_the_same_dataset_at_once_all_link_to_it(mlflow_server_on_p
     }
     assert digests == {"0123456789abcdef"}
     assert all(len(client.get_run(run_id).inputs.dataset_inputs) == 1 for run_id in run_ids)
+    assert client.get_experiment(tracker.experiment_id).tags["abcompare.race"] in run_ids
     tracker.end_all("FINISHED")
