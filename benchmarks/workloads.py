@@ -91,16 +91,7 @@ def _evaluation_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFra
     scores = (gaps[:, ::-1].cumsum(axis=1)[:, ::-1] + rng.integers(0, 10_000, size=(n_queries, 1))) / 1e4
     query_ids = np.char.add("q", np.arange(n_queries).astype(str)).astype(object)
     doc_ids = np.char.add("d", docs.astype(str)).astype(object)
-    run = pd.DataFrame(
-        {
-            "query_id": np.repeat(query_ids, hits),
-            "q0": "Q0",
-            "doc_id": doc_ids.ravel(),
-            "rank": np.tile(np.arange(1, hits + 1), n_queries),
-            "score": scores.ravel(),
-            "tag": "bench",
-        }
-    )
+    run = _run_frame(query_ids, doc_ids, scores)
     position = np.arange(hits)
     judged = rng.random((n_queries, hits)) < 0.3 * np.exp(-position / 20.0) + 0.02
     return run, _qrels(rng, judged, doc_ids, query_ids)
@@ -115,7 +106,16 @@ def _tied_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFrame, pd
     scores = -np.sort(-scores, axis=1)  # score order; ties stay in the (random) order of ``docs``
     query_ids = np.char.add("q", np.arange(n_queries).astype(str)).astype(object)
     doc_ids = np.char.add("D", docs.astype(str)).astype(object)
-    run = pd.DataFrame(
+    run = _run_frame(query_ids, doc_ids, scores)
+    position = np.arange(hits)
+    judged = rng.random((n_queries, hits)) < 0.2 * np.exp(-position / 20.0) + 0.02
+    return run, _qrels(rng, judged, doc_ids, query_ids)
+
+
+def _run_frame(query_ids: np.ndarray, doc_ids: np.ndarray, scores: np.ndarray) -> pd.DataFrame:
+    """A TREC run table from per-query arrays (``doc_ids``, ``scores``: a row per query, in rank order)."""
+    n_queries, hits = doc_ids.shape
+    return pd.DataFrame(
         {
             "query_id": np.repeat(query_ids, hits),
             "q0": "Q0",
@@ -125,9 +125,6 @@ def _tied_tables(n_queries: int, hits: int, seed: int) -> tuple[pd.DataFrame, pd
             "tag": "bench",
         }
     )
-    position = np.arange(hits)
-    judged = rng.random((n_queries, hits)) < 0.2 * np.exp(-position / 20.0) + 0.02
-    return run, _qrels(rng, judged, doc_ids, query_ids)
 
 
 def _qrels(
