@@ -315,8 +315,7 @@ def _compare_variants(
                 queries=dataset.queries,
             )
             with timer("tracking"):
-                if not isinstance(logger, NullLogger):
-                    logger.log_comparison(result, comparison_files(result))
+                logger.log_comparison(result, comparison_files(result))
                 recorded = logger.finish()
         if recorded is not None:
             record(result, recorded, logger)
@@ -364,6 +363,7 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
 
     from abcompare.data.runs import write_run
     from abcompare.errors import AbcompareWarning
+    from abcompare.evaluation.measures import metric_name
     from abcompare.mlflow_layout import DISTRIBUTION_PLOT, RUN_FILE
     from abcompare.naming import mlflow_safe_name
     from abcompare.plots import histogram_svg
@@ -375,17 +375,20 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
         warnings.simplefilter("ignore", AbcompareWarning)
         trec = Path(write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name))
     k = max(config.evaluation.cutoffs)
-    metrics = [f"{m}@{k}" for m in config.evaluation.metrics]
+    metrics = [metric_name(m, k) for m in config.evaluation.metrics]
     title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"
     return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
 
 
 def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
     """The parent run's files: the forest of differences, the paired scatters, a sweep's quality-vs-latency
-    plane, the self-contained ``report.html`` and what it was made from (``result.json``)."""
+    plane, the self-contained ``report.html`` and what it was made from (``result.json``); none when
+    tracking is off (nothing would keep them)."""
+    if not result.config.tracking.enabled:
+        return {}
     import json
 
-    from abcompare.html_report import inputs_summary, render
+    from abcompare.html_report import forest_figure, inputs_summary, render
     from abcompare.mlflow_layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
     from abcompare.plots import pareto_svg, scatter_svg
 
@@ -394,7 +397,7 @@ def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
     html = render(inputs)
     files[REPORT_FILE] = html
     files[RESULT_FILE] = json.dumps(inputs_summary(inputs), indent=2, default=str)
-    files[DELTAS_PLOT] = _forest_of(inputs)
+    files[DELTAS_PLOT] = forest_figure(inputs)
     primary = result.primary_metric
     control = result.per_query["control"][primary]
     for name in result.config.treatments:
@@ -402,12 +405,6 @@ def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
     if result.grid is not None and "efficiency.seconds_per_query" in result.grid:
         files[PARETO_PLOT] = pareto_svg(result.grid, primary, inputs.control_seconds_per_query)
     return files
-
-
-def _forest_of(inputs: Any) -> str:
-    from abcompare.html_report import forest_figure
-
-    return forest_figure(inputs)
 
 
 def report_inputs(result: ComparisonResult) -> ReportInputs:
