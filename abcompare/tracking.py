@@ -10,6 +10,7 @@ stops answering mid-run stops the logging, not the comparison (see ``TrackingLos
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -171,11 +172,6 @@ def owner_tags() -> dict[str, str]:
 UNRECORDED = "unrecorded"
 
 
-def _artifact(run_id: str, name: str, folder: str | None = None) -> str:
-    """How a full-disk error names an artifact being written."""
-    return f"the artifact {folder + '/' if folder else ''}{name} of run {run_id[:8]}"
-
-
 def lost_error(uri: str, result: Any, payload: Mapping[str, Any]) -> TrackingLostError:
     """The error for a comparison that was computed but not recorded; ``payload`` (the ``--json`` result)
     is saved to a local file first, which the message names."""
@@ -224,7 +220,7 @@ class Tracker:
         tried again: the row now exists, and the store links or updates it."""
         if self.lost:
             return None
-        for attempt in range(4):
+        for attempt in itertools.count():
             try:
                 return method(*args, **kwargs)
             except Exception as exc:
@@ -238,7 +234,6 @@ class Tracker:
                     self.lost = True
                     return None
                 raise
-        return None  # not reached: the last attempt returns or raises
 
     def _server_gone(self) -> bool:
         if not self.uri.startswith(("http://", "https://")):
@@ -249,11 +244,6 @@ class Tracker:
             return True
         return False
 
-    def lost_error(self, result: Any, payload: Mapping[str, Any]) -> TrackingLostError:
-        """The error for a comparison that was computed but not recorded (see :func:`lost_error`)."""
-        return lost_error(self.uri, result, payload)
-
-    # ---------------------------------------------------------------- runs
     def start_run(
         self, name: str, tags: Mapping[str, str], parent_id: str | None = None, description: str | None = None
     ) -> str:
@@ -285,23 +275,8 @@ class Tracker:
                 self._open.remove(run_id)
 
     # ---------------------------------------------------------------- logging
-    def log_params(self, run_id: str, params: Mapping[str, str]) -> None:
-        from mlflow.entities import Param
-
-        items = [Param(mlflow_key(k), str(v)) for k, v in params.items()]
-        for start in range(0, len(items), 100):
-            self._call(self.client.log_batch, run_id, params=items[start : start + 100])
-
     def log_metrics(self, run_id: str, metrics: Mapping[str, float]) -> None:
-        from mlflow.entities import Metric
-
-        items = [
-            Metric(mlflow_key(k), float(v), 0, 0)
-            for k, v in metrics.items()
-            if v is not None and not (isinstance(v, float) and math.isnan(v))
-        ]
-        for start in range(0, len(items), 1000):
-            self._call(self.client.log_batch, run_id, metrics=items[start : start + 1000])
+        self.log_batch(run_id, metrics=metrics)
 
     def log_batch(
         self,
@@ -339,54 +314,7 @@ class Tracker:
             self._call(self.client.set_experiment_tag, self.experiment_id, key, str(value))
 
     def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
-        from mlflow.entities import RunTag
-
-        self._call(
-            self.client.log_batch,
-            run_id,
-            tags=[RunTag(k, str(v)[:_TAG_VALUE_LIMIT]) for k, v in tags.items()],
-        )
-
-    def log_table(self, run_id: str, frame: pd.DataFrame, name: str) -> None:
-        """A table as Parquet (for code) and as MLflow's JSON table view (for the UI)."""
-        if self.lost:
-            return
-        with _owned_temporary_folder() as tmp:
-            path = tmp / f"{mlflow_safe_name(name)}.parquet"
-            frame.to_parquet(path)
-            self._call(
-                self.client.log_artifact,
-                run_id,
-                str(path),
-                artifact_path="tables",
-                writing=_artifact(run_id, path.name, "tables"),
-            )
-        self._call(
-            self.client.log_table,
-            run_id,
-            frame.reset_index(),
-            artifact_file=f"tables/{name}.json",
-            writing=_artifact(run_id, f"tables/{name}.json"),
-        )
-
-    def log_file(self, run_id: str, path: Path, artifact_path: str | None = None) -> None:
-        self._call(
-            self.client.log_artifact,
-            run_id,
-            str(path),
-            artifact_path=artifact_path,
-            writing=_artifact(run_id, path.name, artifact_path),
-        )
-
-    def log_text(self, run_id: str, text: str, artifact_file: str) -> None:
-        self._call(
-            self.client.log_text, run_id, text, artifact_file, writing=_artifact(run_id, artifact_file)
-        )
-
-    def log_dict(self, run_id: str, data: Mapping[str, Any], artifact_file: str) -> None:
-        self._call(
-            self.client.log_dict, run_id, dict(data), artifact_file, writing=_artifact(run_id, artifact_file)
-        )
+        self.log_batch(run_id, tags=tags)
 
     def log_dataset(self, run_id: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         """The evaluated query set as an MLflow dataset input (shown in the UI's Datasets column)."""

@@ -75,12 +75,17 @@ def test_finished_runs_stay_finished_when_a_later_step_fails(store: Path) -> Non
 
 
 def test_tables_are_logged_as_parquet_and_as_mlflow_table_view(store: Path, tmp_path: Path) -> None:
+    from abcompare.tracking_session import RunWriter
+
     tracker = tracker_in(store, "tables")
-    run_id = tracker.start_run("r", {})
+    writer = RunWriter(tmp_path / "staging")  # what every comparison writes through
+    writer.tracker = tracker
+    writer.start_run("r", "r", {})
+    run_id = writer.run_ids["r"]
     frame = pd.DataFrame({"ndcg@10": [0.5, 1.0]}, index=pd.Index(["q1", "q2"], name="query_id"))
-    tracker.log_table(run_id, frame, "per_query_metrics")
-    tracker.log_metrics(run_id, {"ndcg@10": 0.75, "missing": float("nan")})
-    tracker.end_run(run_id)
+    writer.table("r", "per_query_metrics", frame)
+    writer.log("r", metrics={"ndcg@10": 0.75, "missing": float("nan")})
+    writer.end_run("r")
     artifacts = {a.path for a in tracker.client.list_artifacts(run_id, "tables")}
     assert artifacts == {"tables/per_query_metrics.parquet", "tables/per_query_metrics.json"}
     run = tracker.client.get_run(run_id)
