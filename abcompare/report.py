@@ -248,7 +248,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         if secondary:
             console.print(f"  {secondary}", markup=False, highlight=False)
     console.print(f"[dim]{_plain_text(settings_line(result.comparison))}[/]", highlight=False)
-    for line in getattr(result, "recorded", None) or []:
+    for line in result.recorded:
         console.print(_plain_text(line), highlight=False)
 
 
