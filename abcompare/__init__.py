@@ -8,6 +8,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from abcompare.arrow_memory import choose_before_arrow_starts
+
+choose_before_arrow_starts()  # Arrow's allocator, named before pyarrow starts (abcompare.arrow_memory)
+
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {

@@ -23,6 +23,7 @@ SHARED = {
     "limits",
     "ranking",
     "row_blocks",
+    "arrow_memory",
     "process_identity",
     "config_yaml",
     "mlflow_layout",

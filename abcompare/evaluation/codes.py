@@ -12,7 +12,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from abcompare.arrow_memory import prefer_system_pool
 from abcompare.hits import clean_id
+
+prefer_system_pool()  # before the first large Arrow buffer (abcompare.arrow_memory says why)
 
 
 def as_strings(values: Any) -> pa.Array:
