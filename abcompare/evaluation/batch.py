@@ -442,10 +442,11 @@ def _encode(judged: FlatAnnotations, flat: FlatRun) -> _Coded:
     ann_keep &= ann_query >= 0
     output_labels = query_labels.filter(pa.array(evaluated))
 
-    block_query, run_query_labels = codes.encode_grouped(codes.as_strings(flat.query_id))
-    lengths = flat.block_lengths
-    if lengths is None:  # one query id per hit: blocks of neighbours with the same id
-        block_query, lengths = _blocks_of(block_query)
+    if flat.block_lengths is None:  # one query id per hit: blocks of neighbours with the same id
+        block_query, run_query_labels, lengths = codes.encode_blocks(codes.as_strings(flat.query_id))
+    else:  # one query id per block already
+        block_query, run_query_labels = codes.encode(codes.as_strings(flat.query_id))
+        lengths = flat.block_lengths
     if (block_query < 0).any():
         row = int(np.cumsum(np.append(0, lengths))[np.flatnonzero(block_query < 0)[0]])
         raise DataError(f"row {row}: a hit has no query id", field="query_id", hint=RUN_COLUMNS_HINT)
@@ -482,14 +483,6 @@ def _encode(judged: FlatAnnotations, flat: FlatRun) -> _Coded:
         run_score=None if flat.score is None else flat.score[in_scope],
         distinct_keys=distinct,
     )
-
-
-def _blocks_of(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Runs of equal neighbouring codes as (code of each run, its length)."""
-    if query.size == 0:
-        return query.astype(np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.flatnonzero(query[1:] != query[:-1]) + 1)).astype(np.int64)
-    return query[starts], np.diff(np.append(starts, query.size))
 
 
 def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,49 @@
+"""Integer codes of Arrow strings: ``encode_blocks`` hashes one value per block and agrees with ``encode``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from abcompare.evaluation import codes
+
+_VALUES = st.lists(st.one_of(st.sampled_from(["q1", "q2", "q3", "é", " q1"]), st.none()), max_size=60)
+
+
+def _blocks_by_row(values: list[str | None]) -> tuple[list[int], list[int]]:
+    """The oracle: ``encode`` every row, then the runs of equal neighbouring codes."""
+    row_codes, _ = codes.encode(pa.array(values, type=pa.large_string()))
+    block_codes: list[int] = []
+    lengths: list[int] = []
+    for code in row_codes.tolist():
+        if block_codes and block_codes[-1] == code:
+            lengths[-1] += 1
+        else:
+            block_codes.append(code)
+            lengths.append(1)
+    return block_codes, lengths
+
+
+@given(_VALUES, st.integers(1, 30))
+def test_blocks_and_their_codes_equal_those_of_coding_every_row(values: list[str | None], repeat: int) -> None:
+    values = [v for v in values for _ in range(repeat)]  # long blocks take the one-value-per-block way
+    block_codes, labels, lengths = codes.encode_blocks(pa.array(values, type=pa.large_string()))
+    expected_codes, expected_lengths = _blocks_by_row(values)
+    assert block_codes.tolist() == expected_codes
+    assert lengths.tolist() == expected_lengths
+    decoded = [None if c < 0 else labels[c].as_py() for c in np.repeat(block_codes, lengths)]
+    assert decoded == values
+
+
+def test_a_query_in_two_blocks_keeps_one_code() -> None:
+    block_codes, labels, lengths = codes.encode_blocks(pa.array(["a"] * 5 + ["b"] * 5 + ["a"] * 5))
+    assert block_codes.tolist() == [0, 1, 0]
+    assert labels.to_pylist() == ["a", "b"]
+    assert lengths.tolist() == [5, 5, 5]
+
+
+def test_no_strings_make_no_blocks() -> None:
+    block_codes, labels, lengths = codes.encode_blocks(pa.array([], type=pa.large_string()))
+    assert block_codes.size == lengths.size == len(labels) == 0
