@@ -1,9 +1,10 @@
 """Where the evaluation time and memory go, stage by stage, for abcompare and pytrec_eval (one process each).
 
-``python -m benchmarks.profile_stages [N_QUERIES]`` (default 100,000) prints, per stage, the seconds and
-the process's RSS and peak RSS after it; plus, for reference, how long ``pyarrow.csv`` takes to parse the
-same run file (a single multithreaded pass) and a prototype single-pass read feeding ``evaluate_run``
-(its metrics checked equal to ``read_run``'s path). For line-level detail run it under py-spy:
+``python -m benchmarks.profile_stages [N_QUERIES] [distinct|tied]`` (default 100,000, distinct) prints, per
+abcompare stage, its seconds beside its floor (the least any evaluator of these files must do with the same
+libraries: parse the run, parse the qrels, look every docno up once; :func:`floor_stages`) and how many
+times the floor it takes; then pytrec_eval's stages, and the ratio the floors alone would give. For
+line-level detail run it under py-spy:
 ``py-spy record -f raw -o out.txt -- python -m benchmarks.profile_stages``.
 """
 
@@ -63,112 +64,78 @@ def pytrec_eval_stages(run_path: str, qrels_path: str) -> list[dict]:
     return stages
 
 
-def pyarrow_csv_stages(run_path: str, qrels_path: str) -> list[dict]:
-    """The run file parsed by ``pyarrow.csv.read_csv`` (space-delimited, no quoting): a reference pass."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    stages: list[dict] = []
-    start = _stage(stages, "imports done", time.perf_counter())
-    names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
-    types = {name: pa.string() for name in names} | {"score": pa.float64()}
-    pcsv.read_csv(
-        run_path,
-        read_options=pcsv.ReadOptions(column_names=names),
-        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
-        convert_options=pcsv.ConvertOptions(column_types=types),
-    )
-    _stage(stages, "pyarrow.csv.read_csv(run)", start)
-    return stages
-
-
-def single_pass_stages(run_path: str, qrels_path: str) -> list[dict]:
-    """A prototype of a single-pass TREC read (not abcompare's code): ``pyarrow.csv`` parse, the trec_eval
-    order (query by first appearance, score desc, docno desc) and ranks, the run table, then abcompare's
-    ``read_annotations`` and ``evaluate_run``; checks the metrics equal those from ``read_run``."""
-    import numpy as np
-    import pandas as pd
+def floor_stages(run_path: str, qrels_path: str) -> list[dict]:
+    """The floor of each abcompare stage: the least any evaluator of these files must do, with the same
+    libraries. Parsing the run file (``pyarrow.csv``, the reader's own options), parsing the qrels, and
+    one hashed look-up of every hit's docno among the judged docnos (``pyarrow.compute.index_in``): the
+    evaluation cannot know which hits are judged with less. Like the other tools, a fresh process."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
-    from abcompare.data.annotations import read_annotations
-    from abcompare.data.runs import read_run
-    from abcompare.evaluation.batch import evaluate_run
+    from abcompare.data._lines import file_bytes, regular_columns  # sets Arrow's allocator, as for abcompare
+    from abcompare.data.run_trec import _TREC_FIELDS, _TREC_TYPES
 
     stages: list[dict] = []
     start = _stage(stages, "imports done", time.perf_counter())
-    names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
-    types = {name: pa.large_string() for name in names} | {"score": pa.float64()}
-    table = pcsv.read_csv(
-        run_path,
-        read_options=pcsv.ReadOptions(column_names=names),
-        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
-        convert_options=pcsv.ConvertOptions(
-            column_types=types, include_columns=["query_id", "doc_id", "score"]
-        ),
-    )
-    start = _stage(stages, "pyarrow.csv.read_csv", start)
-    codes = pc.dictionary_encode(table["query_id"].combine_chunks()).indices  # first-appearance order
-    keys = table["doc_id"].combine_chunks()
-    order = pc.sort_indices(
-        pa.table({"q": codes, "s": table["score"], "k": keys}),
-        sort_keys=[("q", "ascending"), ("s", "descending"), ("k", "descending")],
-    )
-    sorted_codes = codes.take(order).to_numpy()
-    first = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
-    starts = np.maximum.accumulate(np.where(first, np.arange(len(sorted_codes)), 0))
-    run = pd.DataFrame(
-        {
-            "query_id": table["query_id"].take(order).to_pandas().astype("str"),
-            "rank": np.arange(len(sorted_codes)) - starts + 1,
-            "key": keys.take(order).to_pandas().astype("str"),
-            "score": table["score"].take(order).to_numpy(),
-        }
-    )
-    start = _stage(stages, "order, ranks, run table", start)
-    annotations = read_annotations(qrels_path, fmt="trec")
+    with file_bytes(run_path, "run") as data:
+        run = regular_columns(data, _TREC_FIELDS, _TREC_TYPES)
+    start = _stage(stages, "read_run", start)
+    names = ("query_id", "iter", "doc", "grade")
+    types = dict.fromkeys(names[:3], pa.large_string()) | {"grade": pa.float64()}
+    with file_bytes(qrels_path, "annotations") as data:
+        qrels = regular_columns(data, names, types)
     start = _stage(stages, "read_annotations", start)
-    fast = evaluate_run(run, annotations, k=(1, 5, 10, 100), convention="trec")
+    pc.index_in(run.column("doc"), value_set=pc.unique(qrels.column("doc").combine_chunks()))
     _stage(stages, "evaluate_run", start)
-    del run, table
-    reference = evaluate_run(
-        read_run(run_path, fmt="trec"), annotations, k=(1, 5, 10, 100), convention="trec"
-    )
-    pd.testing.assert_frame_equal(fast, reference)
-    stages.append(
-        {"stage": "(same metrics as read_run's path: checked)", "seconds": 0.0, "rss_mb": 0.0, "peak_mb": 0.0}
-    )
     return stages
+
+
+_FLOORS = {
+    "read_run": "pyarrow.csv parse of the run",
+    "read_annotations": "pyarrow.csv parse of the qrels",
+    "evaluate_run": "one hashed look-up of every docno",
+}
+
+
+def _child(tool: str, run_path: str, qrels_path: str) -> list[dict]:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_stages", "--child", tool, run_path, qrels_path],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])[1:]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "--child":
-        function = {
-            "abcompare": abcompare_stages,
-            "pytrec_eval": pytrec_eval_stages,
-            "pyarrow": pyarrow_csv_stages,
-            "single-pass prototype": single_pass_stages,
-        }
+        function = {"abcompare": abcompare_stages, "pytrec_eval": pytrec_eval_stages, "floor": floor_stages}
         print(json.dumps(function[args[1]](args[2], args[3])))
         return 0
     from benchmarks.workloads import evaluation_workload
 
     n_queries = int(args[0]) if args else 100_000
-    workload = evaluation_workload(n_queries)
-    for tool in ("abcompare", "pytrec_eval", "pyarrow", "single-pass prototype"):
-        out = subprocess.run(
-            [sys.executable, "-m", "benchmarks.profile_stages", "--child", tool,
-             str(workload.run_path), str(workload.qrels_path)],
-            cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        print(f"{tool} ({n_queries:,} queries x 100 hits)")
-        for stage in json.loads(out.stdout.strip().splitlines()[-1])[1:]:
-            print(
-                f"  {stage['stage']:<28} {stage['seconds']:7.2f} s   rss {stage['rss_mb']:7,.0f} MB"
-                f"   peak {stage['peak_mb']:7,.0f} MB"
-            )
+    kind = args[1] if len(args) > 1 else "distinct"
+    workload = evaluation_workload(n_queries, kind=kind)
+    paths = (str(workload.run_path), str(workload.qrels_path))
+    ours, floor, peer = _child("abcompare", *paths), _child("floor", *paths), _child("pytrec_eval", *paths)
+    floor_seconds = {stage["stage"]: stage["seconds"] for stage in floor}
+    print(f"abcompare ({n_queries:,} queries x 100 hits, {kind}), each stage beside its floor")
+    for stage in ours:
+        least = floor_seconds[stage["stage"]]
+        name, seconds = stage["stage"], stage["seconds"]
+        what = f"({_FLOORS[name]})"
+        print(
+            f"  {name:<18} {seconds:6.2f} s   floor {least:5.2f} s {what:<40}"
+            f"   {seconds / least:4.1f}x floor   peak {stage['peak_mb']:6,.0f} MB"
+        )
+    total, least = sum(s["seconds"] for s in ours), sum(floor_seconds.values())
+    print(f"  {'total':<18} {total:6.2f} s   floor {least:5.2f} s   {total / least:4.1f}x floor")
+    print(f"pytrec_eval ({n_queries:,} queries x 100 hits, {kind})")
+    for stage in peer:
+        print(f"  {stage['stage']:<18} {stage['seconds']:6.2f} s   peak {stage['peak_mb']:6,.0f} MB")
+    peer_total = sum(s["seconds"] for s in peer)
+    print(f"  {'total':<18} {peer_total:6.2f} s   abcompare is {peer_total / total:.1f}x faster; "
+          f"the floors alone would be {peer_total / least:.1f}x")  # fmt: skip
     return 0
 
 
