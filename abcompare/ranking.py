@@ -225,8 +225,8 @@ def reordering(
         return _global_order(query, score, rank, keys)
     effective = _scores_or_rank_order(query, score, rank)
     ordered = effective if base is None else effective[base]
-    if np.all((ordered[1:] <= ordered[:-1]) | ~same):  # in score order: only ties may need reordering
-        tied = same & (ordered[1:] == ordered[:-1])
+    tied = _ties_in_score_order(ordered, same)
+    if tied is not None:  # in score order: only ties may need reordering
         tie = np.flatnonzero(tied)
         first, second = (tie, tie + 1) if base is None else (base[tie], base[tie + 1])
         if _descending_at(keys, first, second):
@@ -237,6 +237,31 @@ def reordering(
     if within is None:
         return _global_order(query, score, rank, keys)
     return within if base is None else base[within]
+
+
+def lists_in_order(score: np.ndarray, lengths: np.ndarray, keys: pa.Array, most_ties: int) -> bool:
+    """Whether consecutive lists of the given lengths (``score`` and ``keys`` one per hit) are each in
+    trec_eval's order already, so a hit's position is its place in its list. A comparison per hit and a
+    key comparison per tie; False without comparing keys when more than ``most_ties`` hits tie (the
+    caller has a cheaper way then)."""
+    if score.size < 2:
+        return True
+    same = np.ones(score.size - 1, dtype=bool)  # neighbours in one list
+    boundary = np.cumsum(lengths)[:-1]  # the first hit of every list but the first
+    same[boundary[(boundary > 0) & (boundary < score.size)] - 1] = False
+    tied = _ties_in_score_order(score, same)
+    if tied is None:
+        return False
+    tie = np.flatnonzero(tied)
+    return tie.size <= most_ties and _descending_at(keys, tie, tie + 1)
+
+
+def _ties_in_score_order(score: np.ndarray, same: np.ndarray) -> np.ndarray | None:
+    """Which neighbours of one list (``same``) tie on score, or None when some list is not in descending
+    score order."""
+    if not np.all((score[1:] <= score[:-1]) | ~same):
+        return None
+    return same & (score[1:] == score[:-1])
 
 
 _SCATTERED = np.zeros(0, dtype=np.int64)  # _block_order's answer when a query's hits are not contiguous

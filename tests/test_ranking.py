@@ -88,3 +88,31 @@ def test_a_list_without_scores_keeps_its_rank_order():
     rank = np.array([2.0, 1.0, 1.0, 3.0, 2.0])
     keys = pa.array(list("abcde"), type=pa.large_string())
     assert run_order(query, None, rank, keys).tolist() == [1, 0, 2, 4, 3]
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from("abcd")), max_size=5),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_lists_in_order_agrees_with_the_one_sort(lists: list[list[tuple[float, str]]]) -> None:
+    """In order exactly when the run's one sort would leave the rows where they are (empty lists too)."""
+    from abcompare.ranking import lists_in_order, reordering
+
+    lists = [list({key: (score, key) for score, key in hits}.values()) for hits in lists]  # no repeats
+    lengths = np.array([len(hits) for hits in lists], dtype=np.int64)
+    score = np.array([s for hits in lists for s, _ in hits], dtype=np.float64)
+    keys = pa.array([k for hits in lists for _, k in hits], type=pa.large_string())
+    query = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    expected = reordering(query, score, None, keys) is None
+    assert lists_in_order(score, lengths, keys, most_ties=score.size) == expected
+
+
+def test_lists_in_order_gives_up_on_more_ties_than_allowed() -> None:
+    from abcompare.ranking import lists_in_order
+
+    score, keys = np.array([1.0, 1.0, 1.0]), pa.array(["c", "b", "a"])
+    assert lists_in_order(score, np.array([3]), keys, most_ties=2)
+    assert not lists_in_order(score, np.array([3]), keys, most_ties=1)

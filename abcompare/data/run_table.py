@@ -38,6 +38,8 @@ def ranks_within(sorted_codes: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    if n % starts.size == 0 and np.all(np.diff(starts) == n // starts.size):  # equal blocks (100 hits each)
+        return np.tile(np.arange(1, n // starts.size + 1, dtype=np.int64), starts.size)
     ranks = np.ones(n, dtype=np.int64)  # +1 a row, and at each group start a step back to 1
     ranks[starts[1:]] = 1 - np.diff(starts)
     return np.cumsum(ranks, out=ranks)

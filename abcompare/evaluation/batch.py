@@ -41,6 +41,7 @@ from abcompare.evaluation.measures import (
     per_query_columns,
 )
 from abcompare.ranking import (
+    lists_in_order,
     padded_lists,
     place_in_lists,
     repeated_within_queries,
@@ -349,8 +350,8 @@ def _judged_in_row_order(
         block_query[candidate_block], run_ann[candidate], best_pair, best_grade, n_ids, candidate
     )
     block = candidate_block[match]
-    if score is None:  # rank order (or row order without ranks): the place in the block
-        position = judged_row - starts[block]
+    if score is None or lists_in_order(score, lengths, coded.run_keys, most_ties=judged_row.size):
+        position = judged_row - starts[block]  # rank order, or lists in score order: the place in the block
     else:
         placement = place_in_lists(padded_lists(score, lengths), block, score[judged_row])
         position = placement.higher

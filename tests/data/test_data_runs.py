@@ -419,3 +419,14 @@ def test_tabular_round_trip_keeps_hit_fields(tmp_path, fmt):
     write_run(run, tmp_path / f"run.{fmt}", fmt=fmt)
     back = read_run(tmp_path / f"run.{fmt}")
     pd.testing.assert_frame_equal(back, run, check_dtype=False)
+
+
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=12), st.booleans())
+def test_ranks_count_from_one_in_every_block(lengths: list[int], equal: bool) -> None:
+    """Equal blocks (the common 100 hits a query) and uneven ones get the same numbering."""
+    from abcompare.data.run_table import ranks_within
+
+    if equal:
+        lengths = [lengths[0]] * len(lengths)
+    codes = np.repeat(np.arange(len(lengths)), lengths)
+    assert ranks_within(codes).tolist() == [rank for length in lengths for rank in range(1, length + 1)]

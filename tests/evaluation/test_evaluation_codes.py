@@ -27,7 +27,7 @@ def _blocks_by_row(values: list[str | None]) -> tuple[list[int], list[int]]:
 
 
 @given(_VALUES, st.integers(1, 30))
-def test_blocks_and_their_codes_equal_those_of_coding_every_row(values: list[str | None], repeat: int) -> None:
+def test_blocks_and_codes_equal_those_of_coding_every_row(values: list[str | None], repeat: int) -> None:
     values = [v for v in values for _ in range(repeat)]  # long blocks take the one-value-per-block way
     block_codes, labels, lengths = codes.encode_blocks(pa.array(values, type=pa.large_string()))
     expected_codes, expected_lengths = _blocks_by_row(values)
