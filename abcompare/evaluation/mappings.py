@@ -39,13 +39,8 @@ def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:
     n_queries, n_judged = len(query_ids), int(lengths.sum())
     ann_query = np.repeat(np.arange(n_queries, dtype=np.int64), lengths)
     # the run score of every judged id (NaN: the query's list does not hold it)
-    judged_score = np.fromiter(
-        chain.from_iterable(
-            map(d.get, keys, repeat(np.nan, len(keys))) for d, keys in zip(dicts, ann_keys, strict=True)
-        ),
-        dtype=np.float64,
-        count=n_judged,
-    )
+    lookups = map(map, map(operator.attrgetter("get"), dicts), ann_keys, repeat(repeat(np.nan)))
+    judged_score = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=n_judged)
     hit = ~np.isnan(judged_score)
     rows = np.flatnonzero(hit)
     judged_keys = list(chain.from_iterable(ann_keys))
@@ -74,7 +69,7 @@ def _judgments(annotations: dict[Any, Any]) -> tuple[list[str], list[Any], np.nd
     outlives a step (a list of 100k fresh tuples or views wakes the garbage collector, which then walks
     every dict of the run)."""
     judged = list(annotations.values())
-    if not all(type(grades) is dict or grades is None for grades in judged):
+    if not set(map(type, judged)) <= {dict, type(None)}:
         return None
     kept = list(map(bool, judged))  # None and {} are dropped
     groups = list(compress(judged, kept))
@@ -100,11 +95,11 @@ def _run_lists(
 ) -> tuple[list[dict[str, float]], np.ndarray, np.ndarray] | None:
     """The judged queries' lists (in query order), their scores (concatenated) and lengths; None unless the
     run's keys are clean ASCII strings and its scores finite numbers."""
-    if not all(type(q) is str for q in run):
+    if not set(map(type, run)) <= {str}:
         return None
     empty: dict[str, float] = {}
-    dicts = [run.get(q, empty) for q in query_ids]
-    if not all(type(d) is dict for d in dicts):
+    dicts = list(map(run.get, query_ids, repeat(empty)))
+    if not set(map(type, dicts)) <= {dict}:
         return None  # None or another mapping type: the general path
     if not _clean_keys(dicts):
         return None
@@ -130,7 +125,7 @@ def _clean_keys(groups: list[Any]) -> bool:
         return False  # a key that is not a string
     if not joined.isascii():
         return False
-    if any("" in group for group in groups):
+    if any(map(operator.contains, groups, repeat(""))):
         return False  # an empty key
     data = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     return data.size == 0 or int(data.min()) > 0x20  # 0x00-0x20: control characters and the space

@@ -4,6 +4,7 @@ the general path gives, and hands anything out of the ordinary to it."""
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -74,6 +75,9 @@ def test_clean_inputs_take_the_fast_path_and_anything_odd_does_not():
         ({"q1": {1: 1.0}}, annotations),  # a key that is not a string
         ({"q1": {"a": float("nan")}}, annotations),  # the general path names it
         ({1: {"a": 1.0}}, annotations),  # a query id that is not a string
+        ({"q1": None, "q2": {"c": 0.5}}, annotations),  # a judged query's list is None
+        ({"q1": OrderedDict(a=1.0)}, annotations),  # another mapping type
+        (run, {"q1": {"": 1}}),  # an empty judged id
         (run, {"q1": {"a ": 1}}),
         (run, {"q1": {"a": "high"}}),
         (run, {"q1": ["a"]}),
