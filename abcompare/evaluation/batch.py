@@ -31,7 +31,7 @@ from abcompare.evaluation.inputs import (
     flatten_run,
 )
 from abcompare.evaluation.judged_hits import JudgedHits
-from abcompare.evaluation.judgments import UNJUDGED_POLICIES, evaluated_queries, is_relevant
+from abcompare.evaluation.judgments import UNJUDGED_POLICIES, best_grades, evaluated_queries, is_relevant
 from abcompare.evaluation.mappings import judged_hits_of_mappings
 from abcompare.evaluation.measures import (
     COUNT_MEASURE,
@@ -228,11 +228,8 @@ def _judged_hits(run: Any, annotations: Any, convention: str) -> JudgedHits:
     counted (scored runs without repeats) or sorted into order."""
     coded = _encode(flatten_annotations(annotations), flatten_run(run, convention))
     n_queries = len(coded.query_ids)
-    # each (query, annotated id) pair keeps its best grade (stripped ids can collide)
     n_ids = coded.n_ann_keys
-    ann_pair = coded.ann_query * n_ids + coded.ann_key
-    best = pd.Series(coded.ann_grade).groupby(ann_pair, sort=True).max()
-    best_pair, best_grade = best.index.to_numpy(), best.to_numpy(dtype=np.float64)
+    best_pair, best_grade = best_grades(coded.ann_query * n_ids + coded.ann_key, coded.ann_grade)
     placed = _judged_in_row_order(coded, convention, best_pair, best_grade, n_ids, n_queries)
     if placed is not None:
         retrieved, query, position, grade, repeated = placed

@@ -8,6 +8,8 @@ as judged, and what happens to hits nobody judged.
   The trec nDCG uses every positive grade as its gain, whatever the threshold (trec_eval's ``-l``).
 - **Judged**: a hit whose key has a judgment of any grade for its query. ``judged@k`` is the judged
   share of the top ``min(k, hits returned)`` (ir_measures' ``Judged@k``), 0 for an empty list.
+- **One grade per judged id**: an id judged more than once for a query (two lines, or two ids that are
+  equal once stripped) keeps its best grade.
 - **Unjudged hits**: ``nonrelevant`` (default) counts them as non-relevant, as trec_eval does;
   ``condensed`` removes them before the metrics are computed (Sakai 2007, trec_eval ``-J``).
 """
@@ -34,6 +36,17 @@ def evaluated_queries(judged_query_codes: np.ndarray, n_queries: int) -> np.ndar
     evaluated = np.zeros(n_queries, dtype=bool)
     evaluated[np.asarray(judged_query_codes, dtype=np.int64)] = True
     return evaluated
+
+
+def best_grades(pair: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct (query, id) ``pair`` code once, ascending, with the best of its grades."""
+    pair = np.asarray(pair, dtype=np.int64)
+    if pair.size == 0:
+        return pair, np.zeros(0, dtype=np.float64)
+    order = np.argsort(pair, kind="stable")  # judgments come grouped by query: nearly sorted already
+    ordered = pair[order]
+    first = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[first], np.maximum.reduceat(np.asarray(grade, dtype=np.float64)[order], first)
 
 
 #: A treatment whose judged@k falls this far below the control's gets a warning: its losses may be holes.

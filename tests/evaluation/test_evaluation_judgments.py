@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from oracle_support import bm25_run, load_qrels, random_run
 
 from abcompare.evaluation.batch import evaluate_run
@@ -84,3 +86,17 @@ def test_judged_at_k_equals_ir_measures_judged(datasets_dir, name):
             want = np.array([expected[(qid, f"Judged@{k}")] for qid in compared])
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=f"{name} {label} k={k}")
         assert (frame.loc[[q for q in frame.index if not run.get(q)], "judged@10"] == 0).all()
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.0, 1.0, 2.0, 3.0, -1.0])), max_size=40))
+def test_each_judged_pair_keeps_its_best_grade(judgments: list[tuple[int, float]]) -> None:
+    from abcompare.evaluation.judgments import best_grades
+
+    pair = np.array([p for p, _ in judgments], dtype=np.int64)
+    grade = np.array([g for _, g in judgments], dtype=np.float64)
+    best_pair, best_grade = best_grades(pair, grade)
+    expected: dict[int, float] = {}
+    for p, g in judgments:
+        expected[p] = max(g, expected.get(p, g))
+    assert best_pair.tolist() == sorted(expected)
+    assert best_grade.tolist() == [expected[p] for p in sorted(expected)]
