@@ -368,9 +368,9 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     """For every hit in row order (each query's hits one block; ``starts`` the blocks' first rows): the code
     of its key among the annotated ids (-1 when not annotated), and the rows whose key appeared earlier in
     their query (None when no key repeats). Done in block-aligned chunks, each against the annotations of
-    its own queries only (small, in-cache hash tables, on Arrow's CPU count of threads): one hash table
-    per chunk serves both the look-up and the repeat check, and a chunk with as many distinct keys as rows
-    has no repeat to look for."""
+    its own queries only (small, in-cache hash tables, on Arrow's CPU count of threads): a chunk's keys are
+    hashed once, their distinct values are looked up among the annotated ids, and a chunk with as many
+    distinct keys as rows has no repeat to look for."""
     keys = coded.run_keys
     block_query, lengths = coded.run_blocks
     n = len(keys)
@@ -397,12 +397,10 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
             found = pc.index_in(chunk_keys, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
             run_ann[low:high] = np.append(candidates, -1)[found]
             return
-        both = codes.encode(pa.concat_arrays([labels, chunk_keys]))[0]
-        own = both[len(labels) :]
-        code_to_ann = np.full(int(both.max()) + 1, -1, dtype=np.int64)
-        code_to_ann[both[: len(labels)]] = candidates
-        run_ann[low:high] = code_to_ann[own]
-        if np.bincount(own).max() > 1:  # a key occurs twice in the chunk: within one query?
+        own, distinct = codes.encode(chunk_keys)  # the chunk's keys, each once
+        found = pc.index_in(distinct, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
+        run_ann[low:high] = np.append(candidates, -1)[found][own]
+        if len(distinct) < high - low:  # a key occurs twice in the chunk: within one query?
             query = np.repeat(np.arange(queries.size, dtype=np.int64), lengths[blocks])
             mask = repeats_among(query, own)
             if mask.any():
