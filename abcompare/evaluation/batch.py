@@ -514,7 +514,7 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
     return identity, run_ann
 
 
-_CHUNK = 16_384
+_CHUNK = 65_536  # rows a chunk: its annotated ids stay a small, in-cache table; measured best of 4k-256k
 
 
 def _positions(query: np.ndarray, lengths: np.ndarray) -> np.ndarray:
