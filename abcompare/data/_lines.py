@@ -250,8 +250,8 @@ def check_trec_ids(frame: pd.DataFrame, what: str, hint: str) -> None:
             )
 
 
-# ASCII whitespace that ``pc.ascii_split_whitespace`` splits on besides the space and the newline; a file
-# holding any of these (a bare ``\r`` too) takes the general path.
+# ASCII whitespace that ``pc.ascii_split_whitespace`` splits on besides the space and the line endings; a
+# file holding any of these takes the general path.
 _OTHER_SPACE = (b"\t", b"\v", b"\f")
 
 
@@ -260,16 +260,17 @@ def regular_columns(
 ) -> pa.Table | None:
     """The lines of ``data`` as a table of ``len(names)`` single-space-separated fields, parsed in one
     multithreaded ``pyarrow.csv`` pass; None when the text is not that regular (another whitespace
-    character, a bare ``\\r``, a line with another number of fields, invalid UTF-8, a value of the wrong
-    type), so the caller takes its general, line-locating path. Blank lines are skipped; fields may still
-    be empty (a doubled space) or carry Unicode whitespace: the caller checks what it needs."""
+    character, a line with another number of fields, invalid UTF-8, a value of the wrong type), so the
+    caller takes its general, line-locating path. Line endings are read as ``unix_newlines`` reads them
+    (``\\r\\n`` and a bare ``\\r`` end a line: pyarrow's own rule), so the text is not copied to convert
+    them. Blank lines are skipped; fields may still be empty (a doubled space) or carry Unicode whitespace:
+    the caller checks what it needs."""
     import pyarrow.csv as pacsv
 
-    if not len(data) or any(data.find(byte) != -1 for byte in _OTHER_SPACE):
+    if not len(data):
         return None
-    data = unix_newlines(data)
     try:
-        return pacsv.read_csv(
+        table = pacsv.read_csv(
             pa.py_buffer(data),
             read_options=pacsv.ReadOptions(column_names=list(names), use_threads=True),
             parse_options=pacsv.ParseOptions(
@@ -286,3 +287,7 @@ def regular_columns(
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
+    # looked for after the parse, whose threads have brought the file's pages in: a scan is then cheap
+    if any(data.find(byte) != -1 for byte in _OTHER_SPACE):
+        return None
+    return table
