@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -47,3 +48,15 @@ def test_a_query_in_two_blocks_keeps_one_code() -> None:
 def test_no_strings_make_no_blocks() -> None:
     block_codes, labels, lengths = codes.encode_blocks(pa.array([], type=pa.large_string()))
     assert block_codes.size == lengths.size == len(labels) == 0
+
+
+@given(st.lists(st.sampled_from(["d1", " d1", "d2 ", "\u00a0d3", "", "   ", "e\u2003", "f"]), max_size=40))
+def test_stripping_in_parallel_slices_equals_the_id_rule(values: list[str]) -> None:
+    """Long arrays are checked a slice per CPU; cut anywhere, every string is stripped as clean_id does."""
+    from abcompare.hits import clean_id
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codes, "_PARALLEL_FROM", 1)
+        patch.setattr(codes.pa, "cpu_count", lambda: 3)
+        cleaned = codes.clean_strings(pa.array(values, type=pa.large_string()))
+    assert cleaned.to_pylist() == [clean_id(value) for value in values]
