@@ -380,7 +380,7 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     ann_start = np.concatenate(([0], np.cumsum(ann_count)[:-1])).astype(np.int64)
     bounds = bounds_between_blocks(starts, n, _CHUNK)
     first_block = np.searchsorted(starts, bounds)
-    run_ann = np.full(n, -1, dtype=np.int64)
+    run_ann = np.empty(n, dtype=np.int64)  # every chunk writes all its rows
     repeated = np.zeros(n, dtype=bool)
     found_repeats = []
 
