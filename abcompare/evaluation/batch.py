@@ -496,18 +496,14 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
 
     def fill(start: int, stop: int) -> None:  # writes rows start:stop only, so chunks run in parallel
         chunk = keys.slice(start, stop - start) if in_place else keys.take(pa.array(order[start:stop]))
+        own, distinct = codes.encode(chunk)  # the chunk's keys, each once
+        identity[start:stop] = own
         low, high = np.searchsorted(ann_query, [query[start], query[stop - 1] + 1])
-        if high == low:
-            identity[start:stop] = codes.encode(chunk)[0]
-            return
-        # one hash table for both: the chunk's annotated ids first, then its keys
-        candidates = ann_key[low:high]
-        labels = coded.ann_key_labels.take(pa.array(candidates)).cast(chunk.type)
-        both = codes.encode(pa.concat_arrays([labels, chunk]))[0]
-        code_to_ann = np.full(int(both.max()) + 1, -1, dtype=np.int64)
-        code_to_ann[both[: len(labels)]] = candidates
-        identity[start:stop] = both[len(labels) :]
-        run_ann[start:stop] = code_to_ann[both[len(labels) :]]
+        if high > low:  # look the distinct keys up among the annotated ids of the chunk's queries
+            candidates = ann_key[low:high]
+            labels = coded.ann_key_labels.take(pa.array(candidates)).cast(chunk.type)
+            found = pc.index_in(distinct, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
+            run_ann[start:stop] = np.append(candidates, -1)[found][own]
 
     with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
         list(pool.map(fill, bounds[:-1], bounds[1:]))  # Arrow's hashing releases the GIL
