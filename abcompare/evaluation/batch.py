@@ -391,15 +391,12 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
         counts = ann_count[queries]
         spans = np.repeat(ann_start[queries] - np.cumsum(counts) + counts, counts)
         candidates = np.unique(ann_key[spans + np.arange(spans.size, dtype=np.int64)])
-        labels = coded.ann_key_labels.take(pa.array(candidates)).cast(keys.type)
         chunk_keys = keys.slice(low, high - low)
         if coded.distinct_keys:  # no repeats possible: look the annotated ids up only
-            found = pc.index_in(chunk_keys, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
-            run_ann[low:high] = np.append(candidates, -1)[found]
+            run_ann[low:high] = _annotated_codes(coded, chunk_keys, candidates)
             return
         own, distinct = codes.encode(chunk_keys)  # the chunk's keys, each once
-        found = pc.index_in(distinct, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
-        run_ann[low:high] = np.append(candidates, -1)[found][own]
+        run_ann[low:high] = _annotated_codes(coded, distinct, candidates)[own]
         if len(distinct) < high - low:  # a key occurs twice in the chunk: within one query?
             query = np.repeat(np.arange(queries.size, dtype=np.int64), lengths[blocks])
             mask = repeats_among(query, own)
@@ -500,14 +497,18 @@ def _key_codes(coded: _Coded, order: np.ndarray, query: np.ndarray) -> tuple[np.
         identity[start:stop] = own
         low, high = np.searchsorted(ann_query, [query[start], query[stop - 1] + 1])
         if high > low:  # look the distinct keys up among the annotated ids of the chunk's queries
-            candidates = ann_key[low:high]
-            labels = coded.ann_key_labels.take(pa.array(candidates)).cast(chunk.type)
-            found = pc.index_in(distinct, value_set=labels).fill_null(-1).to_numpy(zero_copy_only=False)
-            run_ann[start:stop] = np.append(candidates, -1)[found][own]
+            run_ann[start:stop] = _annotated_codes(coded, distinct, ann_key[low:high])[own]
 
     with ThreadPoolExecutor(max_workers=max(1, pa.cpu_count())) as pool:
         list(pool.map(fill, bounds[:-1], bounds[1:]))  # Arrow's hashing releases the GIL
     return identity, run_ann
+
+
+def _annotated_codes(coded: _Coded, strings: pa.Array, candidates: np.ndarray) -> np.ndarray:
+    """The annotated-id code of each string, looked up among ``candidates`` only (annotated-id codes: the
+    ids of a chunk's queries, a small table), -1 when it is none of them."""
+    labels = coded.ann_key_labels.take(pa.array(candidates)).cast(strings.type)
+    return np.append(candidates, -1)[codes.lookup(strings, labels)]
 
 
 _CHUNK = 65_536  # rows a chunk: its annotated ids stay a small, in-cache table; measured best of 4k-256k
