@@ -25,6 +25,8 @@ from abcompare.errors import ExecutionError
 from abcompare.report import Reporter
 
 FIELD = "execution.address"
+RAY_DATA_THREAD = "StreamingExecutor-"  # the name Ray Data 2.60 gives its executor's scheduling thread
+RAY_DATA_GRACE = 60.0  # seconds Ray's stop waits for each of those threads
 CONNECT_TIMEOUT = 3.0  # seconds for the TCP check of a cluster address
 GCS_TIMEOUT = 10.0  # seconds for the cluster's first answer (authentication included)
 TOKEN_HINT = (
@@ -52,8 +54,19 @@ class RaySession:
     def release(self) -> None:
         """Nothing more will be asked of Ray: stop the one we started, in the background."""
         if self._stop is not None and self._stopping is None:
-            self._stopping = threading.Thread(target=self._stop, name="abcompare-ray-stop", daemon=True)
+            self._stopping = threading.Thread(
+                target=self._stop_after_ray_data, name="abcompare-ray-stop", daemon=True
+            )
             self._stopping.start()
+
+    def _stop_after_ray_data(self) -> None:
+        """Stop Ray once Ray Data's executor threads are done. Ray Data's shutdown waits 2 s for its
+        scheduling thread and then lets it run on; a Ray stopped under that thread makes the core worker
+        end the whole process with status 1 (seen once an encoder actor had been killed and restarted)."""
+        for thread in threading.enumerate():
+            if thread.name.startswith(RAY_DATA_THREAD) and thread is not threading.current_thread():
+                thread.join(timeout=RAY_DATA_GRACE)
+        self._stop()
 
     def close(self) -> None:
         """Stop (or wait for the stopping of) a Ray we started; a caller's Ray is left running."""

@@ -94,3 +94,26 @@ print("ray imported:", "ray" in sys.modules)
     out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().endswith("ray imported: False")
+
+
+def test_a_ray_we_started_is_stopped_after_ray_datas_executor_threads() -> None:
+    """Ray Data's scheduling thread can outlive its dataset by seconds; stopping Ray under it would make
+    Ray's core worker end the process with status 1, so the stop waits for it."""
+    import threading
+    import time
+
+    from abcompare.execution import ray_session
+
+    session = object.__new__(ray_session.RaySession)  # no Ray needed: only the stop's order is checked
+    events: list[str] = []
+    session._stop = lambda: events.append("ray stopped")
+    session._stopping = None
+
+    def scheduling_loop() -> None:
+        time.sleep(0.3)
+        events.append("executor done")
+
+    name = f"{ray_session.RAY_DATA_THREAD}dataset_1"
+    threading.Thread(target=scheduling_loop, name=name, daemon=True).start()
+    session.close()
+    assert events == ["executor done", "ray stopped"]
