@@ -148,7 +148,7 @@ class RayExecutor:
             if variant.run is not None:
                 yield VariantRun(name, precomputed_run(variant, dataset))
                 continue
-            produced = self._collect(name, pending[name])
+            produced = self._collect(name, pending.pop(name))  # its object refs go with it
             if name == last:
                 self.session.release()  # nothing more for Ray: it stops while the driver logs
             yield produced

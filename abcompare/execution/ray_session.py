@@ -10,6 +10,7 @@ process (a notebook, the tests) is used as it is and left running.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import socket
@@ -52,8 +53,12 @@ class RaySession:
         _quiet_ray()
 
     def release(self) -> None:
-        """Nothing more will be asked of Ray: stop the one we started, in the background."""
+        """Nothing more will be asked of Ray: stop the one we started, in the background. The caller must
+        hold no object ref by then: a ref freed while Ray stops reaches a core worker that is going away,
+        and Ray ends the whole process with status 1 (seen after an encoder actor was killed). Garbage
+        that still holds refs is collected here first, in the caller's thread."""
         if self._stop is not None and self._stopping is None:
+            gc.collect()
             self._stopping = threading.Thread(
                 target=self._stop_after_ray_data, name="abcompare-ray-stop", daemon=True
             )
