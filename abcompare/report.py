@@ -224,8 +224,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
             console.print(verdict_table(result.comparison, name, cfg.significance.primary))
     if result.grid is not None:
         console.print()
-        swept_settings = list(dict.fromkeys(k for v in cfg.sweep_plan.settings.values() for k in v))
-        console.print(grid_table(result.grid, result.primary_metric, swept_settings))
+        console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
     console.print()
     if result.tuned is not None:
         from abcompare.summary import tuned_sentence

@@ -415,8 +415,7 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
     from abcompare.summary import tuned_sentence
 
     cfg = result.config
-    plan = cfg.sweep_plan
-    settings = list(dict.fromkeys(k for v in plan.settings.values() for k in v)) if plan else []
+    settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
     control_cost = result.variants["control"].efficiency.get("efficiency.seconds_per_query")
     focus = [result.tuned.most_chosen] if result.tuned is not None else []
     return ReportInputs(

@@ -79,6 +79,11 @@ class SweepPlan:
     invalid: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
 
+    @property
+    def swept_settings(self) -> list[str]:
+        """The settings the sweep varies (dotted paths), in the order the candidates first name them."""
+        return list(dict.fromkeys(path for values in self.settings.values() for path in values))
+
     def summary(self) -> str:
         """One line, printed before any work starts."""
         parts = [f"sweep: {self.points} grid points -> {len(self.candidates)} candidates"]

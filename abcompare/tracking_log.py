@@ -290,7 +290,7 @@ class ComparisonLogger:
             context=self._context(result),
             tuned=result.tuned,
             grid=result.grid,
-            grid_settings=_swept_settings(self.config),
+            grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
         )
         tags[NOTE_TAG] = markdown
         self._send("log", PARENT, metrics=metrics, tags=tags)
@@ -365,13 +365,6 @@ def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     )
     frame.columns = [f"{variant}/{metric}" for variant, metric in frame.columns]
     return frame
-
-
-def _swept_settings(config: Any) -> list[str]:
-    plan = config.sweep_plan
-    if plan is None:
-        return []
-    return list(dict.fromkeys(k for values in plan.settings.values() for k in values))
 
 
 def headline_view(result: ComparisonResult) -> dict[str, Any]:
