@@ -275,9 +275,6 @@ class Tracker:
                 self._open.remove(run_id)
 
     # ---------------------------------------------------------------- logging
-    def log_metrics(self, run_id: str, metrics: Mapping[str, float]) -> None:
-        self.log_batch(run_id, metrics=metrics)
-
     def log_batch(
         self,
         run_id: str,

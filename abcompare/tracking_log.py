@@ -267,10 +267,8 @@ class ComparisonLogger:
             for metric, value in means.items():
                 metrics[mean_key(name, metric)] = shown(value)
         tags = {PRIMARY_METRIC_TAG: result.primary_metric}
-        sentences = []
-        for name in result.config.treatments:
-            sentence = verdict_sentence(comparison, name)
-            sentences.append(sentence)
+        sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
+        for name, sentence in sentences.items():
             tags[verdict_tag(name)] = sentence
             secondary = secondary_summary(comparison, name)
             if secondary:
@@ -284,7 +282,7 @@ class ComparisonLogger:
                 }
             )
         else:
-            tags[VERDICT_TAG] = "\n".join(sentences)
+            tags[VERDICT_TAG] = "\n".join(sentences.values())
         markdown = description_markdown(
             comparison,
             context=self._context(result),
@@ -306,21 +304,20 @@ class ComparisonLogger:
         self._send("text", PARENT, SUMMARY_FILE, markdown)
         self._send("json", PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(PARENT, files)
-        for name in result.config.treatments:
-            self._log_vs_control(comparison, name)
+        for name, sentence in sentences.items():
+            self._log_vs_control(comparison, name, sentence)
         self._send("experiment_tags", {VIEW_TAG: json.dumps(headline_view(result))})
 
-    def _log_vs_control(self, comparison: pd.DataFrame, treatment: str) -> None:
-        """A treatment's comparison with the control, on the treatment's own run (``vs_control.*``)."""
-        from abcompare.summary import verdict_sentence
-
+    def _log_vs_control(self, comparison: pd.DataFrame, treatment: str, sentence: str) -> None:
+        """A treatment's comparison with the control, on the treatment's own run (``vs_control.*``), and its
+        verdict ``sentence``."""
         metrics: dict[str, float] = {}
         for row in comparison[comparison["treatment"] == treatment].itertuples(index=False):
             for name, value in _figures(row).items():
                 metrics[vs_control_key(row.metric, name)] = value
             mark = PRIMARY_MARK if row.role == PRIMARY else SECONDARY_MARK
             metrics[vs_control_key(row.metric, mark)] = 1.0
-        tags = {VERDICT_TAG: verdict_sentence(comparison, treatment)}
+        tags = {VERDICT_TAG: sentence}
         self._send("log", variant_handle(treatment), metrics=metrics, tags=tags)
 
     def _context(self, result: ComparisonResult) -> str:

@@ -94,7 +94,7 @@ class RunWriter:
         self.run_ids[handle] = self.tracker.start_run(
             name, tags, parent_id=parent_id, description=description
         )
-        self.pending[handle] = {"metrics": {}, "params": {}, "tags": {}}
+        self.pending[handle] = _empty_batch()
 
     def log(
         self,
@@ -151,8 +151,8 @@ class RunWriter:
     def flush(self, handle: str) -> None:
         """Send what the run has so far: its batch and its staged artifacts (the run stays open)."""
         run_id = self.run_ids[handle]
-        batch = self.pending.get(handle) or {"metrics": {}, "params": {}, "tags": {}}
-        self.pending[handle] = {"metrics": {}, "params": {}, "tags": {}}
+        batch = self.pending.get(handle) or _empty_batch()
+        self.pending[handle] = _empty_batch()
         tables = self.tables.get(handle, [])
         if len(tables) > self.tables_sent.get(handle, 0):  # the tag lists every table the run has
             batch["tags"][LOGGED_ARTIFACTS_TAG] = json.dumps([{"path": p, "type": "table"} for p in tables])
@@ -181,6 +181,11 @@ class RunWriter:
     def report(self) -> Recorded:
         tracker = self.tracker
         return Recorded(tracker.uri, tracker.experiment_id, dict(self.run_ids), tracker.lost)
+
+
+def _empty_batch() -> dict[str, dict[str, Any]]:
+    """A run's batch with nothing in it yet: its metrics, params and tags."""
+    return {"metrics": {}, "params": {}, "tags": {}}
 
 
 def _named_index(frame: pd.DataFrame) -> bool:
