@@ -33,7 +33,7 @@ from abcompare.mlflow_layout import (
     VARIANT_TAG,
     table_file,
 )
-from abcompare.tracking import DEFAULT_DB
+from abcompare.tracking import DEFAULT_DB, sqlite_path
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -157,7 +157,7 @@ def find_store(start: Path | None = None) -> tuple[str, list[str]]:
 def _existing_store(uri: str) -> str:
     """A local SQLite store must exist: MLflow would silently create an empty one."""
     if uri.startswith("sqlite:///"):
-        path = Path(uri[len("sqlite:///") :].split("?", 1)[0])
+        path = sqlite_path(uri)
         if not path.is_file():
             raise TrackingError(f"no MLflow store at {path}", hint="run `abcompare run CONFIG` first")
     return uri
