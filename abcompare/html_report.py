@@ -28,7 +28,7 @@ from abcompare.summary import (
     treatments,
     verdict_sentence,
 )
-from abcompare.vocabulary import BETTER, PRIMARY, WORSE, plural
+from abcompare.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural
 
 #: How many wins and losses per treatment, and how many hits per variant beside each.
 CHANGES_SHOWN = 5
@@ -117,7 +117,7 @@ def _verdicts(inputs: ReportInputs) -> str:
     for name in treatments(table):
         row = table[(table["treatment"] == name) & (table["role"] == PRIMARY)]
         verdict = str(row["verdict"].iloc[0]) if len(row) else ""
-        if name in swept and verdict not in (BETTER, WORSE):
+        if name in swept and verdict not in SIGNIFICANT:
             continue
         secondary = secondary_summary(table, name)
         items.append(
@@ -179,7 +179,7 @@ def _grid(inputs: ReportInputs, primary: str) -> str:
     headers = [*inputs.grid_settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"]
     body = []
     for row in grid.to_dict(orient="records"):
-        significant = row["verdict"] in (BETTER, WORSE)
+        significant = row["verdict"] in SIGNIFICANT
         speed = row.get("efficiency.seconds_per_query")
         cells = [escape(str(row[s])) for s in inputs.grid_settings] + [
             f"{row['treatment_mean']:.4f}",
@@ -243,13 +243,13 @@ def _full_table(table: pd.DataFrame) -> str:
 
 
 def _delta_cell(delta: float, verdict: str) -> str:
-    colour = VERDICT_COLOURS.get(verdict) if verdict in (BETTER, WORSE) else None
+    colour = VERDICT_COLOURS.get(verdict) if verdict in SIGNIFICANT else None
     text = f"{delta:+.4f}"
     return f'<span style="color:{colour};font-weight:600">{text}</span>' if colour else text
 
 
 def _verdict_cell(verdict: str) -> str:
-    star = "★ " if verdict in (BETTER, WORSE) else ""
+    star = "★ " if verdict in SIGNIFICANT else ""
     return f'<span style="color:{verdict_colour(verdict)}">{star}{escape(verdict)}</span>'
 
 

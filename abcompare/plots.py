@@ -18,7 +18,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
+from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, SIGNIFICANT, WORSE
 
 #: One colour per verdict, the same in every figure and in the report (colour-blind safe, Paul Tol's).
 VERDICT_COLOURS = {BETTER: "#228833", WORSE: "#cc3311", INCONCLUSIVE: "#aa3377", NO_DIFFERENCE: "#888888"}
@@ -191,7 +191,7 @@ def forest_svg(rows: pd.DataFrame, title: str, *, subtitle: str = "", label_colu
         y = top + row_h * i + row_h / 2
         verdict = row.verdict
         colour = verdict_colour(verdict)
-        significant = verdict in (BETTER, WORSE)
+        significant = verdict in SIGNIFICANT
         if i % 2 == 0:
             body.append(
                 f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f7f7f7"/>'
@@ -336,7 +336,7 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
             continue
         verdict = row.verdict
         colour = verdict_colour(verdict)
-        filled = verdict in (BETTER, WORSE)
+        filled = verdict in SIGNIFICANT
         radius = 6 if i in front else 4.5
         body.append(
             _circle(

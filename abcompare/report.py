@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, WORSE
+from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
 
 if TYPE_CHECKING:
     from abcompare.results import ComparisonResult
@@ -269,7 +269,7 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
         delta = f"{row['delta']:+.4f}"
         speed = row.get("efficiency.seconds_per_query")
         verdict = "n.s." if row["verdict"] == NO_DIFFERENCE else row["verdict"]
-        significant = row["verdict"] in (BETTER, WORSE)
+        significant = row["verdict"] in SIGNIFICANT
         if significant:
             verdict = f"★ {verdict}"
         table.add_row(

@@ -21,6 +21,7 @@ from abcompare.vocabulary import (
     NO_DIFFERENCE,
     PRIMARY,
     SECONDARY,
+    SIGNIFICANT,
     WORSE,
     plural,
 )
@@ -93,7 +94,7 @@ def verdict_sentence(table: pd.DataFrame, treatment: str) -> str:
     note = _family_note(table, int(row["family_size"]), "treatments")
     p = _p_clause(row["p_adjusted"]) + (f" ({note})" if note else "")
     head = f"Verdict {treatment}: {verdict} on {metric}, {change}, {p}"
-    if verdict in (BETTER, WORSE):
+    if verdict in SIGNIFICANT:
         return head + "."
     min_effect = table.attrs.get("min_effect")
     if verdict == INCONCLUSIVE:
@@ -326,7 +327,7 @@ def grid_text_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, digits:
     cells = []
     for row in grid.to_dict(orient="records"):
         speed = row.get("efficiency.seconds_per_query")
-        star = "* " if row["verdict"] in (BETTER, WORSE) else "  "
+        star = "* " if row["verdict"] in SIGNIFICANT else "  "
         cells.append(
             [
                 *(str(row[name]) for name in settings),
@@ -381,7 +382,7 @@ def description_markdown(
     swept = set(grid["candidate"]) if grid is not None else set()
     for name in treatments(table):
         primary = _rows(table, name, PRIMARY)
-        if name in swept and not primary["verdict"].isin([BETTER, WORSE]).any():
+        if name in swept and not primary["verdict"].isin(SIGNIFICANT).any():
             continue
         sentence = verdict_sentence(table, name)
         paragraphs.append(f"**{sentence}**" if tuned is None else sentence)

@@ -164,6 +164,8 @@ WORSE = "worse"
 NO_DIFFERENCE = "no significant difference"
 INCONCLUSIVE = "inconclusive"
 VERDICTS: tuple[str, ...] = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)
+#: The verdicts that say the treatment differs from the control (what the report stars and colours).
+SIGNIFICANT: tuple[str, ...] = (BETTER, WORSE)
 #: A verdict as a number (MLflow metrics are numbers): +1 better, -1 worse, 0 neither.
 VERDICT_CODE: dict[str, int] = {BETTER: 1, WORSE: -1, NO_DIFFERENCE: 0, INCONCLUSIVE: 0}
 
