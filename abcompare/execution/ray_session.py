@@ -66,8 +66,8 @@ class RaySession:
 
     def _stop_after_ray_data(self) -> None:
         """Stop Ray once Ray Data's executor threads are done. Ray Data's shutdown waits 2 s for its
-        scheduling thread and then lets it run on; a Ray stopped under that thread makes the core worker
-        end the whole process with status 1 (seen once an encoder actor had been killed and restarted)."""
+        scheduling thread and then lets it run on; a Ray stopped under a thread that still calls into it can
+        end the process with status 1, as a freed object ref did (see :meth:`release`)."""
         for thread in threading.enumerate():
             if thread.name.startswith(RAY_DATA_THREAD) and thread is not threading.current_thread():
                 thread.join(timeout=RAY_DATA_GRACE)
