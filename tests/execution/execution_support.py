@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from support.cli import cli_command
 
 REPO = Path(__file__).resolve().parents[2]
 # the shipped 24-point sweep, kept lean: fewer resamples, no MLflow (the backends never touch it)
@@ -17,11 +18,6 @@ def cli_env(cache_dir: Path, **extra: str) -> dict[str, str]:
     env.update(ABCOMPARE_CACHE_DIR=str(cache_dir), MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT="true",
                HF_HUB_OFFLINE="1", **extra)  # fmt: skip
     return env
-
-
-def cli_command() -> list[str]:
-    exe = Path(sys.executable).with_name("abcompare")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
 
 
 def run_cli(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from support.cli import cli_command
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,10 +21,8 @@ def cli_env(cache_dir: Path) -> dict[str, str]:
 
 def run_cli(args: list[str], cwd: Path, cache_dir: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the installed console script (the very command a user types) and capture its output."""
-    exe = Path(sys.executable).with_name("abcompare")
-    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
     return subprocess.run(
-        command + args, cwd=cwd, env=cli_env(cache_dir), capture_output=True, text=True, timeout=timeout
+        cli_command() + args, cwd=cwd, env=cli_env(cache_dir), capture_output=True, text=True, timeout=timeout
     )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
+from support.cli import cli_command
 
 BASE = """\
 name: bad-input
@@ -170,16 +171,14 @@ def test_ctrl_c_marks_the_open_runs_killed(tmp_path: Path, embedding_cache: Path
     import os
     import signal
     import subprocess
-    import sys
 
     from e2e_support import cli_env
 
     pipe = tmp_path / "production.trec"
     os.mkfifo(pipe)
     config = write_config(tmp_path, f"    run: {{path: {pipe}, format: trec}}")
-    exe = Path(sys.executable).with_name("abcompare")
     process = subprocess.Popen(
-        [str(exe), "run", str(config)],
+        [*cli_command(), "run", str(config)],
         cwd=tmp_path,
         env=cli_env(embedding_cache),
         stdout=subprocess.PIPE,

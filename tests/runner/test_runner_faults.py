@@ -8,13 +8,13 @@ import json
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from e2e_support import cli_env
 from mlflow import MlflowClient
+from support.cli import cli_command
 from support.servers import start_mlflow_server
 
 BM25_CONFIG = """\
@@ -36,8 +36,7 @@ tracking:
 
 
 def command(*args: str) -> list[str]:
-    exe = Path(sys.executable).with_name("abcompare")
-    return [str(exe), *args] if exe.exists() else [sys.executable, "-m", "abcompare.cli", *args]
+    return [*cli_command(), *args]
 
 
 def start(workdir: Path, cache: Path, *args: str, tmpdir: Path | None = None) -> subprocess.Popen:

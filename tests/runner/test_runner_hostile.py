@@ -8,6 +8,7 @@ from pathlib import Path
 
 from e2e_support import cli_env, run_cli
 from mlflow import MlflowClient
+from support.cli import cli_command
 from test_runner_bad_input import assert_clean_failure, assert_no_run_left_running
 
 CONFIG = """\
@@ -38,7 +39,6 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     tmp_path: Path, embedding_cache
 ) -> None:
     import subprocess
-    import sys
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -51,9 +51,13 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     config = write(tmp_path, '  "a b":\n    top_k: 10\n  "[x]":\n    top_k: 5\n  "größe.v2":\n    top_k: 15')
     env = cli_env(embedding_cache)
     env["TMPDIR"] = str(scratch)
-    exe = Path(sys.executable).with_name("abcompare")
     result = subprocess.run(
-        [str(exe), "run", str(config)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        [*cli_command(), "run", str(config)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "[hostile] names" in result.stdout and "[x] vs control" in result.stdout

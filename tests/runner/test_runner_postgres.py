@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from e2e_support import REPO, cli_env, execute_notebook
 from mlflow import MlflowClient
+from support.cli import cli_command
 
 
 @pytest.mark.server
 def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
     mlflow_server_on_postgres: str, tmp_path: Path, embedding_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    exe = Path(sys.executable).with_name("abcompare")
-    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
+    base = cli_command()
     args = [
         "run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json",
         "--set", f"tracking.uri={mlflow_server_on_postgres}",

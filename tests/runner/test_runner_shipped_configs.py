@@ -6,11 +6,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from e2e_support import REPO, cli_env, run_cli
 from mlflow import MlflowClient
+from support.cli import cli_command
 
 QUICK = ["--json", "--set", "significance.n_resamples=2000"]
 
@@ -51,8 +51,7 @@ def test_mlflow_tracking_uri_from_the_environment_is_used(tmp_path, embedding_ca
     store = tmp_path / "elsewhere" / "team.db"
     store.parent.mkdir()
     env = {**cli_env(embedding_cache), "MLFLOW_TRACKING_URI": f"sqlite:///{store}"}
-    exe = Path(sys.executable).with_name("abcompare")
-    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "abcompare.cli"]
+    command = cli_command()
     args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *QUICK]
     result = subprocess.run(
         command + args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
