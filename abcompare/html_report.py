@@ -23,6 +23,7 @@ from abcompare.plots import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_col
 from abcompare.summary import (
     format_p,
     secondary_summary,
+    sentence_treatments,
     settings_line,
     sweep_sentence,
     treatments,
@@ -111,14 +112,11 @@ def _verdicts(inputs: ReportInputs) -> str:
     items = []
     if inputs.tuned_sentence:
         items.append(f'<p class="verdict tuned">{escape(inputs.tuned_sentence)}</p>')
-    swept = set(inputs.grid["candidate"]) if inputs.grid is not None else set()
     if inputs.grid is not None and not inputs.grid.empty:
         items.append(f"<p>{escape(sweep_sentence(inputs.grid, table))}</p>")
-    for name in treatments(table):
+    for name in sentence_treatments(table, inputs.grid):
         row = table[(table["treatment"] == name) & (table["role"] == PRIMARY)]
         verdict = str(row["verdict"].iloc[0]) if len(row) else ""
-        if name in swept and verdict not in SIGNIFICANT:
-            continue
         secondary = secondary_summary(table, name)
         items.append(
             f'<p class="verdict" style="border-color:{verdict_colour(verdict)}">'

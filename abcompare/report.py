@@ -186,7 +186,13 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
 
 
 def _print_report(result: ComparisonResult, console: Any) -> None:
-    from abcompare.summary import secondary_summary, settings_line, sweep_sentence, verdict_sentence
+    from abcompare.summary import (
+        secondary_summary,
+        sentence_treatments,
+        settings_line,
+        sweep_sentence,
+        verdict_sentence,
+    )
     from abcompare.vocabulary import plural
 
     cfg = result.config
@@ -232,16 +238,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
     if result.grid is not None:
         console.print(sweep_sentence(result.grid, result.comparison), markup=False, highlight=False)
-    for name in cfg.treatments:
-        if (
-            name in swept
-            and result.comparison.loc[
-                (result.comparison["treatment"] == name) & (result.comparison["role"] == "primary"), "verdict"
-            ]
-            .isin([NO_DIFFERENCE, INCONCLUSIVE])
-            .all()
-        ):
-            continue  # a sweep's candidates: only the ones that differ get a sentence (the grid has all)
+    for name in sentence_treatments(result.comparison, result.grid):  # a sweep: only candidates that differ
         console.print(verdict_sentence(result.comparison, name), markup=False, highlight=False)
         secondary = secondary_summary(result.comparison, name)
         if secondary:

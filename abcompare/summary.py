@@ -57,6 +57,17 @@ def treatments(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(table["treatment"]))
 
 
+def sentence_treatments(table: pd.DataFrame, grid: pd.DataFrame | None) -> list[str]:
+    """The treatments whose verdict sentence is shown, in table order: all of them, except a sweep's
+    candidates whose primary verdict is not significant (the sweep's grid lists every candidate)."""
+    swept = set(grid["candidate"]) if grid is not None else set()
+    return [
+        name
+        for name in treatments(table)
+        if name not in swept or _rows(table, name, PRIMARY)["verdict"].isin(SIGNIFICANT).any()
+    ]
+
+
 def _rows(table: pd.DataFrame, treatment: str, role: str) -> pd.DataFrame:
     return table[(table["treatment"] == treatment) & (table["role"] == role)]
 
@@ -379,11 +390,7 @@ def description_markdown(
         paragraphs.append(f"**{tuned_sentence(tuned)}**")
     if grid is not None:
         paragraphs.append(sweep_sentence(grid, table))
-    swept = set(grid["candidate"]) if grid is not None else set()
-    for name in treatments(table):
-        primary = _rows(table, name, PRIMARY)
-        if name in swept and not primary["verdict"].isin(SIGNIFICANT).any():
-            continue
+    for name in sentence_treatments(table, grid):
         sentence = verdict_sentence(table, name)
         paragraphs.append(f"**{sentence}**" if tuned is None else sentence)
         secondary = secondary_summary(table, name)
