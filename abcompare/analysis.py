@@ -34,6 +34,7 @@ from abcompare.mlflow_layout import (
     table_file,
 )
 from abcompare.tracking import DEFAULT_DB, sqlite_path
+from abcompare.vocabulary import relevance_mark
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -122,8 +123,7 @@ class LoadedComparison:
         rows = run[run["query_id"].astype(str) == str(query_id)].sort_values("rank").head(n).copy()
         threshold = float(self.extras.get("relevance_threshold", 1))
         if "grade" in rows:
-            grade = rows["grade"].astype(float)
-            rows["relevant"] = np.where(grade.isna(), "", np.where(grade >= threshold, "✓", "○"))
+            rows["relevant"] = [relevance_mark(grade, threshold) for grade in rows["grade"].astype(float)]
         columns = [c for c in ("rank", "relevant", "key", "score", "content") if c in rows.columns]
         rows = rows[columns]
         if "content" in rows:

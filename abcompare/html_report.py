@@ -29,7 +29,7 @@ from abcompare.summary import (
     treatments,
     verdict_sentence,
 )
-from abcompare.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural
+from abcompare.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural, relevance_mark
 
 #: How many wins and losses per treatment, and how many hits per variant beside each.
 CHANGES_SHOWN = 5
@@ -66,7 +66,7 @@ class ReportInputs:
 def render(inputs: ReportInputs) -> str:
     """The whole page as one HTML string."""
     table = inputs.comparison
-    primary = str(table.attrs.get("primary_metric") or _primary_metric(table))
+    primary = _primary_metric(table)
     sections = [
         _header(inputs, primary),
         _verdicts(inputs),
@@ -93,6 +93,9 @@ def render(inputs: ReportInputs) -> str:
 
 # ------------------------------------------------------------------------------------------ sections
 def _primary_metric(table: pd.DataFrame) -> str:
+    """The comparison's primary metric: as the table's settings name it, else its primary rows'."""
+    if table.attrs.get("primary_metric"):
+        return str(table.attrs["primary_metric"])
     rows = table[table["role"] == PRIMARY]
     return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
 
@@ -145,7 +148,7 @@ def forest_figure(inputs: ReportInputs) -> str:
     first; for a sweep, every candidate on the primary metric, best first. The title names the comparison
     and the primary metric."""
     table = inputs.comparison
-    primary = str(table.attrs.get("primary_metric") or _primary_metric(table))
+    primary = _primary_metric(table)
     if inputs.grid is not None and not inputs.grid.empty:
         rows = table[table["role"] == PRIMARY].sort_values("delta", ascending=False, kind="stable")
         rows = rows.assign(label=rows["treatment"])
@@ -306,15 +309,13 @@ def _hits_list(inputs: ReportInputs, variant: str, query_id: str) -> str:
     rows = run[run["query_id"].astype(str) == query_id].sort_values("rank").head(HITS_SHOWN)
     items = []
     for hit in rows.to_dict(orient="records"):
-        grade = hit.get("grade")
-        judged = grade is not None and not (isinstance(grade, float) and math.isnan(grade))
-        relevant = judged and float(grade) >= inputs.relevance_threshold
-        mark = "✓" if relevant else ("○" if judged else "&nbsp;")
+        mark = relevance_mark(hit.get("grade"), inputs.relevance_threshold)
         content = str(hit.get("content") or "")
         snippet = escape(content[:180] + ("…" if len(content) > 180 else ""))
-        css = "relevant" if relevant else ("judged" if judged else "")
+        css = {"✓": "relevant", "○": "judged"}.get(mark, "")
         items.append(
-            f'<li class="{css}"><span class="mark">{mark}</span><span class="rank">{int(hit["rank"])}</span>'
+            f'<li class="{css}"><span class="mark">{mark or "&nbsp;"}</span>'
+            f'<span class="rank">{int(hit["rank"])}</span>'
             f'<code>{escape(str(hit.get("key", "")))}</code> <span class="snippet">{snippet}</span></li>'
         )
     return f"<div><h4>{escape(variant)}</h4><ol>{''.join(items)}</ol></div>"

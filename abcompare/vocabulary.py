@@ -203,6 +203,14 @@ def default_primary_metric(metrics: Sequence[str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- wording
+def relevance_mark(grade: float | None, relevance_threshold: float) -> str:
+    """How a hit is marked where people read hit lists (the notebook, ``report.html``): ``✓`` annotated
+    relevant (grade at the threshold or above), ``○`` judged not relevant, ``""`` not judged (no grade)."""
+    if grade is None or grade != grade:  # None or NaN: nobody judged the hit
+        return ""
+    return "✓" if float(grade) >= relevance_threshold else "○"
+
+
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     """``1 query``, ``2 queries``, ``0 queries``: a count with its noun in the right number."""
     if count == 1:

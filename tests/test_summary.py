@@ -174,3 +174,13 @@ def test_tuned_sentence():
         "changes +0.003 ndcg@10 on unseen queries [-0.007, 0.013], p = 0.400 (5-fold cross-validation; "
         "not significant at alpha 0.05)"
     ) in tuned_sentence(tuned(0.4, 0.003))
+
+
+@pytest.mark.parametrize(
+    ("grade", "threshold", "mark"),
+    [(2.0, 1, "✓"), (1.0, 1, "✓"), (0.0, 1, "○"), (1.0, 2, "○"), (None, 1, ""), (float("nan"), 1, "")],
+)
+def test_a_hit_is_marked_relevant_judged_or_unjudged(grade, threshold, mark) -> None:
+    from abcompare.vocabulary import relevance_mark
+
+    assert relevance_mark(grade, threshold) == mark
