@@ -1,22 +1,55 @@
-"""Shared fixtures: where the shared collections live (``../shared`` beside the checkout, also in CI)."""
+"""Shared fixtures: where the shared collections live (``../shared`` beside the checkout, also in CI);
+hypothesis' profiles: ``ci`` draws the same examples on every run, ``dev`` explores new ones; and the rule
+for missing parts (``support.environment``): a CI run checks them all before the first test, and a test
+marked ``needs(...)`` requires its parts before it runs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
-from support.environment import skip_unless_ci
+from hypothesis import Phase, settings
+from support.environment import SHARED_DIR, in_ci, missing_parts, require
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DIR = (REPO_ROOT.parent / "shared").resolve()
+# ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
+# printed with the blob that reproduces it (``@reproduce_failure``); the budget is each test's own
+# ``max_examples``. ``dev``: random draws, remembered failures replayed first. HYPOTHESIS_PROFILE picks one.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
+settings.register_profile(
+    "dev", derandomize=False, print_blob=True, deadline=None,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+)  # fmt: skip
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if in_ci() else "dev"))
+
+MISSING_PARTS_EXIT = 4  # pytest's own code for a run that could not start as asked
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs(*parts): the parts (support.environment.PARTS) the test needs")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With ``CI=true``, stop before the first test when any part is missing, one line per part: CI must
+    provide them all (``.ci/run``), so a green run has exercised every one."""
+    if in_ci():
+        lines = missing_parts()
+        if lines:
+            pytest.exit("the CI run lacks parts the suite needs:\n" + "\n".join(lines), MISSING_PARTS_EXIT)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``needs("ray", ...)`` runs only with those parts (skip, or fail in CI, naming them)."""
+    for mark in item.iter_markers("needs"):
+        for key in mark.args:
+            require(key)
 
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The shared folder with real collections and trec_eval's conformance data; skip when absent (fail in
     CI)."""
-    if not SHARED_DIR.is_dir():
-        skip_unless_ci(f"shared data folder not found at {SHARED_DIR}")
+    require("shared_data")
     return SHARED_DIR
 
 

@@ -1,7 +1,8 @@
 """Smoke test of the benchmark suite: the quick mode's evaluation and significance parts on tiny sizes,
 through the harness (a fresh process per measurement), checking abcompare's numbers against the peers.
 
-No timing is asserted; a peer that is not installed is skipped (the peers are the optional extra "bench").
+No timing is asserted. The peers (pytrec_eval, ranx, ir_measures: the "bench" extra, also in "test") are
+parts of the suite: without one a test is skipped, naming it, and a CI run fails.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.environment import needs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:  # plain `pytest` puts tests/ first, where tests/benchmarks/ would shadow
@@ -19,10 +21,11 @@ from benchmarks import bench_evaluation, bench_significance  # noqa: E402
 from benchmarks.workloads import significance_columns  # noqa: E402
 
 
-@pytest.mark.parametrize("peer", ["pytrec_eval", "ranx", "ir_measures"])
+@pytest.mark.parametrize(
+    "peer",
+    [pytest.param(peer, marks=needs("pytrec_eval", peer)) for peer in ("pytrec_eval", "ranx", "ir_measures")],
+)  # pytrec_eval: the reference every tool is checked against
 def test_benchmarks_smoke_evaluation_matches_each_peer_per_query(tmp_path: Path, peer: str) -> None:
-    pytest.importorskip("pytrec_eval")  # the reference every tool is checked against
-    pytest.importorskip(peer)
     rows = bench_evaluation.run_evaluation(
         [40], repeats=1, tools=("abcompare", "pytrec_eval", peer), hits=20, data_dir=tmp_path,
         warm_up=False, log=lambda _: None,
@@ -39,8 +42,8 @@ def test_benchmarks_smoke_evaluation_matches_each_peer_per_query(tmp_path: Path,
     assert all(diff <= bench_evaluation.TOLERANCE for diff in row.differences.values())
 
 
+@needs("pytrec_eval")
 def test_benchmarks_smoke_evaluation_check_catches_a_wrong_number(tmp_path: Path) -> None:
-    pytest.importorskip("pytrec_eval")
     from benchmarks.workloads import evaluation_workload
 
     workload = evaluation_workload(15, hits=10, seed=2, data_dir=tmp_path)
@@ -53,6 +56,7 @@ def test_benchmarks_smoke_evaluation_check_catches_a_wrong_number(tmp_path: Path
         bench_evaluation.max_difference(reference, ours)
 
 
+@needs("ranx")
 def test_benchmarks_smoke_significance_agrees_with_scipy_and_ranx(tmp_path: Path) -> None:
     rows = bench_significance.run_significance(
         [150], n_resamples=4_000, repeats=1, dump_dir=tmp_path, warm_up=False, log=lambda _: None
@@ -60,13 +64,12 @@ def test_benchmarks_smoke_significance_agrees_with_scipy_and_ranx(tmp_path: Path
     (row,) = rows
     assert {name: m.error for name, m in row.measurements.items() if m.error} == {}
     # run_significance raises when p-values or intervals differ beyond Monte Carlo error
-    expected = {"permutation p vs scipy", "BCa bounds vs scipy", "t / Wilcoxon p vs scipy"}
-    try:
-        import ranx  # noqa: F401
-
-        expected.add("permutation p vs ranx")
-    except ImportError:
-        pass
+    expected = {
+        "permutation p vs scipy",
+        "BCa bounds vs scipy",
+        "t / Wilcoxon p vs scipy",
+        "permutation p vs ranx",
+    }
     assert set(row.agreement) == expected
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from support.environment import require_module
 
 from abcompare.data import read_annotations, read_run, write_run
 from abcompare.errors import AbcompareWarning
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+pytrec_eval = require_module("pytrec_eval")
 
 MEASURES = {"map", "P_10", "ndcg_cut_10", "recall_100", "recip_rank", "num_rel_ret"}
 

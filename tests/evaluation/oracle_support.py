@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
+from support.environment import require_module
 
 
 def load_qrels(folder: Path) -> dict[str, dict[str, int]]:
@@ -39,7 +39,7 @@ def random_run(folder: Path, qrels: dict[str, dict[str, int]], seed: int) -> dic
 
 
 def bm25_run(folder: Path, qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
-    bm25s = pytest.importorskip("bm25s")
+    bm25s = require_module("bm25s")
     corpus = load_jsonl(folder / "corpus.jsonl")
     queries = {q["_id"]: q["text"] for q in load_jsonl(folder / "queries.jsonl") if q["_id"] in qrels}
     retriever = bm25s.BM25()

