@@ -6,17 +6,20 @@ The public API is imported lazily so that ``abcompare --help`` stays instant.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 from typing import Any
 
-from abcompare.arrow_memory import choose_before_arrow_starts
+from abcompare.core.arrow_memory import choose_before_arrow_starts
 
-choose_before_arrow_starts()  # Arrow's allocator, named before pyarrow starts (abcompare.arrow_memory)
+choose_before_arrow_starts()  # Arrow's allocator, named before pyarrow starts (abcompare.core.arrow_memory)
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "RagHit": "abcompare.hits",
-    "stable_key": "abcompare.hits",
+    "RagHit": "abcompare.core.hits",
+    "stable_key": "abcompare.core.hits",
     "RagEvaluator": "abcompare.evaluation.rag_evaluator",
     "RagEvaluation": "abcompare.evaluation.rag_evaluator",
     "TrecEvaluator": "abcompare.evaluation.trec",
@@ -25,8 +28,8 @@ _EXPORTS: dict[str, str] = {
     "tuned_comparison": "abcompare.stats.tuning",
     "TunedComparison": "abcompare.stats.tuning",
     "fuse": "abcompare.retrieval.fusion",
-    "load_comparison": "abcompare.analysis",
-    "AbcompareError": "abcompare.errors",
+    "load_comparison": "abcompare.tracking.reader",
+    "AbcompareError": "abcompare.core.errors",
     "load_beir": "abcompare.data.beir",
     "read_run": "abcompare.data.runs",
     "write_run": "abcompare.data.runs",
@@ -35,10 +38,35 @@ _EXPORTS: dict[str, str] = {
     "alignment_report": "abcompare.data.alignment",
     "apply_level": "abcompare.data.levels",
     "run_comparison": "abcompare.runner",
-    "load_config": "abcompare.config",
+    "load_config": "abcompare.config.loading",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
+
+#: Modules of public names that moved into the packages, importable under their old paths too.
+_MOVED_MODULES: dict[str, str] = {
+    "abcompare.hits": "abcompare.core.hits",
+    "abcompare.errors": "abcompare.core.errors",
+    "abcompare.analysis": "abcompare.tracking.reader",
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import abcompare.hits`` gives the module ``abcompare.core.hits`` itself (one module, two names)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in _MOVED_MODULES:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: Any) -> Any:
+        return importlib.import_module(_MOVED_MODULES[spec.name])
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing to run: the module under its new name is already executed."""
+
+
+sys.meta_path.insert(0, _MovedModuleFinder())
 
 
 def __getattr__(name: str) -> Any:

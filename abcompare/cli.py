@@ -34,7 +34,7 @@ def _route_warnings(stderr) -> None:
 
     from rich.markup import escape
 
-    from abcompare.errors import one_line
+    from abcompare.core.errors import one_line
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 - stdlib hook signature
         stderr.print(f"[bold yellow]warning:[/] {escape(one_line(str(message)))}", soft_wrap=True)
@@ -69,9 +69,10 @@ def run(
 ) -> None:
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
-    from abcompare.config import load_config
-    from abcompare.errors import TrackingLostError
-    from abcompare.report import ConsoleReporter, print_report, result_as_json
+    from abcompare.config.loading import load_config
+    from abcompare.core.errors import TrackingLostError
+    from abcompare.core.progress import ConsoleReporter
+    from abcompare.outcome.console import print_report, result_as_json
     from abcompare.runner import run_comparison
 
     reporter = ConsoleReporter(quiet=quiet or as_json)
@@ -109,8 +110,8 @@ def pool(
     """Write every variant's unjudged top hits for annotators; the filled file is more annotations."""
     from rich.console import Console
 
-    from abcompare.config import load_config
-    from abcompare.report import ConsoleReporter
+    from abcompare.config.loading import load_config
+    from abcompare.core.progress import ConsoleReporter
     from abcompare.runner import pool_to_file
 
     reporter = ConsoleReporter()
@@ -172,7 +173,7 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     """Check a config (keys, types, files) without running anything."""
     from rich.console import Console
 
-    from abcompare.config import load_config
+    from abcompare.config.loading import load_config
 
     console = Console(stderr=True)
     _route_warnings(console)
@@ -184,7 +185,7 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
 @app.command()
 def schema() -> None:
     """Print the JSON schema of the experiment config."""
-    from abcompare.config import config_schema
+    from abcompare.config.loading import config_schema
 
     typer.echo(json.dumps(config_schema(), indent=2))
 
@@ -196,7 +197,7 @@ def main() -> None:
     was computed but the tracking server stopped answering, so it is not recorded (the result is printed
     with --json and saved to a local file); 1 any other failure (a full disk says so); 130 Ctrl-C.
     """
-    from abcompare.errors import AbcompareError, disk_full
+    from abcompare.core.errors import AbcompareError, disk_full
 
     try:
         # without standalone mode, click returns the exit code (130 after Ctrl-C) instead of exiting
@@ -223,7 +224,7 @@ def main() -> None:
         if full is not None:
             typer.echo(f"error: {full}", err=True)
             sys.exit(full.exit_code)
-        from abcompare.errors import one_line
+        from abcompare.core.errors import one_line
 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         message = f"error: unexpected failure: {type(exc).__name__}: {first}"

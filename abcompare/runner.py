@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from abcompare.config import ExperimentConfig
-from abcompare.errors import DataError, error_context
-from abcompare.report import Reporter
-from abcompare.results import ComparisonResult, VariantOutcome
+from abcompare.config.loading import ExperimentConfig
+from abcompare.core.errors import DataError, error_context
+from abcompare.core.progress import Reporter
+from abcompare.outcome.results import ComparisonResult, VariantOutcome
 from abcompare.retrieval.settings import VariantSettings
-from abcompare.tracking_log import Logger, NullLogger
+from abcompare.tracking.logger import Logger, NullLogger
 
 if TYPE_CHECKING:
     from abcompare.data.alignment import AlignmentReport
     from abcompare.data.dataset import Dataset
-    from abcompare.html_report import ReportInputs
+    from abcompare.outcome.html import ReportInputs
 
 
 class _Timer:
@@ -166,7 +166,7 @@ def tune(config: ExperimentConfig, per_query: dict[str, pd.DataFrame]):
 
 def sweep_grid(config: ExperimentConfig, comparison: pd.DataFrame, outcomes: dict[str, VariantOutcome]):
     """One row per sweep candidate: its settings, its primary-metric comparison and its efficiency."""
-    from abcompare.summary import grid_table
+    from abcompare.outcome.sentences import grid_table
 
     plan = config.sweep_plan
     assert plan is not None
@@ -242,14 +242,14 @@ def _compare_variants(
     background_tracking: bool,
 ) -> ComparisonResult:
     """The comparison proper: data, each variant's run from the executor, judged, tested and logged."""
-    from abcompare.tracking import scratch_folder
+    from abcompare.tracking.store import scratch_folder
 
     with timer("data"):
         reporter.stage("loading the dataset")
         dataset = load_experiment_dataset(config)
     n_queries = len(dataset.queries)
     excluded = dataset.excluded_queries
-    from abcompare.vocabulary import plural
+    from abcompare.core.vocabulary import plural
 
     reporter.stage(
         f"dataset {dataset.name}: {plural(n_queries, 'annotated query', 'annotated queries')}"
@@ -325,7 +325,7 @@ def _compare_variants(
 # ------------------------------------------------------------------------------------------ tracking handoff
 def check_tracking_store(config: ExperimentConfig) -> None:
     """Fail within seconds, before any work, when the tracking store cannot be used (no MLflow import)."""
-    from abcompare.tracking import check_reachable, resolve_tracking_uri
+    from abcompare.tracking.store import check_reachable, resolve_tracking_uri
 
     check_reachable(resolve_tracking_uri(config.tracking.uri))
 
@@ -333,7 +333,7 @@ def check_tracking_store(config: ExperimentConfig) -> None:
 def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dataset, scratch: Path, *,
                 background: bool) -> Logger:  # fmt: skip
     """The comparison's MLflow logger, or one that does nothing when tracking is off."""
-    from abcompare.tracking_log import ComparisonLogger
+    from abcompare.tracking.logger import ComparisonLogger
 
     if not config.tracking.enabled:
         return NullLogger()
@@ -361,12 +361,12 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
         return {}
     import warnings
 
+    from abcompare.core.errors import AbcompareWarning
+    from abcompare.core.naming import mlflow_safe_name
     from abcompare.data.runs import write_run
-    from abcompare.errors import AbcompareWarning
     from abcompare.evaluation.measures import metric_name
-    from abcompare.mlflow_layout import DISTRIBUTION_PLOT, RUN_FILE
-    from abcompare.naming import mlflow_safe_name
-    from abcompare.plots import histogram_svg
+    from abcompare.outcome.svg import histogram_svg
+    from abcompare.tracking.layout import DISTRIBUTION_PLOT, RUN_FILE
 
     folder = scratch / "files" / mlflow_safe_name(outcome.name)
     folder.mkdir(parents=True, exist_ok=True)
@@ -388,9 +388,9 @@ def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
         return {}
     import json
 
-    from abcompare.html_report import forest_figure, inputs_summary, render
-    from abcompare.mlflow_layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
-    from abcompare.plots import pareto_svg, scatter_svg
+    from abcompare.outcome.html import forest_figure, inputs_summary, render
+    from abcompare.outcome.svg import pareto_svg, scatter_svg
+    from abcompare.tracking.layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
 
     inputs = report_inputs(result)
     files: dict[str, str | Path] = {}
@@ -411,8 +411,8 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
     """What ``report.html`` shows, from a fresh result."""
     from dataclasses import asdict
 
-    from abcompare.html_report import ReportInputs
-    from abcompare.summary import tuned_sentence
+    from abcompare.outcome.html import ReportInputs
+    from abcompare.outcome.sentences import tuned_sentence
 
     cfg = result.config
     settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
@@ -444,9 +444,9 @@ def logged_report(
     parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
 ) -> tuple[str, Any]:
     """``report.html`` for a comparison already in MLflow (default: the latest), read back through
-    :func:`abcompare.analysis.load_comparison`; the page and the loaded comparison."""
-    from abcompare.analysis import load_comparison
-    from abcompare.html_report import render
+    :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
+    from abcompare.outcome.html import render
+    from abcompare.tracking.reader import load_comparison
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
     return render(loaded_report_inputs(loaded)), loaded
@@ -455,8 +455,8 @@ def logged_report(
 def loaded_report_inputs(loaded: Any) -> ReportInputs:
     """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
     ``result.json``, get what their tables and params say)."""
-    from abcompare.html_report import ReportInputs
-    from abcompare.mlflow_layout import DATASET_TAG
+    from abcompare.outcome.html import ReportInputs
+    from abcompare.tracking.layout import DATASET_TAG
 
     extras, params = loaded.extras, loaded.params
     return ReportInputs(
@@ -487,11 +487,11 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
 def record(result: ComparisonResult, recorded: Any, logger: Any) -> None:
     """Put where the comparison was recorded on the result; a lost server is an error (exit 3) that keeps
     the result."""
-    from abcompare.tracking_log import PARENT, recorded_lines, variant_handle
+    from abcompare.tracking.logger import PARENT, recorded_lines, variant_handle
 
     if recorded.lost:  # the server stopped answering: keep the result, say it is not recorded
-        from abcompare.report import result_as_json
-        from abcompare.tracking import lost_error
+        from abcompare.outcome.console import result_as_json
+        from abcompare.tracking.store import lost_error
 
         raise lost_error(recorded.uri, result, result_as_json(result))
     result.tracking_uri = recorded.uri

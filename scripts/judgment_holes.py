@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from abcompare.config import load_config
+from abcompare.config.loading import load_config
 from abcompare.data.annotations import read_annotations, write_trec_qrels
 from abcompare.data.levels import apply_level
 from abcompare.data.pooling import POOL_COLUMNS
@@ -32,7 +32,7 @@ def make_holes(config_path: Path, fraction: float) -> pd.DataFrame:
     """The config's judgments without the ``fraction`` that its control ranks worst (missed ones first)."""
     config = load_config(config_path)
     dataset = load_experiment_dataset(config)
-    from abcompare.report import Reporter
+    from abcompare.core.progress import Reporter
 
     run = produce_variant_run(
         "control", config.control, dataset, RetrievalCache(), config.resolved_cache_dir(), Reporter()

@@ -14,48 +14,32 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "abcompare"
 
-#: Modules every stage may import: they hold rules and names, and import only each other.
-SHARED = {
-    "errors",
-    "vocabulary",
-    "hits",
-    "naming",
-    "limits",
-    "ranking",
-    "row_blocks",
-    "arrow_memory",
-    "process_identity",
-    "config_yaml",
-    "mlflow_layout",
+#: The package every other one may import: rules and names, importing only itself.
+SHARED = {"core"}
+
+#: What each part may import besides itself and ``core``.
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "config": {"retrieval", "examples"},  # the config composes each stage's settings models
+    "data": {"examples"},
+    "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
+    "retrieval": set(),
+    "evaluation": set(),
+    "stats": set(),
+    "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
+    "tracking": {"outcome"},  # MLflow writes what outcome renders (the description, the figures)
+    # the retrieval stage's executor: a variant's run from its run file (data) or retrieved (retrieval),
+    # here or on Ray; it reads its settings' type (config)
+    "execution": {"config", "data", "retrieval"},
+    "cli": {"config", "runner", "outcome", "tracking"},
 }
 
-#: What each part may import besides itself and the shared modules.
-ALLOWED: dict[str, set[str]] = {
-    "data": {"examples"},
-    "evaluation": set(),
-    "retrieval": set(),
-    "stats": set(),
-    "summary": {"stats"},  # the sentences read the statistics' tables
-    "report": {"summary"},
-    "plots": set(),  # tables -> SVG
-    "html_report": {"summary", "plots"},
-    "tracking": set(),
-    "tracking_session": {"tracking"},
-    "tracking_log": {"tracking", "tracking_session", "summary"},  # handed tables and files by the runner
-    "analysis": {"tracking"},
-    "sweep": set(),
-    "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
-    "config": {"sweep", "retrieval", "examples"},  # the config composes each stage's settings models
-    "cli": {"config", "runner", "report", "analysis"},
-    "results": set(),  # the runner's output types; the stages' types it names are for type checkers only
-    # the retrieval stage's executor: a variant's run from its run file (data) or retrieved (retrieval),
-    # here or on Ray; it reports progress (report) and reads its settings' type (config)
-    "execution": {"config", "data", "retrieval", "report"},
-}
+#: The stages whose order only the runner knows.
+STAGES = {"data", "retrieval", "evaluation", "stats", "outcome", "tracking"}
 
 
 def _part(module: str) -> str:
-    """``abcompare.data.runs`` -> ``data``; ``abcompare.errors`` -> ``errors``."""
+    """``abcompare.data.runs`` -> ``data``; ``abcompare.core.errors`` -> ``errors``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "abcompare"
 
@@ -93,9 +77,8 @@ def imports_by_part() -> dict[str, set[str]]:
 GRAPH = imports_by_part()
 
 
-@pytest.mark.parametrize("part", sorted(SHARED))
-def test_shared_modules_import_only_each_other(part):
-    assert GRAPH.get(part, set()) <= SHARED, GRAPH.get(part)
+def test_core_imports_nothing_but_itself():
+    assert GRAPH.get("core", set()) == set(), GRAPH.get("core")
 
 
 @pytest.mark.parametrize("part", sorted(ALLOWED))
@@ -106,8 +89,7 @@ def test_each_stage_imports_only_what_the_architecture_allows(part):
 
 
 def test_only_the_runner_knows_the_order_of_the_stages():
-    stages = {"data", "retrieval", "evaluation", "stats", "tracking", "report"}
-    knowing = {part for part, imported in GRAPH.items() if len(imported & stages) > 1}
+    knowing = {part for part, imported in GRAPH.items() if len(imported & STAGES) > 1}
     # execution produces one stage's output (each variant's run) from a run file or by retrieving it
     assert knowing <= {"runner", "execution"}, knowing
 
@@ -115,5 +97,10 @@ def test_only_the_runner_knows_the_order_of_the_stages():
 def test_every_module_is_covered_by_a_rule():
     modules = [p.relative_to(PACKAGE.parent).with_suffix("").parts for p in PACKAGE.rglob("*.py")]
     parts = {_part(".".join(m for m in module if m != "__init__")) for module in modules}
-    ruled = SHARED | set(ALLOWED) | {"runner", "abcompare"}
+    ruled = set(ALLOWED) | {"runner", "abcompare"}
     assert parts <= ruled, sorted(parts - ruled)
+
+
+def test_the_top_level_holds_at_most_eight_modules_beside_the_packages():
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(modules) <= 8, modules

@@ -42,7 +42,7 @@ def test_a_pool_set_in_the_process_is_kept() -> None:
 
 def test_the_choice_is_idempotent() -> None:
     code = (
-        "from abcompare.arrow_memory import prefer_system_pool\n"
+        "from abcompare.core.arrow_memory import prefer_system_pool\n"
         "assert prefer_system_pool() == prefer_system_pool() == 'system'"
     )
     assert _backend(code) == "system"

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from abcompare.errors import DiskFullError, disk_full
+from abcompare.core.errors import DiskFullError, disk_full
 
 
 def test_an_enospc_names_its_file_and_is_exit_code_1() -> None:

@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abcompare.ranking import (
+from abcompare.core.ranking import (
     first_occurrences,
     key_identity,
     padded_lists,
@@ -99,7 +99,7 @@ def test_a_list_without_scores_keeps_its_rank_order():
 )
 def test_lists_in_order_agrees_with_the_one_sort(lists: list[list[tuple[float, str]]]) -> None:
     """In order exactly when the run's one sort would leave the rows where they are (empty lists too)."""
-    from abcompare.ranking import lists_in_order, reordering
+    from abcompare.core.ranking import lists_in_order, reordering
 
     lists = [list({key: (score, key) for score, key in hits}.values()) for hits in lists]  # no repeats
     lengths = np.array([len(hits) for hits in lists], dtype=np.int64)
@@ -111,7 +111,7 @@ def test_lists_in_order_agrees_with_the_one_sort(lists: list[list[tuple[float, s
 
 
 def test_lists_in_order_gives_up_on_more_ties_than_allowed() -> None:
-    from abcompare.ranking import lists_in_order
+    from abcompare.core.ranking import lists_in_order
 
     score, keys = np.array([1.0, 1.0, 1.0]), pa.array(["c", "b", "a"])
     assert lists_in_order(score, np.array([3]), keys, most_ties=2)

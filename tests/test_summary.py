@@ -1,4 +1,4 @@
-"""The sentences and the compact table, written once from the comparison table (abcompare.summary)."""
+"""The sentences and the compact table, written once from the comparison table (abcompare.outcome.sentences)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from abcompare.stats.comparison import paired_comparison
-from abcompare.stats.tuning import TunedComparison
-from abcompare.summary import (
+from abcompare.outcome.sentences import (
     as_json,
     format_change,
     format_p,
@@ -20,6 +18,8 @@ from abcompare.summary import (
     tuned_sentence,
     verdict_sentence,
 )
+from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.tuning import TunedComparison
 
 IDS = pd.Index([f"q{i:02d}" for i in range(30)], name="query_id")
 
@@ -181,6 +181,6 @@ def test_tuned_sentence():
     [(2.0, 1, "✓"), (1.0, 1, "✓"), (0.0, 1, "○"), (1.0, 2, "○"), (None, 1, ""), (float("nan"), 1, "")],
 )
 def test_a_hit_is_marked_relevant_judged_or_unjudged(grade, threshold, mark) -> None:
-    from abcompare.vocabulary import relevance_mark
+    from abcompare.core.vocabulary import relevance_mark
 
     assert relevance_mark(grade, threshold) == mark

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from abcompare.core.errors import DataError
+from abcompare.core.limits import MAX_JSON_DEPTH
 from abcompare.data._lines import InputFile, content_lines
-from abcompare.errors import DataError
-from abcompare.limits import MAX_JSON_DEPTH
 
 __all__ = ["jsonl_records", "text_field"]
 

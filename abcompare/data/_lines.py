@@ -18,10 +18,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.arrow_memory import prefer_system_pool
-from abcompare.errors import DataError
+from abcompare.core.arrow_memory import prefer_system_pool
+from abcompare.core.errors import DataError
 
-prefer_system_pool()  # before the first large Arrow buffer (abcompare.arrow_memory says why)
+prefer_system_pool()  # before the first large Arrow buffer (abcompare.core.arrow_memory says why)
 
 __all__ = [
     "InputFile",

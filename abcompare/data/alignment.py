@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import AbcompareWarning, AlignmentError
-from abcompare.vocabulary import plural
+from abcompare.core.errors import AbcompareWarning, AlignmentError
+from abcompare.core.vocabulary import plural
 
 __all__ = ["AlignmentReport", "alignment_report", "check_alignment"]
 
@@ -257,7 +257,7 @@ def _diagnose(
             f"only {fraction:.0%} of annotated ids appear among hit keys (annotations {_quote(annotated)}, "
             f"hit keys {_quote(key_index)})",
             "make annotation ids equal the hit keys: a hit's key is its id, else document_id#chunk_index, "
-            "else source_path#chunk_index, ... (see abcompare.hits.stable_key)",
+            "else source_path#chunk_index, ... (see abcompare.core.hits.stable_key)",
         )
     return None, None
 

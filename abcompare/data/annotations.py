@@ -12,6 +12,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from abcompare.core.errors import DataError
+from abcompare.core.limits import MAX_GRADE, MAX_INDEX, MIN_GRADE
+from abcompare.core.ranking import repeated_keys
 from abcompare.data._jsonl import jsonl_records, text_field
 from abcompare.data._lines import (
     InputFile,
@@ -25,9 +28,6 @@ from abcompare.data._lines import (
     regular_columns,
     unix_newlines,
 )
-from abcompare.errors import DataError
-from abcompare.limits import MAX_GRADE, MAX_INDEX, MIN_GRADE
-from abcompare.ranking import repeated_keys
 
 __all__ = [
     "ANNOTATION_FORMATS",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from abcompare.core.errors import DataError
 from abcompare.data.annotations import read_annotations
 from abcompare.data.corpus import read_corpus
 from abcompare.data.dataset import Dataset, assemble
 from abcompare.data.queries import read_queries
-from abcompare.errors import DataError
 
 __all__ = ["load_beir"]
 

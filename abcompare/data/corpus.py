@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from abcompare.core.errors import DataError
 from abcompare.data._jsonl import jsonl_records, text_field
 from abcompare.data._lines import as_input
-from abcompare.errors import DataError
 
 __all__ = ["read_corpus"]
 

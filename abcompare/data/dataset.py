@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from abcompare.core.errors import AbcompareWarning, DataError
 from abcompare.data.subset import restrict_to_queries
-from abcompare.errors import AbcompareWarning, DataError
 
 __all__ = ["Dataset", "assemble"]
 

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import AbcompareWarning, DataError
+from abcompare.core.errors import AbcompareWarning, DataError
 
 __all__ = ["LEVELS", "apply_level", "document_ids", "span_key"]
 

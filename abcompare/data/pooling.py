@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 
 __all__ = ["POOL_COLUMNS", "POOL_FORMATS", "pool_unjudged", "read_pool", "write_pool"]
 

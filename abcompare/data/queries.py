@@ -10,9 +10,9 @@ from typing import Any
 import pandas as pd
 import pyarrow.compute as pc
 
+from abcompare.core.errors import DataError
 from abcompare.data._jsonl import jsonl_records, text_field
 from abcompare.data._lines import InputFile, as_input, content_lines, first_true
-from abcompare.errors import DataError
 
 __all__ = ["read_queries"]
 

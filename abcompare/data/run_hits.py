@@ -1,6 +1,6 @@
 """Hit lists <-> run tables: ``run_frame_from_hits``, ``hits_from_run_frame`` and the vectorised stable key.
 
-Keys follow ``abcompare.hits.stable_key`` (and its vectorised form ``stable_keys``) exactly, so a table
+Keys follow ``abcompare.core.hits.stable_key`` (and its vectorised form ``stable_keys``) exactly, so a table
 built here matches annotations the same way the reference evaluator does.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from abcompare.hits import RagHit, clean_id, stable_key, stable_keys
+from abcompare.core.hits import RagHit, clean_id, stable_key, stable_keys
 
 __all__ = [
     "FLOAT_FIELDS",

@@ -8,15 +8,15 @@ from typing import Any
 
 import pandas as pd
 
+from abcompare.core.errors import DataError
+from abcompare.core.hits import RagHit
+from abcompare.core.limits import MAX_INDEX
 from abcompare.data._jsonl import jsonl_records
 from abcompare.data.run_hits import (
     clean_id,
     run_frame_from_hits,
 )
 from abcompare.data.run_table import finite_scores, rank_problem
-from abcompare.errors import DataError
-from abcompare.hits import RagHit
-from abcompare.limits import MAX_INDEX
 
 
 def read_jsonl_run(path: str | Path) -> pd.DataFrame:

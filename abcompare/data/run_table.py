@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from abcompare.core.errors import DataError
+from abcompare.core.ranking import run_order
 from abcompare.data._lines import (
     first_true,
 )
 from abcompare.data.run_hits import (
     RUN_COLUMNS,
 )
-from abcompare.errors import DataError
-from abcompare.ranking import run_order
 
 
 def order_by_score(frame: pd.DataFrame) -> pd.DataFrame:

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from abcompare.core.errors import DataError
+from abcompare.core.limits import MAX_INDEX
 from abcompare.data._lines import (
     InputFile,
     first_true,
@@ -23,8 +25,6 @@ from abcompare.data.run_hits import (
     stable_keys,
 )
 from abcompare.data.run_table import column_order, order_by_score, ranks_within
-from abcompare.errors import DataError
-from abcompare.limits import MAX_INDEX
 
 
 def read_parquet_run(path: InputFile) -> pd.DataFrame:

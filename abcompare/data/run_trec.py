@@ -16,6 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from abcompare.core.errors import AbcompareWarning, DataError
+from abcompare.core.ranking import key_identity, reordering, repeated_keys, repeated_within_queries, run_order
 from abcompare.data._lines import (
     check_trec_ids,
     content_lines,
@@ -28,8 +30,6 @@ from abcompare.data.run_hits import (
     RUN_COLUMNS,
 )
 from abcompare.data.run_table import order_by_score, ranks_within
-from abcompare.errors import AbcompareWarning, DataError
-from abcompare.ranking import key_identity, reordering, repeated_keys, repeated_within_queries, run_order
 
 _TREC_HINT = "each line is 'query_id Q0 doc_id rank score run_tag' separated by whitespace"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from abcompare.core.errors import DataError
 from abcompare.data._lines import (
     InputFile,
     as_input,
@@ -27,7 +28,6 @@ from abcompare.data.run_hits import (
 from abcompare.data.run_jsonl import read_jsonl_run
 from abcompare.data.run_tables import read_csv_run, read_parquet_run
 from abcompare.data.run_trec import read_trec_run, run_tag, write_trec_run
-from abcompare.errors import DataError
 
 __all__ = [
     "RUN_COLUMNS",

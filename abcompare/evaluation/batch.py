@@ -19,7 +19,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.errors import AbcompareWarning, ConfigError, DataError
+from abcompare.core.errors import AbcompareWarning, ConfigError, DataError
+from abcompare.core.ranking import (
+    lists_in_order,
+    padded_lists,
+    place_in_lists,
+    repeated_within_queries,
+    repeats_among,
+    run_order,
+)
+from abcompare.core.row_blocks import block_aligned_bounds, bounds_between_blocks
 from abcompare.evaluation import codes
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.inputs import (
@@ -40,15 +49,6 @@ from abcompare.evaluation.measures import (
     normalise_cutoffs,
     per_query_columns,
 )
-from abcompare.ranking import (
-    lists_in_order,
-    padded_lists,
-    place_in_lists,
-    repeated_within_queries,
-    repeats_among,
-    run_order,
-)
-from abcompare.row_blocks import block_aligned_bounds, bounds_between_blocks
 
 CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
 

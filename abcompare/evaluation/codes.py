@@ -13,10 +13,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.arrow_memory import prefer_system_pool
-from abcompare.hits import clean_id
+from abcompare.core.arrow_memory import prefer_system_pool
+from abcompare.core.hits import clean_id
 
-prefer_system_pool()  # before the first large Arrow buffer (abcompare.arrow_memory says why)
+prefer_system_pool()  # before the first large Arrow buffer (abcompare.core.arrow_memory says why)
 
 
 def as_strings(values: Any) -> pa.Array:
@@ -38,7 +38,7 @@ def as_strings(values: Any) -> pa.Array:
 
 
 def _text(value: Any) -> str | None:
-    """A value as the id rule writes it before stripping (``abcompare.hits.clean_id``): None for missing
+    """A value as the id rule writes it before stripping (``abcompare.core.hits.clean_id``): None for missing
     or NaN, an integral float as its integer."""
     if value is None:
         return None

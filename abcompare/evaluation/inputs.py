@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 from abcompare.evaluation import codes
 from abcompare.evaluation.keys import hit_keys
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from abcompare.hits import RagHit, clean_id, stable_key
+from abcompare.core.hits import RagHit, clean_id, stable_key
 
 HitLike = RagHit | Mapping[str, Any] | str | None
 """A hit as the evaluators accept it: a ``RagHit``, a mapping of hit fields, a plain key string, or None."""

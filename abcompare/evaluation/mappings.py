@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from abcompare.core.ranking import padded_lists, place_in_lists
 from abcompare.evaluation.judged_hits import JudgedHits
-from abcompare.ranking import padded_lists, place_in_lists
 
 
 def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:

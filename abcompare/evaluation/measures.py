@@ -1,11 +1,11 @@
 """The per-query metrics table's columns, in order; the names themselves are spelled in
-:mod:`abcompare.vocabulary`."""
+:mod:`abcompare.core.vocabulary`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from abcompare.vocabulary import (
+from abcompare.core.vocabulary import (
     COUNT_COLUMNS,
     COUNT_MEASURE,
     JUDGED_MEASURE,

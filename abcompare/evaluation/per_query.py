@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from abcompare.errors import AbcompareWarning
+from abcompare.core.errors import AbcompareWarning
 from abcompare.evaluation.batch import evaluate_run
 from abcompare.evaluation.measures import COUNT_COLUMNS, COUNT_MEASURE, JUDGED_MEASURE, metric_name
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
+from abcompare.core.ranking import first_occurrences, trec_order
 from abcompare.evaluation.gains import discount
 from abcompare.evaluation.keys import HitLike, graded_ids, hit_keys
 from abcompare.evaluation.rag_evaluator import RagEvaluation, f1_score
-from abcompare.ranking import first_occurrences, trec_order
 
 __all__ = ["TrecEvaluator", "first_occurrences", "trec_order"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 
 _HERE = Path(__file__).resolve().parent
 

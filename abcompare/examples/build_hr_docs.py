@@ -21,7 +21,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 
 EXAMPLE_DIR = Path(__file__).resolve().parent / "hr_docs"
 SOURCE_DIR = EXAMPLE_DIR / "source"

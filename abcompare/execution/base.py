@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import pandas as pd
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from abcompare.core.progress import Reporter
 from abcompare.execution.base import VariantRun, precomputed_run, require_corpus
-from abcompare.report import Reporter
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:

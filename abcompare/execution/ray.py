@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 
-from abcompare.errors import AbcompareError, WorkerLostError
+from abcompare.core.errors import AbcompareError, WorkerLostError
+from abcompare.core.progress import Reporter
 from abcompare.execution.base import VariantRun, precomputed_run, require_corpus
 from abcompare.execution.ray_encoding import encode_on_ray, first_line
-from abcompare.report import Reporter
 from abcompare.retrieval import pipeline
 from abcompare.retrieval.embedding_cache import text_hash
 from abcompare.retrieval.settings import BM25Settings, VariantSettings

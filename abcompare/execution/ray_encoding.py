@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from abcompare.errors import WorkerLostError
+from abcompare.core.errors import WorkerLostError
 from abcompare.retrieval.dense import DenseEncoder
 from abcompare.retrieval.embedding_cache import Progress
 

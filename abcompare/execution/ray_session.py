@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import abcompare
-from abcompare.errors import ExecutionError
-from abcompare.report import Reporter
+from abcompare.core.errors import ExecutionError
+from abcompare.core.progress import Reporter
 
 FIELD = "execution.address"
 RAY_DATA_THREAD = "StreamingExecutor-"  # the name Ray Data 2.60 gives its executor's scheduling thread

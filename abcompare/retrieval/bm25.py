@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from abcompare.errors import RetrievalError
+from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.settings import BM25Settings
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from abcompare.errors import RetrievalError
+from abcompare.core.errors import RetrievalError
 
 RECURSIVE_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", " ", "")
 STRATEGIES: tuple[str, ...] = ("recursive", "sentence", "none")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from abcompare.errors import RetrievalError
+from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.embedding_cache import EmbeddingCache, Progress
 
 BUNDLED_ALIASES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})

@@ -1,6 +1,6 @@
 """Hybrid fusion of ranked hit lists (one per retriever) into one list: RRF, RSF, DBSF, DBSF-3sigma.
 
-Hits are merged by ``abcompare.hits.stable_key``; each list contributes a weighted, normalised score per
+Hits are merged by ``abcompare.core.hits.stable_key``; each list contributes a weighted, normalised score per
 hit; the fused list is sorted by the sum, best first, equal sums keeping first-seen order.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from abcompare.errors import RetrievalError
-from abcompare.hits import RagHit, stable_key
+from abcompare.core.errors import RetrievalError
+from abcompare.core.hits import RagHit, stable_key
 
 METHODS: tuple[str, ...] = ("rrf", "rsf", "dbsf", "dbsf-3sigma")
 DEFAULT_RRF_K = 60

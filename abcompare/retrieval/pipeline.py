@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from abcompare.errors import RetrievalError
-from abcompare.hits import RagHit
+from abcompare.core.errors import RetrievalError
+from abcompare.core.hits import RagHit
 from abcompare.retrieval.bm25 import BM25Index
 from abcompare.retrieval.chunking import Chunk, chunk_corpus
 from abcompare.retrieval.dense import DenseEncoder, search

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from abcompare.errors import RetrievalError
-from abcompare.hits import RagHit
+from abcompare.core.errors import RetrievalError
+from abcompare.core.hits import RagHit
 from abcompare.retrieval.settings import RerankSettings
 
 

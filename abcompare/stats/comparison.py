@@ -19,17 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import StatisticsError
-from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
-from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
-from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
-from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
-from abcompare.stats.permutation import PermutationResult, sign_flip_test
-from abcompare.stats.power import minimum_detectable_effect
-from abcompare.stats.ttest import TTestResult, paired_ttest
-from abcompare.stats.verdict import verdicts
-from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
-from abcompare.vocabulary import (
+from abcompare.core.errors import StatisticsError
+from abcompare.core.vocabulary import (
     CORRECTIONS,
     MAXT,
     PERMUTATION,
@@ -40,6 +31,15 @@ from abcompare.vocabulary import (
     ZERO_METHODS,
     default_primary_metric,
 )
+from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
+from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
+from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
+from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
+from abcompare.stats.permutation import PermutationResult, sign_flip_test
+from abcompare.stats.power import minimum_detectable_effect
+from abcompare.stats.ttest import TTestResult, paired_ttest
+from abcompare.stats.verdict import verdicts
+from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
 
 Progress = Callable[[int, int], None]
 

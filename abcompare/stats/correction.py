@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from abcompare.vocabulary import BH, CORRECTIONS, HOLM, MAXT
+from abcompare.core.vocabulary import BH, CORRECTIONS, HOLM, MAXT
 
 
 def canonical_correction(method: str) -> str:

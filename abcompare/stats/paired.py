@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import StatisticsError
-from abcompare.vocabulary import MEASURES
+from abcompare.core.errors import StatisticsError
+from abcompare.core.vocabulary import MEASURES
 
 #: Measures compared by default; other columns (counts such as ``relevant_count``) are not metrics.
 _METRIC_RE = re.compile(r"^(" + "|".join(MEASURES) + r")@\d+$")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import StatisticsError
+from abcompare.core.errors import StatisticsError
 from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes, single_threaded_blas
 from abcompare.stats.paired import paired_differences
 from abcompare.stats.permutation import _RTOL, all_sign_bits, random_sign_bits

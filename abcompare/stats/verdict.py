@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
+from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, WORSE
 
 
 def verdicts(

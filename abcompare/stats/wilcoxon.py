@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from abcompare.core.vocabulary import ZERO_METHODS
 from abcompare.stats.paired import as_columns
-from abcompare.vocabulary import ZERO_METHODS
 
 #: scipy's 'auto' enumerates all 2^n sign flips for tied or zero data up to this many queries.
 _SCIPY_ENUMERATION_MAX_N = 13

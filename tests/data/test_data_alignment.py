@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
+from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.data import alignment_report, check_alignment
-from abcompare.errors import AbcompareWarning, AlignmentError
 
 
 def _run(keys_by_query):

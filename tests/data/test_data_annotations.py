@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.errors import DataError
 from abcompare.data import read_annotations, read_spans, write_trec_qrels
-from abcompare.errors import DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

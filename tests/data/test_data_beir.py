@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from abcompare.core.errors import AbcompareWarning, DataError
 from abcompare.data import load_beir
 from abcompare.data.subset import common_query_ids, restrict_to_queries
-from abcompare.errors import AbcompareWarning, DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -63,7 +63,7 @@ def test_missing_split_lists_the_available_ones(tmp_path):
         load_beir(tmp_path / "nowhere")
 
 
-@pytest.mark.filterwarnings("ignore::abcompare.errors.AbcompareWarning")
+@pytest.mark.filterwarnings("ignore::abcompare.core.errors.AbcompareWarning")
 def test_fingerprint_is_stable_and_content_sensitive(tmp_path):
     a = load_beir(FIXTURES / "beir_tiny")
     assert a.fingerprint() == load_beir(FIXTURES / "beir_tiny").fingerprint()

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from abcompare import ranking
+from abcompare.core import ranking
+from abcompare.core.errors import DataError
+from abcompare.core.row_blocks import block_aligned_bounds
 from abcompare.data import read_run
-from abcompare.errors import DataError
 from abcompare.evaluation import batch as batch_module
 from abcompare.evaluation import evaluate_run
-from abcompare.row_blocks import block_aligned_bounds
 
 BLOCK_SIZES = st.lists(st.integers(1, 12), min_size=0, max_size=30)
 

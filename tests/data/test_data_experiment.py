@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from abcompare.config import DatasetSettings
+from abcompare.config.loading import DatasetSettings
+from abcompare.core.errors import DataError
 from abcompare.data.experiment import load_dataset_for_experiment
-from abcompare.errors import DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
-pytestmark = pytest.mark.filterwarnings("ignore::abcompare.errors.AbcompareWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::abcompare.core.errors.AbcompareWarning")
 
 
 def test_folder_settings_load_the_split_and_corpus():

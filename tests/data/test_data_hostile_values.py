@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.errors import DataError
+from abcompare.core.limits import MAX_GRADE, MAX_INDEX, MAX_JSON_DEPTH, MIN_GRADE
 from abcompare.data import read_annotations, read_corpus, read_queries, read_run, read_spans, write_run
-from abcompare.errors import DataError
-from abcompare.limits import MAX_GRADE, MAX_INDEX, MAX_JSON_DEPTH, MIN_GRADE
 
 FIXTURE = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

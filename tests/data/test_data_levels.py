@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.errors import AbcompareWarning, DataError
 from abcompare.data import apply_level, read_corpus, read_spans
-from abcompare.errors import AbcompareWarning, DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

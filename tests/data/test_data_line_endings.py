@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.errors import DataError
 from abcompare.data import read_annotations, read_corpus, read_queries, read_run, read_spans
-from abcompare.errors import DataError
 
 ENDINGS = st.sampled_from(["\n", "\r\n", "\r"])
 WORD = st.text(alphabet="abcdefghij0123456789-", min_size=1, max_size=6)

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.errors import DataError
 from abcompare.data.annotations import read_annotation_files, read_annotations
 from abcompare.data.pooling import POOL_COLUMNS, pool_unjudged, read_pool, write_pool
-from abcompare.errors import DataError
 from abcompare.evaluation.batch import evaluate_run, in_evaluation_order
 
 QUERIES = pd.DataFrame({"query_id": ["q2", "q1"], "text": ["second question", "first question"]})

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import abcompare.data.annotations as annotations
+from abcompare.core.errors import DataError
 from abcompare.data import read_annotations
-from abcompare.errors import DataError
 
 
 def _write(tmp_path: Path, text: str | bytes, name: str = "qrels.txt") -> Path:

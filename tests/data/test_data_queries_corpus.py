@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from abcompare.core.errors import DataError
 from abcompare.data import read_corpus, read_queries
-from abcompare.errors import DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.errors import AbcompareWarning, DataError
+from abcompare.core.hits import RagHit, stable_key
 from abcompare.data import hits_from_run_frame, read_run, run_frame_from_hits, stable_keys, write_run
-from abcompare.errors import AbcompareWarning, DataError
-from abcompare.hits import RagHit, stable_key
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import abcompare.data.run_trec as run_trec
+from abcompare.core.errors import DataError
 from abcompare.data import read_run
-from abcompare.errors import DataError
 
 
 def _write(tmp_path: Path, text: str | bytes, name: str = "run.trec") -> Path:

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from support.environment import require_module
 
+from abcompare.core.errors import AbcompareWarning
 from abcompare.data import read_annotations, read_run, write_run
-from abcompare.errors import AbcompareWarning
 
 pytrec_eval = require_module("pytrec_eval")
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from abcompare.errors import AbcompareWarning, ConfigError, DataError
+from abcompare.core.errors import AbcompareWarning, ConfigError, DataError
+from abcompare.core.hits import RagHit
 from abcompare.evaluation.batch import evaluate_run
-from abcompare.hits import RagHit
 
 
 def run_frame(rows):

@@ -53,7 +53,7 @@ def test_no_strings_make_no_blocks() -> None:
 @given(st.lists(st.sampled_from(["d1", " d1", "d2 ", "\u00a0d3", "", "   ", "e\u2003", "f"]), max_size=40))
 def test_stripping_in_parallel_slices_equals_the_id_rule(values: list[str]) -> None:
     """Long arrays are checked a slice per CPU; cut anywhere, every string is stripped as clean_id does."""
-    from abcompare.hits import clean_id
+    from abcompare.core.hits import clean_id
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(codes, "_PARALLEL_FROM", 1)

@@ -48,7 +48,7 @@ def test_condensed_lists_drop_unjudged_hits_before_ranking():
 
 
 def test_an_unknown_unjudged_policy_is_a_config_error_naming_the_field():
-    from abcompare.errors import ConfigError
+    from abcompare.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="unjudged"):
         evaluate_run({"q": ["a"]}, {"q": ["a"]}, unjudged="ignore")

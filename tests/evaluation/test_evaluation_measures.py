@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abcompare.errors import ConfigError
+from abcompare.core.errors import ConfigError
 from abcompare.evaluation.measures import (
     MEASURES,
     metric_name,

@@ -10,10 +10,10 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abcompare.core.hits import RagHit
 from abcompare.evaluation import RagEvaluator, TrecEvaluator, trec_order
 from abcompare.evaluation.batch import evaluate_run
 from abcompare.evaluation.keys import hit_keys
-from abcompare.hits import RagHit
 
 ATOL = 1e-12
 KEYS = ["a", "b", "c", "d", " a", "b ", "", "  ", "0", "1", "2", "A"]

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from abcompare.core.hits import RagHit
 from abcompare.evaluation import RagEvaluation, RagEvaluator
-from abcompare.hits import RagHit
 
 
 def _hits(*keys):

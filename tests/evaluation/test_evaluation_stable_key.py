@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abcompare.hits import RagHit, stable_key
+from abcompare.core.hits import RagHit, stable_key
 
 
 def test_id_wins_over_every_other_field():

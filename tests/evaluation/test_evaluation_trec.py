@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 from abcompare.evaluation import TrecEvaluator, trec_order
 
 

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 from abcompare.examples import EXAMPLES, example_path
 from abcompare.examples.build_hr_docs import GENERATED_FILES, Span, build, chunk_qrels, document_qrels
 from abcompare.retrieval.chunking import Chunk, chunk_document

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from execution_support import REPO
 
-from abcompare.config import ExecutionSettings, load_config
-from abcompare.errors import RetrievalError
+from abcompare.config.loading import ExecutionSettings, load_config
+from abcompare.core.errors import RetrievalError
 from abcompare.runner import run_comparison
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abcompare.errors import RetrievalError
+from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.chunking import Chunk, chunk_corpus, chunk_document
 
 TEXT = "Para one is here.\n\nPara two has more words in it. And a second sentence!\nLine three.\n\n\nEnd"

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from support.environment import needs, require_module
 
-from abcompare.errors import RetrievalError
-from abcompare.hits import RagHit
+from abcompare.core.errors import RetrievalError
+from abcompare.core.hits import RagHit
 from abcompare.retrieval.dense import load_model, model_identity, resolve_model, search
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.rerank import order_by, passage

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import abcompare
-from abcompare.errors import RetrievalError
-from abcompare.hits import RagHit
+from abcompare.core.errors import RetrievalError
+from abcompare.core.hits import RagHit
 from abcompare.retrieval.fusion import fuse
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from abcompare.errors import RetrievalError
+from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.fusion import fuse
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings

@@ -22,7 +22,7 @@ from mlflow import MlflowClient
 from support.browser import DevTools, render
 from support.servers import start_mlflow_server
 
-from abcompare.mlflow_layout import vs_control_key
+from abcompare.tracking.layout import vs_control_key
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

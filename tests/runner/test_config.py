@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 from support.environment import skip_unless_ci
 
-from abcompare.config import apply_set_option, changed_settings, config_schema, deep_merge, load_config
-from abcompare.errors import AbcompareWarning, ConfigError
+from abcompare.config.loading import (
+    apply_set_option,
+    changed_settings,
+    config_schema,
+    deep_merge,
+    load_config,
+)
+from abcompare.core.errors import AbcompareWarning, ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from abcompare.config import MAX_CUTOFF, MAX_RESAMPLES, load_config
-from abcompare.config_yaml import MAX_DEPTH, MAX_VALUES
-from abcompare.errors import ConfigError
-from abcompare.naming import first_collision, mlflow_safe_name, name_problem, tag_key_problem
+from abcompare.config.loading import MAX_CUTOFF, MAX_RESAMPLES, load_config
+from abcompare.config.yaml_reader import MAX_DEPTH, MAX_VALUES
+from abcompare.core.errors import ConfigError
+from abcompare.core.naming import first_collision, mlflow_safe_name, name_problem, tag_key_problem
 
 CONFIG = """\
 name: hostile

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from abcompare.config import load_config
-from abcompare.errors import ConfigError
+from abcompare.config.loading import load_config
+from abcompare.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 

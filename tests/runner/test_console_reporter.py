@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from abcompare.report import ConsoleReporter
+from abcompare.core.progress import ConsoleReporter
 
 
 def _reporter(terminal: bool) -> tuple[ConsoleReporter, io.StringIO]:

@@ -1,5 +1,5 @@
 """The MLflow layout contract: everything the README's "In MLflow" section promises, read back from a real run
-of the main job, by the names in ``abcompare.mlflow_layout`` that both the writer and the reader use.
+of the main job, by the names in ``abcompare.tracking.layout`` that both the writer and the reader use.
 
 If a name changes, it changes in ``mlflow_layout``, this test, the README and ``analysis`` together.
 """
@@ -15,9 +15,9 @@ import pytest
 from e2e_support import REPO
 from mlflow import MlflowClient
 
-from abcompare import mlflow_layout as L
-from abcompare.analysis import load_comparison
-from abcompare.tracking_log import shown
+from abcompare.tracking import layout as L
+from abcompare.tracking.logger import shown
+from abcompare.tracking.reader import load_comparison
 
 
 def readme_mlflow_section() -> str:

@@ -7,7 +7,7 @@ import os
 import pytest
 from e2e_support import execute_notebook
 
-from abcompare.analysis import load_comparison
+from abcompare.tracking.reader import load_comparison
 
 
 def test_load_comparison_reads_the_latest_run_back(example_run) -> None:
@@ -49,8 +49,8 @@ def test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_abov
 
 
 def test_without_a_store_the_notebook_helper_says_where_it_looked_and_creates_none(tmp_path, monkeypatch):
-    from abcompare.analysis import find_store
-    from abcompare.errors import TrackingError
+    from abcompare.core.errors import TrackingError
+    from abcompare.tracking.reader import find_store
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     nested = tmp_path / "a" / "b"

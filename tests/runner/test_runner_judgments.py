@@ -15,8 +15,8 @@ from e2e_support import REPO, cli_env, run_cli
 from mlflow import MlflowClient
 from support.environment import require_module
 
-from abcompare.analysis import load_comparison
 from abcompare.evaluation.batch import evaluate_run
+from abcompare.tracking.reader import load_comparison
 
 CUTOFFS = (1, 5, 10, 20)
 

@@ -50,7 +50,7 @@ def test_four_concurrent_main_jobs_on_a_postgres_backed_server_all_finish(
     means = {json.dumps(payload["means"], sort_keys=True) for payload in payloads}
     assert len(means) == 1, "the same config gives the same numbers in every process"
     # a teammate reads a comparison back through the server alone (artifacts are served, no shared disk)
-    from abcompare.analysis import load_comparison
+    from abcompare.tracking.reader import load_comparison
 
     loaded = load_comparison(payloads[0]["parent_run_id"], tracking_uri=mlflow_server_on_postgres)
     assert set(loaded.per_query) == {"control", "dbsf"}
@@ -79,7 +79,7 @@ def test_runs_logging_the_same_dataset_at_once_all_link_to_it(mlflow_server_on_p
 
     import pandas as pd
 
-    from abcompare.tracking import open_tracker
+    from abcompare.tracking.store import open_tracker
 
     tracker = open_tracker(mlflow_server_on_postgres, "dataset-race", None)
     frame = pd.DataFrame({"query_id": ["q1", "q2"], "text": ["a", "b"]})

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 from mlflow import MlflowClient
 
-from abcompare.summary import markdown_table, secondary_summary, verdict_sentence
+from abcompare.outcome.sentences import markdown_table, secondary_summary, verdict_sentence
 
 
 def test_json_console_and_mlflow_carry_the_primary_metric_and_the_roles(example_run) -> None:

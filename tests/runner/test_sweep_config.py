@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abcompare.config import load_config
-from abcompare.errors import ConfigError
-from abcompare.sweep import SweepSettings, candidate_name, expand_sweep, nested
+from abcompare.config.loading import load_config
+from abcompare.config.sweep import SweepSettings, candidate_name, expand_sweep, nested
+from abcompare.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 

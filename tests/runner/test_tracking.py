@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from abcompare.errors import TrackingError
-from abcompare.tracking import check_reachable, closing_runs, flatten, mlflow_key, open_tracker
+from abcompare.core.errors import TrackingError
+from abcompare.tracking.store import check_reachable, closing_runs, flatten, mlflow_key, open_tracker
 
 
 def test_mlflow_keys_replace_the_at_sign() -> None:
@@ -75,7 +75,7 @@ def test_finished_runs_stay_finished_when_a_later_step_fails(store: Path) -> Non
 
 
 def test_tables_are_logged_as_parquet_and_as_mlflow_table_view(store: Path, tmp_path: Path) -> None:
-    from abcompare.tracking_session import RunWriter
+    from abcompare.tracking.writer import RunWriter
 
     tracker = tracker_in(store, "tables")
     writer = RunWriter(tmp_path / "staging")  # what every comparison writes through

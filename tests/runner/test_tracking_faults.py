@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from abcompare.errors import AbcompareWarning, TrackingError
-from abcompare.process_identity import current_process, is_alive, start_time
-from abcompare.tracking import (
+from abcompare.core.errors import AbcompareWarning, TrackingError
+from abcompare.core.process_identity import current_process, is_alive, start_time
+from abcompare.tracking.store import (
     HOST_TAG,
     PID_TAG,
     START_TAG,

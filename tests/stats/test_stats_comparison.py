@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import abcompare
-from abcompare.errors import StatisticsError
+from abcompare.core.errors import StatisticsError
 from abcompare.stats.comparison import paired_comparison
 
 REQUIRED = [

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from abcompare.errors import StatisticsError
+from abcompare.core.errors import StatisticsError
 from abcompare.stats.paired import compared_columns, paired_differences
 
 

@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 from stats_synthetic import METRICS, frames, paired_runs
 
-from abcompare.errors import StatisticsError
+from abcompare.core.errors import StatisticsError
+from abcompare.core.vocabulary import default_primary_metric
+from abcompare.outcome.sentences import secondary_summary, verdict_sentence
 from abcompare.stats.comparison import paired_comparison
 from abcompare.stats.correction import holm, per_test_alpha
 from abcompare.stats.maxt import max_t_sign_flip
 from abcompare.stats.paired import paired_differences
 from abcompare.stats.power import minimum_detectable_effect
-from abcompare.summary import secondary_summary, verdict_sentence
-from abcompare.vocabulary import default_primary_metric
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 import abcompare
-from abcompare.errors import StatisticsError
+from abcompare.core.errors import StatisticsError
 from abcompare.stats.permutation import sign_flip_test
 from abcompare.stats.tuning import fold_assignment, tuned_comparison, tuned_selection_test
 

@@ -1,121 +1,30 @@
-"""What a person sees on the console: progress, the verdict tables, the sentences, a sweep's grid.
+"""What a person sees on the console: the verdict tables, the sentences, a sweep's grid, and ``--json``.
 
 Consumes tables only (the comparison table, a sweep's grid) and the result's plain fields; knows nothing of
 retrieval or MLflow: where a result was recorded arrives as lines of text (``result.recorded``), written by
-the tracking side. The figures are :mod:`abcompare.plots`', the HTML report :mod:`abcompare.html_report`'s.
+the tracking side. The figures are :mod:`abcompare.outcome.svg`', the HTML report :mod:`abcompare.outcome.html`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
+from abcompare.core.progress import plain_text
+from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
 
 if TYPE_CHECKING:
-    from abcompare.results import ComparisonResult
+    from abcompare.outcome.results import ComparisonResult
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
 
 
-# ------------------------------------------------------------------------------------------ progress
-class Reporter:
-    """Receives the runner's progress; this base class stays silent (library and test use).
-
-    It is also where an interrupt is noticed: a Ctrl-C that Python swallowed (it can land inside a
-    library's garbage-collection callback) is raised again at the next stage or progress step.
-    """
-
-    interrupted: bool = False
-
-    def checkpoint(self) -> None:
-        """Raise ``KeyboardInterrupt`` if an interrupt was requested and not yet acted on."""
-        if self.interrupted:
-            raise KeyboardInterrupt
-
-    def stage(self, message: str) -> None:
-        """A new step has started."""
-        self.checkpoint()
-
-    def warn(self, message: str) -> None:
-        """Something the user should know about, that does not stop the run."""
-
-    @contextmanager
-    def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
-        """A progress context yielding ``advance(step, total)``; silent here."""
-        yield lambda step, total=None: self.checkpoint()
-
-
-class ConsoleReporter(Reporter):
-    """Progress bars and stage lines on stderr with rich, so stdout stays clean for ``--json``."""
-
-    def __init__(self, quiet: bool = False) -> None:
-        from rich.console import Console
-
-        self.console = Console(stderr=True)
-        self.quiet = quiet
-
-    def stage(self, message: str) -> None:
-        self.checkpoint()
-        if not self.quiet:
-            self.console.print(f"[bold cyan]•[/] {_plain_text(message)}")
-
-    def warn(self, message: str) -> None:
-        self.console.print(f"[bold yellow]warning:[/] {_plain_text(message)}")
-
-    @contextmanager
-    def progress(self, description: str, total: int | None = None) -> Iterator[Any]:
-        """A bar for ``description``. A pass that starts at step 0 with its own total (the embedding cache's
-        encoding of chunks or queries, before a variant retrieves) is labelled and counted as encoding:
-        ``control: encoding 0/231``, then ``control: retrieving 0/124``."""
-        if self.quiet or not self.console.is_terminal:
-            # piped or redirected: a bar would leave only blank lines behind (the stage lines say enough)
-            yield lambda step, total=None: self.checkpoint()
-            return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        columns = (TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        subject, _, verb = description.rpartition(": ")
-        encoding = f"{subject}: encoding" if subject and verb == "retrieving" else None
-        with Progress(*columns, console=self.console, transient=True) as bar:
-            task = bar.add_task(description, total=total)
-            state = {"encoding": False}
-
-            def advance(step: int, new_total: int | None = None) -> None:
-                self.checkpoint()
-                if encoding is not None and step == 0 and new_total is not None:
-                    state["encoding"] = True  # an encoding pass starts: count its texts, not the queries
-                    bar.update(task, description=encoding, total=new_total, completed=0)
-                    return
-                if state["encoding"] and step == bar.tasks[0].total:
-                    state["encoding"] = False  # the pass is done; the next steps are queries again
-                    bar.update(task, completed=step)
-                    bar.update(task, description=description, total=total, completed=0)
-                    return
-                if new_total is not None and not state["encoding"]:
-                    bar.update(task, total=new_total)
-                bar.update(task, completed=step)
-
-            yield advance
-
-
 # ------------------------------------------------------------------------------------------ console
-def _plain_text(text: Any) -> str:
-    """User-given text (names, ids, paths) for a rich console: square brackets are not markup, and control
-    characters cannot move the cursor."""
-    from rich.markup import escape
-
-    from abcompare.errors import one_line
-
-    return escape(one_line(str(text)))
-
-
 def _fmt(value: float, digits: int = 4) -> str:
     return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
 
@@ -132,7 +41,7 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     from rich.table import Table
 
     family = f"[dim](p adj.: {primary} test, adjusted within the row's family)[/]"
-    title = f"{_plain_text(treatment)} vs control  {family}"
+    title = f"{plain_text(treatment)} vs control  {family}"
     table = Table(title=title, title_justify="left", header_style="bold")
     for column in ("metric", "role", "control", "treatment", "delta", "CI of delta", "p adj.", "verdict"):
         left = column in {"metric", "role", "verdict"}
@@ -160,7 +69,7 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
 
 def print_report(result: ComparisonResult, console: Any | None = None) -> None:
     """The final report: alignment lines, one verdict table per treatment (a sweep: its grid, best first),
-    the verdict sentences (from :mod:`abcompare.summary`), and where the result was recorded.
+    the verdict sentences (from :mod:`abcompare.outcome.sentences`), and where the result was recorded.
 
     Piped (not a terminal), sentences are not wrapped and no line ends in spaces, so the text greps and diffs
     cleanly; on a terminal rich wraps them at its width.
@@ -186,31 +95,31 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
 
 
 def _print_report(result: ComparisonResult, console: Any) -> None:
-    from abcompare.summary import (
+    from abcompare.core.vocabulary import plural
+    from abcompare.outcome.sentences import (
         secondary_summary,
         sentence_treatments,
         settings_line,
         sweep_sentence,
         verdict_sentence,
     )
-    from abcompare.vocabulary import plural
 
     cfg = result.config
     console.print()
     console.print(
-        f"[bold]{_plain_text(cfg.name)}[/]  dataset [bold]{_plain_text(result.dataset_name)}[/] "
+        f"[bold]{plain_text(cfg.name)}[/]  dataset [bold]{plain_text(result.dataset_name)}[/] "
         f"({plural(result.n_queries, 'query')}, "
         f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
     )
     alignment = list(result.alignment.items())
     for name, report in alignment if len(alignment) <= 4 else alignment[:1]:
         summary = report.summary().removeprefix("alignment: ")
-        console.print(f"  alignment of {_plain_text(name)}: {_plain_text(summary)}")
+        console.print(f"  alignment of {plain_text(name)}: {plain_text(summary)}")
     if len(alignment) > 4:
         name, worst = min(alignment[1:], key=lambda item: item[1].fraction_in_run)
         console.print(
             f"  alignment of {len(alignment) - 1} treatments: at least {worst.fraction_in_run:.0%} of "
-            f"annotated ids appear among hit keys (lowest: {_plain_text(name)})"
+            f"annotated ids appear among hit keys (lowest: {plain_text(name)})"
         )
     if result.judged:
         k = next(iter(result.judged.values())).cutoff
@@ -220,9 +129,9 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
             values = [cov.mean_judged for name, cov in result.judged.items() if name != "control"]
             control = result.judged["control"].mean_judged
             shares = f"control {control:.2f}, the treatments {min(values):.2f}-{max(values):.2f}"
-        console.print(f"  judged@{k} (share of the top {k} with a judgment): {_plain_text(shares)}")
+        console.print(f"  judged@{k} (share of the top {k} with a judgment): {plain_text(shares)}")
     for note in result.judgment_warnings:
-        console.print(f"[bold yellow]warning:[/] {_plain_text(note)}")
+        console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
     swept = set(result.grid["candidate"]) if result.grid is not None else set()
     for name in cfg.treatments:
         if name not in swept:
@@ -233,7 +142,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
     console.print()
     if result.tuned is not None:
-        from abcompare.summary import tuned_sentence
+        from abcompare.outcome.sentences import tuned_sentence
 
         console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
     if result.grid is not None:
@@ -243,9 +152,9 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         secondary = secondary_summary(result.comparison, name)
         if secondary:
             console.print(f"  {secondary}", markup=False, highlight=False)
-    console.print(f"[dim]{_plain_text(settings_line(result.comparison))}[/]", highlight=False)
+    console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
-        console.print(_plain_text(line), highlight=False)
+        console.print(plain_text(line), highlight=False)
 
 
 def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = None) -> Any:
@@ -270,7 +179,7 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
         if significant:
             verdict = f"★ {verdict}"
         table.add_row(
-            *((f"[bold]{_plain_text(row[s])}[/]" if significant else _plain_text(row[s])) for s in settings),
+            *((f"[bold]{plain_text(row[s])}[/]" if significant else plain_text(row[s])) for s in settings),
             _fmt(row["treatment_mean"]),
             f"[{style}]{delta}[/]" if style else delta,
             f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",
@@ -283,7 +192,7 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
 
 def result_as_json(result: ComparisonResult) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
-    from abcompare.summary import as_json, settings_line
+    from abcompare.outcome.sentences import as_json, settings_line
 
     comparison = result.comparison.replace({np.nan: None})
     return {
@@ -315,7 +224,7 @@ def _tuned_json(tuned: Any) -> dict[str, Any] | None:
     """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
     if tuned is None:
         return None
-    from abcompare.summary import tuned_sentence
+    from abcompare.outcome.sentences import tuned_sentence
 
     return {
         "metric": tuned.metric,

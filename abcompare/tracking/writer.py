@@ -10,7 +10,7 @@ next command, and :meth:`finish` waits for all of it and returns the run ids.
 
 A killed comparison (SIGKILL) takes no writer down with its runs: the writer sees its commands end and exits
 without touching them, so the runs stay RUNNING, owned by the dead process, until the next run marks them
-FAILED (see :mod:`abcompare.tracking`). Ctrl-C reaches the comparison only: it then asks the writer to mark
+FAILED (see :mod:`abcompare.tracking.store`). Ctrl-C reaches the comparison only: it then asks the writer to mark
 the open runs KILLED and waits for it.
 """
 
@@ -32,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
-from abcompare.errors import AbcompareWarning, TrackingError
-from abcompare.mlflow_layout import LOGGED_ARTIFACTS_TAG, table_file
-from abcompare.naming import mlflow_safe_name
+from abcompare.core.errors import AbcompareWarning, TrackingError
+from abcompare.core.naming import mlflow_safe_name
+from abcompare.tracking.layout import LOGGED_ARTIFACTS_TAG, table_file
 
 #: How long :meth:`ForkedSession.abort` waits for the writer to close the runs before giving up on it.
 ABORT_SECONDS = 120.0
@@ -52,7 +52,7 @@ class Recorded:
 
 # ------------------------------------------------------------------------------------------ the writer
 class RunWriter:
-    """Executes the session's commands against MLflow (through a :class:`~abcompare.tracking.Tracker`).
+    """Executes the session's commands against MLflow (through a :class:`~abcompare.tracking.store.Tracker`).
 
     Runs are named by handles the comparison chooses (``"parent"``, ``"variant:dbsf"``); each has a staging
     folder whose layout is the run's artifact layout, sent once when the run ends.
@@ -76,7 +76,7 @@ class RunWriter:
         owner: dict[str, str],
         experiment_tags: Mapping[str, str],
     ) -> None:
-        from abcompare.tracking import open_tracker
+        from abcompare.tracking.store import open_tracker
 
         self.tracker = open_tracker(uri, experiment, artifact_location, owner=owner)
         self.tracker.set_experiment_tags(experiment_tags)

@@ -1,7 +1,7 @@
 """``report.html``: one self-contained page (inline CSS and SVG, no script, nothing fetched) that shares a
 comparison without the MLflow UI.
 
-It shows the verdicts (the sentences of :mod:`abcompare.summary`), judged@k and judgment warnings, the forest
+It shows the verdicts (the sentences of :mod:`abcompare.outcome.sentences`), judged@k and judgment warnings, the forest
 of differences, the full statistics table, for a sweep the grid (best first, significant candidates marked),
 the tuned verdict and the quality-versus-latency plane, and the largest per-query wins and losses with the
 query text and both variants' top hits, the annotated-relevant hits marked. Consumes tables only: the
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from abcompare.plots import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
-from abcompare.summary import (
+from abcompare.core.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural, relevance_mark
+from abcompare.outcome.sentences import (
     format_p,
     secondary_summary,
     sentence_treatments,
@@ -29,7 +29,7 @@ from abcompare.summary import (
     treatments,
     verdict_sentence,
 )
-from abcompare.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural, relevance_mark
+from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
 
 #: How many wins and losses per treatment, and how many hits per variant beside each.
 CHANGES_SHOWN = 5

@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.errors import DataError
+from abcompare.core.errors import DataError
 
 
 def trec_order(scores: Mapping[str, float]) -> list[str]:
@@ -133,7 +133,7 @@ def key_identity(query: np.ndarray, keys: pa.Array) -> np.ndarray:
     table over millions of keys), on Arrow's CPU count of threads (the hashing releases the GIL)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from abcompare.row_blocks import block_aligned_bounds
+    from abcompare.core.row_blocks import block_aligned_bounds
 
     identity = np.empty(query.size, dtype=np.int64)
     bounds = block_aligned_bounds(query, _IDENTITY_CHUNK)
@@ -154,7 +154,7 @@ def repeated_keys(query: np.ndarray, keys: pa.Array) -> np.ndarray:
     whose key occurs more than once in the chunk are looked at."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from abcompare.row_blocks import block_aligned_bounds
+    from abcompare.core.row_blocks import block_aligned_bounds
 
     repeated = np.zeros(query.size, dtype=bool)
     bounds = block_aligned_bounds(query, _IDENTITY_CHUNK)

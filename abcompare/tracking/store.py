@@ -30,11 +30,11 @@ from typing import Any
 
 import pandas as pd
 
-from abcompare.errors import AbcompareWarning, TrackingError, TrackingLostError, disk_full
-from abcompare.mlflow_layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
-from abcompare.naming import mlflow_safe_name
-from abcompare.process_identity import current_process, is_alive
-from abcompare.vocabulary import mlflow_key
+from abcompare.core.errors import AbcompareWarning, TrackingError, TrackingLostError, disk_full
+from abcompare.core.naming import mlflow_safe_name
+from abcompare.core.process_identity import current_process, is_alive
+from abcompare.core.vocabulary import mlflow_key
+from abcompare.tracking.layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
 
 #: How long a run waits for another process that is creating the same SQLite store.
 STORE_LOCK_SECONDS = 300

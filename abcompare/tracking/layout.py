@@ -9,8 +9,8 @@ Keys with ``@`` (``ndcg@10``) become ``ndcg_at_10`` here, at the MLflow boundary
 
 from __future__ import annotations
 
-from abcompare.naming import mlflow_safe_name
-from abcompare.vocabulary import mlflow_key
+from abcompare.core.naming import mlflow_safe_name
+from abcompare.core.vocabulary import mlflow_key
 
 # ------------------------------------------------------------------------------------------ tags
 ROLE_TAG = "abcompare.role"

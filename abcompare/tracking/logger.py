@@ -1,11 +1,11 @@
 """What a comparison writes to MLflow: a parent run for the comparison, a child run per variant.
 
-The names are :mod:`abcompare.mlflow_layout`'s. Every variant run has the same metric keys, table names and
+The names are :mod:`abcompare.tracking.layout`'s. Every variant run has the same metric keys, table names and
 root-level plot file, so MLflow's compare view lines the variants up; each treatment's run also carries its
 comparison with the control (``vs_control.<metric>.delta`` ...), so the runs table, the chart view and the
 compare view show deltas and adjusted p-values beside the means. The runner hands over tables and files it
 made (the run file, the plots, the report); this module decides where they go and sends them through a
-:mod:`~abcompare.tracking_session` (in a writer process, for ``abcompare run``). :class:`NullLogger` stands
+:mod:`~abcompare.tracking.writer` (in a writer process, for ``abcompare run``). :class:`NullLogger` stands
 in when tracking is off.
 """
 
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from abcompare.mlflow_layout import (
+from abcompare.core.vocabulary import PRIMARY, SECONDARY, VERDICT_CODE
+from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
     CODE_VERSION_TAG,
@@ -63,12 +64,11 @@ from abcompare.mlflow_layout import (
     view_url,
     vs_control_key,
 )
-from abcompare.tracking import flatten, owner_tags
-from abcompare.tracking_session import Recorded, open_session
-from abcompare.vocabulary import PRIMARY, SECONDARY, VERDICT_CODE
+from abcompare.tracking.store import flatten, owner_tags
+from abcompare.tracking.writer import Recorded, open_session
 
 if TYPE_CHECKING:
-    from abcompare.results import ComparisonResult
+    from abcompare.outcome.results import ComparisonResult
 
 
 PARENT = "parent"
@@ -248,7 +248,7 @@ class ComparisonLogger:
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
-        from abcompare.summary import (
+        from abcompare.outcome.sentences import (
             description_markdown,
             secondary_summary,
             tuned_sentence,
@@ -392,7 +392,7 @@ def headline_view(result: ComparisonResult) -> dict[str, Any]:
 def recorded_lines(recorded: Recorded, experiment: str, names: Mapping[str, str]) -> list[str]:
     """Where the comparison was recorded, for the console: the experiment, the parent and child runs, and
     how to look at them in the classic runs view with the headline columns."""
-    from abcompare.tracking import ui_command
+    from abcompare.tracking.store import ui_command
 
     ids = recorded.run_ids
     lines = [f"MLflow: experiment {experiment}, parent run {names.get(PARENT, '')} ({ids.get(PARENT, '?')})"]

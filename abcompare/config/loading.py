@@ -27,12 +27,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from abcompare.config_yaml import load_yaml, load_yaml_value
-from abcompare.errors import AbcompareWarning, ConfigError
-from abcompare.naming import first_collision, label_problem, name_problem, tag_key_problem
-from abcompare.retrieval.settings import VariantSettings
-from abcompare.sweep import SweepPlan, SweepSettings, expand_sweep
-from abcompare.vocabulary import (
+from abcompare.config.sweep import SweepPlan, SweepSettings, expand_sweep
+from abcompare.config.yaml_reader import load_yaml, load_yaml_value
+from abcompare.core.errors import AbcompareWarning, ConfigError
+from abcompare.core.naming import first_collision, label_problem, name_problem, tag_key_problem
+from abcompare.core.vocabulary import (
     CORRECTION_NAMES,
     MAXT,
     MEASURES,
@@ -43,6 +42,7 @@ from abcompare.vocabulary import (
     metric_name,
     parse_metric,
 )
+from abcompare.retrieval.settings import VariantSettings
 
 #: Upper bounds of the numeric settings: far beyond any real use, low enough that a typo cannot allocate
 #: gigabytes or run for days. The schema states them, and so does the error.
@@ -626,7 +626,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     Examples
     --------
     >>> from pathlib import Path
-    >>> repo = Path(__file__).resolve().parents[1]  # the checkout's shipped configs
+    >>> repo = Path(__file__).resolve().parents[2]  # the checkout's shipped configs
     >>> config = load_config(repo / "configs" / "rrf_vs_dbsf.yaml", ["significance.n_resamples=2000"])
     >>> list(config.variants()), config.significance.n_resamples, config.evaluation.primary_metric
     (['control', 'dbsf'], 2000, 'ndcg@10')

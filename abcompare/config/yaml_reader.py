@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from abcompare.errors import ConfigError
+from abcompare.core.errors import ConfigError
 
 __all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "load_yaml", "load_yaml_value"]
 

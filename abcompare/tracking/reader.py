@@ -3,7 +3,7 @@
 ``load_comparison()`` finds the store (``MLFLOW_TRACKING_URI``, else the nearest ``mlflow.db`` in this folder
 or above it: never creating one), the latest comparison in it (or the run you name), and returns its summary
 table, per-query metrics per variant, hits (with each hit's judgment grade) and query texts, with helpers
-for per-query deltas. What is read where is :mod:`abcompare.mlflow_layout`'s, the names the writer used.
+for per-query deltas. What is read where is :mod:`abcompare.tracking.layout`'s, the names the writer used.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from abcompare.errors import TrackingError
-from abcompare.mlflow_layout import (
+from abcompare.core.errors import TrackingError
+from abcompare.core.vocabulary import relevance_mark
+from abcompare.tracking.layout import (
     COMPARISON_TABLE,
     COMPARISON_TAG,
     GRID_TABLE,
@@ -33,8 +34,7 @@ from abcompare.mlflow_layout import (
     VARIANT_TAG,
     table_file,
 )
-from abcompare.tracking import DEFAULT_DB, sqlite_path
-from abcompare.vocabulary import relevance_mark
+from abcompare.tracking.store import DEFAULT_DB, sqlite_path
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -234,7 +234,7 @@ def load_comparison(
     """Read a comparison (default: the latest finished one) and its variant runs back from MLflow."""
     import tempfile
 
-    from abcompare.tracking import quiet_mlflow
+    from abcompare.tracking.store import quiet_mlflow
 
     quiet_mlflow()
     client, uri = _client(tracking_uri)

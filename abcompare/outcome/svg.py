@@ -18,7 +18,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from abcompare.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, SIGNIFICANT, WORSE
+from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, SIGNIFICANT, WORSE
 
 #: One colour per verdict, the same in every figure and in the report (colour-blind safe, Paul Tol's).
 VERDICT_COLOURS = {BETTER: "#228833", WORSE: "#cc3311", INCONCLUSIVE: "#aa3377", NO_DIFFERENCE: "#888888"}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from abcompare.vocabulary import (
+from abcompare.core.vocabulary import (
     BETTER,
     CORRECTION_LABELS,
     INCONCLUSIVE,

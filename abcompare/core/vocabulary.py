@@ -1,6 +1,6 @@
 """The names a comparison speaks in: tests, corrections, roles and verdicts, each spelled here once.
 
-Every stage may import this module (like ``errors`` and ``hits``); it imports only ``abcompare.errors``.
+Every stage may import this module (like ``errors`` and ``hits``); it imports only ``abcompare.core.errors``.
 The config's choices, the per-query and statistics tables, the console, MLflow and the sentences all use
 these names, so a new measure, test, correction or verdict is added in one place.
 """
@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from abcompare.errors import ConfigError
+from abcompare.core.errors import ConfigError
 
 # ---------------------------------------------------------------------------------------------- measures
 MEASURES: tuple[str, ...] = ("precision", "recall", "f1", "mrr", "ndcg")
