@@ -155,7 +155,7 @@ def report(
     """Write report.html for a logged comparison: verdicts, plots, tables, per-query wins and losses."""
     from rich.console import Console
 
-    from abcompare.runner import logged_report
+    from abcompare.tracking.reader import logged_report
 
     html, loaded = logged_report(run_id, tracking_uri=tracking_uri, experiment=experiment)
     output.write_text(html, encoding="utf-8")

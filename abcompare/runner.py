@@ -1,9 +1,9 @@
 """The experiment runner: the one module that knows the order config -> data -> retrieval -> evaluation
--> statistics -> tracking -> report. Each stage is a function of its inputs, called here in turn."""
+-> statistics -> outcome -> tracking. Each stage is a function of its inputs and its settings section,
+called here in turn; the metric names are computed once, from the config, and handed to each stage."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,13 +17,11 @@ from abcompare.config.loading import ExperimentConfig
 from abcompare.core.errors import DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.outcome.results import ComparisonResult, VariantOutcome
-from abcompare.retrieval.settings import VariantSettings
-from abcompare.tracking.logger import Logger, NullLogger
 
 if TYPE_CHECKING:
+    from abcompare.config.loading import EvaluationSettings, SignificanceSettings
     from abcompare.data.alignment import AlignmentReport
     from abcompare.data.dataset import Dataset
-    from abcompare.outcome.html import ReportInputs
 
 
 class _Timer:
@@ -50,7 +48,7 @@ def load_experiment_dataset(config: ExperimentConfig):
 
 
 def judge_variant(
-    run: pd.DataFrame, dataset: Dataset, variant: VariantSettings, config: ExperimentConfig
+    run: pd.DataFrame, dataset: Dataset, level: str, evaluation: EvaluationSettings
 ) -> tuple[pd.DataFrame, pd.DataFrame, AlignmentReport]:
     """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics; the
     run comes back with each hit's judgment ``grade`` (NaN: unjudged), for the report and the notebook."""
@@ -58,13 +56,8 @@ def judge_variant(
     from abcompare.data.levels import apply_level
     from abcompare.evaluation.per_query import per_query_metrics
 
-    evaluation = config.evaluation
     run, annotations = apply_level(
-        run,
-        dataset.annotations,
-        config.dataset.level,
-        spans=dataset.spans,
-        corpus=dataset.corpus,
+        run, dataset.annotations, level, spans=dataset.spans, corpus=dataset.corpus
     )
     report = alignment_report(run, annotations, relevance_threshold=evaluation.relevance_threshold)
     check_alignment(
@@ -92,43 +85,50 @@ def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
     return joined.astype({"grade": float})
 
 
-def compared_metrics(config: ExperimentConfig) -> list[str]:
+def compared_metrics(evaluation: EvaluationSettings) -> list[str]:
     """The configured measures at the configured cutoffs (``precision@1`` ...), in config order."""
-    from abcompare.evaluation.measures import metric_name
+    from abcompare.core.vocabulary import metric_name
 
-    return [metric_name(m, k) for m in config.evaluation.metrics for k in config.evaluation.cutoffs]
+    return [metric_name(m, k) for m in evaluation.metrics for k in evaluation.cutoffs]
 
 
-def judged_columns(config: ExperimentConfig) -> list[str]:
+def judged_columns(evaluation: EvaluationSettings) -> list[str]:
     """``judged@k`` at every configured cutoff: how much of each list was judged (a diagnostic)."""
-    from abcompare.evaluation.measures import JUDGED_MEASURE, metric_name
+    from abcompare.core.vocabulary import metric_name
+    from abcompare.evaluation.measures import JUDGED_MEASURE
 
-    return [metric_name(JUDGED_MEASURE, k) for k in config.evaluation.cutoffs]
+    return [metric_name(JUDGED_MEASURE, k) for k in evaluation.cutoffs]
 
 
-def judgment_coverage(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter):
+def judgment_coverage(per_query: dict[str, pd.DataFrame], primary_metric: str, reporter: Reporter):
     """Each variant's judged@k at the primary metric's cutoff, and a warning per treatment whose list is
     clearly less judged than the control's (its losses may be missing judgments)."""
+    from abcompare.core.vocabulary import parse_metric
     from abcompare.evaluation.judgments import judged_coverage, judged_gap_warnings
-    from abcompare.evaluation.measures import parse_metric
 
-    cutoff = parse_metric(config.evaluation.primary_metric)[1]
-    coverage = judged_coverage(per_query, cutoff)
+    coverage = judged_coverage(per_query, parse_metric(primary_metric)[1])
     notes = judged_gap_warnings(coverage)
     for note in notes:
         reporter.warn(note)
     return coverage, notes
 
 
-def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], reporter: Reporter) -> pd.DataFrame:
-    """Paired tests of every treatment against the control (statistics stage)."""
+def compare(
+    per_query: dict[str, pd.DataFrame],
+    significance: SignificanceSettings,
+    metrics: list[str],
+    primary_metric: str,
+    reporter: Reporter,
+) -> pd.DataFrame:
+    """Paired tests of every treatment against the control (statistics stage), with each treatment's
+    judged@k means beside its rows."""
+    from abcompare.evaluation.judgments import attach_judged_means
     from abcompare.stats.comparison import paired_comparison
 
-    sig = config.significance
+    sig = significance
     treatments = {name: frame for name, frame in per_query.items() if name != "control"}
-    total = len(treatments) * len(compared_metrics(config))
-    with reporter.progress("paired tests", total=total) as advance:
-        return paired_comparison(
+    with reporter.progress("paired tests", total=len(treatments) * len(metrics)) as advance:
+        table = paired_comparison(
             per_query["control"],
             treatments,
             alpha=sig.alpha,
@@ -137,16 +137,17 @@ def compare(config: ExperimentConfig, per_query: dict[str, pd.DataFrame], report
             correction=sig.correction,
             primary=sig.primary,
             tests=list(sig.tests),
-            metrics=compared_metrics(config),
-            primary_metric=config.evaluation.primary_metric,
+            metrics=metrics,
+            primary_metric=primary_metric,
             zero_method=sig.zero_method,
             power=sig.power,
             min_effect=sig.min_effect,
             progress=advance,
         )
+    return attach_judged_means(table, per_query)
 
 
-def tune(config: ExperimentConfig, per_query: dict[str, pd.DataFrame]):
+def tune(per_query: dict[str, pd.DataFrame], config: ExperimentConfig):
     """A sweep's tuned comparison: the candidate chosen by cross-validation, scored on the queries the
     choice never saw, tested by permuting the whole selection (statistics stage)."""
     from abcompare.stats.tuning import tuned_comparison
@@ -164,7 +165,7 @@ def tune(config: ExperimentConfig, per_query: dict[str, pd.DataFrame]):
     )
 
 
-def sweep_grid(config: ExperimentConfig, comparison: pd.DataFrame, outcomes: dict[str, VariantOutcome]):
+def sweep_grid(comparison: pd.DataFrame, config: ExperimentConfig, outcomes: dict[str, VariantOutcome]):
     """One row per sweep candidate: its settings, its primary-metric comparison and its efficiency."""
     from abcompare.outcome.sentences import grid_table
 
@@ -174,24 +175,15 @@ def sweep_grid(config: ExperimentConfig, comparison: pd.DataFrame, outcomes: dic
     return grid_table(comparison, plan.settings, efficiency)
 
 
-def code_version() -> str:
-    """The git commit of the abcompare checkout when there is one, else the package version."""
-    from abcompare import __version__
+def dataset_line(dataset: Dataset) -> str:
+    """``dataset hr-docs: 124 annotated queries`` (and how many queries of the split have no annotation)."""
+    from abcompare.core.vocabulary import plural
 
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=Path(__file__).parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return f"{__version__}+g{out.stdout.strip()}"
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return __version__
+    n, excluded = len(dataset.queries), dataset.excluded_queries
+    line = f"dataset {dataset.name}: {plural(n, 'annotated query', 'annotated queries')}"
+    if excluded:
+        line += f" ({plural(excluded, 'query')} without annotations in this split are not evaluated)"
+    return line
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -208,6 +200,7 @@ def run_comparison(
     ``abcompare run`` does); by default it is written from this process.
     """
     from abcompare.execution import open_executor
+    from abcompare.tracking.lifecycle import check_tracking_store
 
     reporter = reporter or Reporter()
     timer = _Timer()
@@ -215,7 +208,7 @@ def run_comparison(
     def check_tracking() -> None:
         with timer("tracking"):
             reporter.stage("connecting to MLflow")
-            check_tracking_store(config)
+            check_tracking_store(config.tracking)
 
     with ExitStack() as stack, ThreadPoolExecutor(1, thread_name_prefix="abcompare-mlflow") as pool:
         # the tracking store is checked while the executor starts (Ray takes seconds); both are checked
@@ -241,24 +234,19 @@ def _compare_variants(
     executor: Any,
     background_tracking: bool,
 ) -> ComparisonResult:
-    """The comparison proper: data, each variant's run from the executor, judged, tested and logged."""
-    from abcompare.tracking.store import scratch_folder
+    """The comparison proper, stage by stage: data, each variant's run from the executor, judged and logged;
+    the paired tests (and a sweep's tuned choice), the result, and its record in MLflow."""
+    from abcompare.core.scratch import scratch_folder
+    from abcompare.tracking.artifacts import comparison_files, variant_files
+    from abcompare.tracking.lifecycle import closing_runs, open_logger, record
 
+    evaluation, primary = config.evaluation, config.evaluation.primary_metric
+    metrics = compared_metrics(evaluation)
+    means_of = metrics + judged_columns(evaluation)
     with timer("data"):
         reporter.stage("loading the dataset")
         dataset = load_experiment_dataset(config)
-    n_queries = len(dataset.queries)
-    excluded = dataset.excluded_queries
-    from abcompare.core.vocabulary import plural
-
-    reporter.stage(
-        f"dataset {dataset.name}: {plural(n_queries, 'annotated query', 'annotated queries')}"
-        + (
-            f" ({plural(excluded, 'query')} without annotations in this split are not evaluated)"
-            if excluded
-            else ""
-        )
-    )
+    reporter.stage(dataset_line(dataset))
     if config.sweep_plan is not None:
         reporter.stage(config.sweep_plan.summary())
         for note in config.sweep_plan.invalid + config.sweep_plan.duplicates:
@@ -268,7 +256,7 @@ def _compare_variants(
     with scratch_folder() as tmp:
         with timer("tracking"):
             logger = open_logger(config, config_path, dataset, tmp, background=background_tracking)
-        with closing_logger(logger):
+        with closing_runs(logger.abort):
             with timer("tracking"):
                 logger.start()
             produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
@@ -277,34 +265,34 @@ def _compare_variants(
                 reporter.stage("control" if role == "control" else f"treatment {name}")
                 with timer("retrieval"):
                     variant_run = next(produced)
-                run, efficiency = variant_run.run, variant_run.efficiency
                 context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
                 with timer("evaluation"), error_context(context, file=dataset.annotation_file):
-                    run, per_query, report = judge_variant(run, dataset, variant, config)
-                means = per_query[compared_metrics(config) + judged_columns(config)].mean().to_dict()
-                outcomes[name] = VariantOutcome(name, role, run, per_query, report, means, efficiency)
+                    run, per_query, report = judge_variant(
+                        variant_run.run, dataset, config.dataset.level, evaluation
+                    )
+                means = per_query[means_of].mean().to_dict()
+                outcomes[name] = VariantOutcome(
+                    name, role, run, per_query, report, means, variant_run.efficiency
+                )
                 with timer("tracking"):
                     settings = variant.model_dump(mode="json", exclude_none=True)
                     logger.log_variant(outcomes[name], settings, variant_files(config, outcomes[name], tmp))
             per_query_tables = {n: o.per_query for n, o in outcomes.items()}
-            coverage, judgment_warnings = judgment_coverage(config, per_query_tables, reporter)
+            coverage, judgment_warnings = judgment_coverage(per_query_tables, primary, reporter)
             with timer("statistics"):
                 reporter.stage("paired significance tests")
-                comparison = compare(config, per_query_tables, reporter)
-            from abcompare.evaluation.judgments import attach_judged_means
-
-            comparison = attach_judged_means(comparison, per_query_tables)
+                comparison = compare(per_query_tables, config.significance, metrics, primary, reporter)
             tuned, grid = None, None
             if config.sweep_plan is not None:
                 with timer("statistics"):
                     reporter.stage("cross-validated choice among the sweep's candidates")
-                    tuned = tune(config, per_query_tables)
-                grid = sweep_grid(config, comparison, outcomes)
+                    tuned = tune(per_query_tables, config)
+                grid = sweep_grid(comparison, config, outcomes)
             result = ComparisonResult(
                 config=config,
                 dataset_name=dataset.name,
-                n_queries=n_queries,
-                primary_metric=config.evaluation.primary_metric,
+                n_queries=len(dataset.queries),
+                primary_metric=primary,
                 variants=outcomes,
                 comparison=comparison,
                 timings=timer.seconds,
@@ -320,185 +308,6 @@ def _compare_variants(
         if recorded is not None:
             record(result, recorded, logger)
     return result
-
-
-# ------------------------------------------------------------------------------------------ tracking handoff
-def check_tracking_store(config: ExperimentConfig) -> None:
-    """Fail within seconds, before any work, when the tracking store cannot be used (no MLflow import)."""
-    from abcompare.tracking.store import check_reachable, resolve_tracking_uri
-
-    check_reachable(resolve_tracking_uri(config.tracking.uri))
-
-
-def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dataset, scratch: Path, *,
-                background: bool) -> Logger:  # fmt: skip
-    """The comparison's MLflow logger, or one that does nothing when tracking is off."""
-    from abcompare.tracking.logger import ComparisonLogger
-
-    if not config.tracking.enabled:
-        return NullLogger()
-    return ComparisonLogger(
-        config, config_path, dataset, code_version(), scratch / "mlflow", background=background
-    )
-
-
-@contextmanager
-def closing_logger(logger: Logger) -> Iterator[None]:
-    """Whatever happens inside, no run is left RUNNING: errors mark them FAILED, Ctrl-C marks them KILLED."""
-    try:
-        yield
-    except KeyboardInterrupt:
-        logger.abort("KILLED")
-        raise
-    except BaseException:
-        logger.abort("FAILED")
-        raise
-
-
-def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Path) -> dict[str, str | Path]:
-    """The files of a variant's run: its hits as a TREC run file and its per-query score histogram."""
-    if not config.tracking.enabled:
-        return {}
-    import warnings
-
-    from abcompare.core.errors import AbcompareWarning
-    from abcompare.core.naming import mlflow_safe_name
-    from abcompare.data.runs import write_run
-    from abcompare.evaluation.measures import metric_name
-    from abcompare.outcome.svg import histogram_svg
-    from abcompare.tracking.layout import DISTRIBUTION_PLOT, RUN_FILE
-
-    folder = scratch / "files" / mlflow_safe_name(outcome.name)
-    folder.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
-        # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
-        warnings.simplefilter("ignore", AbcompareWarning)
-        trec = Path(write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name))
-    k = max(config.evaluation.cutoffs)
-    metrics = [metric_name(m, k) for m in config.evaluation.metrics]
-    title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"
-    return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
-
-
-def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
-    """The parent run's files: the forest of differences, the paired scatters, a sweep's quality-vs-latency
-    plane, the self-contained ``report.html`` and what it was made from (``result.json``); none when
-    tracking is off (nothing would keep them)."""
-    if not result.config.tracking.enabled:
-        return {}
-    import json
-
-    from abcompare.outcome.html import forest_figure, inputs_summary, render
-    from abcompare.outcome.svg import pareto_svg, scatter_svg
-    from abcompare.tracking.layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
-
-    inputs = report_inputs(result)
-    files: dict[str, str | Path] = {}
-    html = render(inputs)
-    files[REPORT_FILE] = html
-    files[RESULT_FILE] = json.dumps(inputs_summary(inputs), indent=2, default=str)
-    files[DELTAS_PLOT] = forest_figure(inputs)
-    primary = result.primary_metric
-    control = result.per_query["control"][primary]
-    for name in result.config.treatments:
-        files[paired_plot(name)] = scatter_svg(control, result.per_query[name][primary], primary, name)
-    if result.grid is not None and "efficiency.seconds_per_query" in result.grid:
-        files[PARETO_PLOT] = pareto_svg(result.grid, primary, inputs.control_seconds_per_query)
-    return files
-
-
-def report_inputs(result: ComparisonResult) -> ReportInputs:
-    """What ``report.html`` shows, from a fresh result."""
-    from dataclasses import asdict
-
-    from abcompare.outcome.html import ReportInputs
-    from abcompare.outcome.sentences import tuned_sentence
-
-    cfg = result.config
-    settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
-    control_cost = result.variants["control"].efficiency.get("efficiency.seconds_per_query")
-    focus = [result.tuned.most_chosen] if result.tuned is not None else []
-    return ReportInputs(
-        name=cfg.name,
-        description=cfg.description or "",
-        dataset=result.dataset_name,
-        n_queries=result.n_queries,
-        level=cfg.dataset.level,
-        convention=cfg.evaluation.convention,
-        comparison=result.comparison,
-        per_query=result.per_query,
-        queries=result.queries.set_index("query_id") if result.queries is not None else pd.DataFrame(),
-        hits={name: outcome.run for name, outcome in result.variants.items()},
-        relevance_threshold=cfg.evaluation.relevance_threshold,
-        judged={name: asdict(coverage) for name, coverage in result.judged.items()},
-        judgment_warnings=list(result.judgment_warnings),
-        tuned_sentence=tuned_sentence(result.tuned) if result.tuned is not None else None,
-        grid=result.grid,
-        grid_settings=settings,
-        control_seconds_per_query=control_cost,
-        focus=focus,
-    )
-
-
-def logged_report(
-    parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
-) -> tuple[str, Any]:
-    """``report.html`` for a comparison already in MLflow (default: the latest), read back through
-    :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
-    from abcompare.outcome.html import render
-    from abcompare.tracking.reader import load_comparison
-
-    loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
-    return render(loaded_report_inputs(loaded)), loaded
-
-
-def loaded_report_inputs(loaded: Any) -> ReportInputs:
-    """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
-    ``result.json``, get what their tables and params say)."""
-    from abcompare.outcome.html import ReportInputs
-    from abcompare.tracking.layout import DATASET_TAG
-
-    extras, params = loaded.extras, loaded.params
-    return ReportInputs(
-        name=extras.get("name", loaded.name),
-        description=extras.get("description", ""),
-        dataset=extras.get("dataset", loaded.tags.get(DATASET_TAG, "")),
-        n_queries=int(extras.get("n_queries", len(loaded.queries))),
-        level=extras.get("level", params.get("dataset.level", "")),
-        convention=extras.get("convention", params.get("evaluation.convention", "")),
-        comparison=loaded.summary,
-        per_query=loaded.per_query,
-        queries=loaded.queries,
-        hits=loaded.hits,
-        relevance_threshold=float(
-            extras.get("relevance_threshold", params.get("evaluation.relevance_threshold", 1))
-        ),
-        judged=extras.get("judged", {}),
-        judgment_warnings=extras.get("judgment_warnings", []),
-        tuned_sentence=extras.get("tuned_sentence"),
-        grid=loaded.grid,
-        grid_settings=extras.get("grid_settings", []),
-        control_seconds_per_query=extras.get("control_seconds_per_query"),
-        source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
-        focus=extras.get("focus", []),
-    )
-
-
-def record(result: ComparisonResult, recorded: Any, logger: Any) -> None:
-    """Put where the comparison was recorded on the result; a lost server is an error (exit 3) that keeps
-    the result."""
-    from abcompare.tracking.logger import PARENT, recorded_lines, variant_handle
-
-    if recorded.lost:  # the server stopped answering: keep the result, say it is not recorded
-        from abcompare.outcome.console import result_as_json
-        from abcompare.tracking.store import lost_error
-
-        raise lost_error(recorded.uri, result, result_as_json(result))
-    result.tracking_uri = recorded.uri
-    result.parent_run_id = recorded.run_ids.get(PARENT)
-    result.variant_run_ids = {name: recorded.run_ids[variant_handle(name)] for name in result.variants}
-    result.recorded = recorded_lines(recorded, result.config.tracking.experiment, {PARENT: logger.run_name()})
-    result.ui_hint = result.recorded[-1].removeprefix("View: ")
 
 
 # ------------------------------------------------------------------------------------------ pooling

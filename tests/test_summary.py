@@ -1,4 +1,4 @@
-"""The sentences and the compact table, written once from the comparison table (abcompare.outcome.sentences)."""
+"""The sentences and the compact table, written once from the comparison table (``outcome.sentences``)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Consumes tables only (the comparison table, a sweep's grid) and the result's plain fields; knows nothing of
 retrieval or MLflow: where a result was recorded arrives as lines of text (``result.recorded``), written by
-the tracking side. The figures are :mod:`abcompare.outcome.svg`', the HTML report :mod:`abcompare.outcome.html`'s.
+the tracking side. The figures are :mod:`abcompare.outcome.svg`'s, the HTML report
+:mod:`abcompare.outcome.html`'s.
 """
 
 from __future__ import annotations

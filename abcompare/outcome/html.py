@@ -1,11 +1,12 @@
-"""``report.html``: one self-contained page (inline CSS and SVG, no script, nothing fetched) that shares a
-comparison without the MLflow UI.
+"""``report.html``: one self-contained page (inline CSS and SVG, no script, nothing fetched) that shares
+a comparison without the MLflow UI.
 
-It shows the verdicts (the sentences of :mod:`abcompare.outcome.sentences`), judged@k and judgment warnings, the forest
-of differences, the full statistics table, for a sweep the grid (best first, significant candidates marked),
-the tuned verdict and the quality-versus-latency plane, and the largest per-query wins and losses with the
-query text and both variants' top hits, the annotated-relevant hits marked. Consumes tables only: the
-runner fills :class:`ReportInputs` from a fresh result or from a comparison read back from MLflow.
+It shows the verdicts (the sentences of :mod:`abcompare.outcome.sentences`), judged@k and judgment
+warnings, the forest of differences, the full statistics table, for a sweep the grid (best first,
+significant candidates marked), the tuned verdict and the quality-versus-latency plane, and the largest
+per-query wins and losses with the query text and both variants' top hits, the annotated-relevant hits
+marked. Consumes tables only: :class:`ReportInputs` is filled from a fresh result (:func:`report_inputs`)
+or from a comparison read back from MLflow (``abcompare.tracking.reader.loaded_report_inputs``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,9 @@ from abcompare.outcome.sentences import (
     verdict_sentence,
 )
 from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
+
+if TYPE_CHECKING:
+    from abcompare.outcome.results import ComparisonResult
 
 #: How many wins and losses per treatment, and how many hits per variant beside each.
 CHANGES_SHOWN = 5
@@ -371,3 +375,35 @@ li code{font-size:11.5px;color:#333}
 svg{max-width:100%;height:auto;display:block;margin:8px 0}
 footer{margin-top:32px;color:#777;font-size:12px}
 """
+
+
+def report_inputs(result: ComparisonResult) -> ReportInputs:
+    """What ``report.html`` shows, from a fresh result."""
+    from dataclasses import asdict
+
+    from abcompare.outcome.sentences import tuned_sentence
+
+    cfg = result.config
+    settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
+    control_cost = result.variants["control"].efficiency.get("efficiency.seconds_per_query")
+    focus = [result.tuned.most_chosen] if result.tuned is not None else []
+    return ReportInputs(
+        name=cfg.name,
+        description=cfg.description or "",
+        dataset=result.dataset_name,
+        n_queries=result.n_queries,
+        level=cfg.dataset.level,
+        convention=cfg.evaluation.convention,
+        comparison=result.comparison,
+        per_query=result.per_query,
+        queries=result.queries.set_index("query_id") if result.queries is not None else pd.DataFrame(),
+        hits={name: outcome.run for name, outcome in result.variants.items()},
+        relevance_threshold=cfg.evaluation.relevance_threshold,
+        judged={name: asdict(coverage) for name, coverage in result.judged.items()},
+        judgment_warnings=list(result.judgment_warnings),
+        tuned_sentence=tuned_sentence(result.tuned) if result.tuned is not None else None,
+        grid=result.grid,
+        grid_settings=settings,
+        control_seconds_per_query=control_cost,
+        focus=focus,
+    )

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,9 @@ from abcompare.tracking.layout import (
     table_file,
 )
 from abcompare.tracking.store import DEFAULT_DB, sqlite_path
+
+if TYPE_CHECKING:
+    from abcompare.outcome.html import ReportInputs
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -311,3 +314,47 @@ def ecdf(values: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted values and their empirical cumulative probabilities, for an ECDF plot of deltas."""
     x = np.sort(np.asarray(values, dtype=float))
     return x, np.arange(1, len(x) + 1) / len(x)
+
+
+def logged_report(
+    parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
+) -> tuple[str, Any]:
+    """``report.html`` for a comparison already in MLflow (default: the latest), read back through
+    :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
+    from abcompare.outcome.html import render
+    from abcompare.tracking.reader import load_comparison
+
+    loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
+    return render(loaded_report_inputs(loaded)), loaded
+
+
+def loaded_report_inputs(loaded: Any) -> ReportInputs:
+    """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
+    ``result.json``, get what their tables and params say)."""
+    from abcompare.outcome.html import ReportInputs
+    from abcompare.tracking.layout import DATASET_TAG
+
+    extras, params = loaded.extras, loaded.params
+    return ReportInputs(
+        name=extras.get("name", loaded.name),
+        description=extras.get("description", ""),
+        dataset=extras.get("dataset", loaded.tags.get(DATASET_TAG, "")),
+        n_queries=int(extras.get("n_queries", len(loaded.queries))),
+        level=extras.get("level", params.get("dataset.level", "")),
+        convention=extras.get("convention", params.get("evaluation.convention", "")),
+        comparison=loaded.summary,
+        per_query=loaded.per_query,
+        queries=loaded.queries,
+        hits=loaded.hits,
+        relevance_threshold=float(
+            extras.get("relevance_threshold", params.get("evaluation.relevance_threshold", 1))
+        ),
+        judged=extras.get("judged", {}),
+        judgment_warnings=extras.get("judgment_warnings", []),
+        tuned_sentence=extras.get("tuned_sentence"),
+        grid=loaded.grid,
+        grid_settings=extras.get("grid_settings", []),
+        control_seconds_per_query=extras.get("control_seconds_per_query"),
+        source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
+        focus=extras.get("focus", []),
+    )

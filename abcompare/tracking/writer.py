@@ -10,8 +10,8 @@ next command, and :meth:`finish` waits for all of it and returns the run ids.
 
 A killed comparison (SIGKILL) takes no writer down with its runs: the writer sees its commands end and exits
 without touching them, so the runs stay RUNNING, owned by the dead process, until the next run marks them
-FAILED (see :mod:`abcompare.tracking.store`). Ctrl-C reaches the comparison only: it then asks the writer to mark
-the open runs KILLED and waits for it.
+FAILED (see :mod:`abcompare.tracking.store`). Ctrl-C reaches the comparison only: it then asks the writer
+to mark the open runs KILLED and waits for it.
 """
 
 from __future__ import annotations

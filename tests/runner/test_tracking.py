@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from abcompare.core.errors import TrackingError
-from abcompare.tracking.store import check_reachable, closing_runs, flatten, mlflow_key, open_tracker
+from abcompare.tracking.lifecycle import closing_runs
+from abcompare.tracking.store import check_reachable, flatten, mlflow_key, open_tracker
 
 
 def test_mlflow_keys_replace_the_at_sign() -> None:
@@ -47,7 +48,7 @@ def statuses(tracker) -> set[str]:
 
 def test_an_error_marks_every_open_run_failed(store: Path) -> None:
     tracker = tracker_in(store, "errors")
-    with pytest.raises(ValueError), closing_runs(tracker):
+    with pytest.raises(ValueError), closing_runs(tracker.end_all):
         parent = tracker.start_run("parent", {})
         tracker.start_run("child", {}, parent_id=parent)
         raise ValueError("boom")
@@ -56,7 +57,7 @@ def test_an_error_marks_every_open_run_failed(store: Path) -> None:
 
 def test_ctrl_c_marks_every_open_run_killed(store: Path) -> None:
     tracker = tracker_in(store, "ctrl-c")
-    with pytest.raises(KeyboardInterrupt), closing_runs(tracker):
+    with pytest.raises(KeyboardInterrupt), closing_runs(tracker.end_all):
         parent = tracker.start_run("parent", {})
         tracker.start_run("child", {}, parent_id=parent)
         raise KeyboardInterrupt
@@ -65,7 +66,7 @@ def test_ctrl_c_marks_every_open_run_killed(store: Path) -> None:
 
 def test_finished_runs_stay_finished_when_a_later_step_fails(store: Path) -> None:
     tracker = tracker_in(store, "later-failure")
-    with pytest.raises(RuntimeError), closing_runs(tracker):
+    with pytest.raises(RuntimeError), closing_runs(tracker.end_all):
         parent = tracker.start_run("parent", {})
         child = tracker.start_run("child", {}, parent_id=parent)
         tracker.end_run(child)

@@ -14,13 +14,13 @@ import pytest
 
 from abcompare.core.errors import AbcompareWarning, TrackingError
 from abcompare.core.process_identity import current_process, is_alive, start_time
+from abcompare.core.scratch import remove_dead_scratch_folders
 from abcompare.tracking.store import (
     HOST_TAG,
     PID_TAG,
     START_TAG,
     check_reachable,
     open_tracker,
-    remove_dead_scratch_folders,
 )
 
 

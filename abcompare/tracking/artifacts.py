@@ -1,0 +1,64 @@
+"""The files each MLflow run of a comparison carries: a variant's run file and score histogram; the parent's
+forest of differences, paired scatters, a sweep's quality-vs-latency plane, ``report.html`` and
+``result.json``. Made here from what ``outcome`` renders, named by :mod:`abcompare.tracking.layout`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from abcompare.config.loading import ExperimentConfig
+    from abcompare.outcome.results import ComparisonResult, VariantOutcome
+
+
+def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Path) -> dict[str, str | Path]:
+    """The files of a variant's run: its hits as a TREC run file and its per-query score histogram."""
+    if not config.tracking.enabled:
+        return {}
+    import warnings
+
+    from abcompare.core.errors import AbcompareWarning
+    from abcompare.core.naming import mlflow_safe_name
+    from abcompare.core.vocabulary import metric_name
+    from abcompare.data.runs import write_run
+    from abcompare.outcome.svg import histogram_svg
+    from abcompare.tracking.layout import DISTRIBUTION_PLOT, RUN_FILE
+
+    folder = scratch / "files" / mlflow_safe_name(outcome.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
+        warnings.simplefilter("ignore", AbcompareWarning)
+        trec = Path(write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name))
+    k = max(config.evaluation.cutoffs)
+    metrics = [metric_name(m, k) for m in config.evaluation.metrics]
+    title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"
+    return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
+
+
+def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
+    """The parent run's files: the forest of differences, the paired scatters, a sweep's quality-vs-latency
+    plane, the self-contained ``report.html`` and what it was made from (``result.json``); none when
+    tracking is off (nothing would keep them)."""
+    if not result.config.tracking.enabled:
+        return {}
+    import json
+
+    from abcompare.outcome.html import forest_figure, inputs_summary, render, report_inputs
+    from abcompare.outcome.svg import pareto_svg, scatter_svg
+    from abcompare.tracking.layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
+
+    inputs = report_inputs(result)
+    files: dict[str, str | Path] = {}
+    html = render(inputs)
+    files[REPORT_FILE] = html
+    files[RESULT_FILE] = json.dumps(inputs_summary(inputs), indent=2, default=str)
+    files[DELTAS_PLOT] = forest_figure(inputs)
+    primary = result.primary_metric
+    control = result.per_query["control"][primary]
+    for name in result.config.treatments:
+        files[paired_plot(name)] = scatter_svg(control, result.per_query[name][primary], primary, name)
+    if result.grid is not None and "efficiency.seconds_per_query" in result.grid:
+        files[PARETO_PLOT] = pareto_svg(result.grid, primary, inputs.control_seconds_per_query)
+    return files
