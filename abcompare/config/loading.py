@@ -30,6 +30,14 @@ from pydantic_core import PydanticCustomError
 from abcompare.config.sweep import SweepPlan, SweepSettings, expand_sweep
 from abcompare.config.yaml_reader import load_yaml, load_yaml_value
 from abcompare.core.errors import AbcompareWarning, ConfigError
+from abcompare.core.limits import (
+    MAX_CUTOFF,
+    MAX_GRADE,
+    MAX_QUERIES,
+    MAX_RESAMPLES,
+    MAX_SEED,
+    MAX_TAG_VALUE_LENGTH,
+)
 from abcompare.core.naming import first_collision, label_problem, name_problem, tag_key_problem
 from abcompare.core.vocabulary import (
     CORRECTION_NAMES,
@@ -43,15 +51,6 @@ from abcompare.core.vocabulary import (
     parse_metric,
 )
 from abcompare.retrieval.settings import VariantSettings
-
-#: Upper bounds of the numeric settings: far beyond any real use, low enough that a typo cannot allocate
-#: gigabytes or run for days. The schema states them, and so does the error.
-MAX_CUTOFF = 10_000
-MAX_RESAMPLES = 1_000_000
-MAX_QUERIES = 100_000_000
-MAX_SEED = 2**63 - 1
-MAX_GRADE = 2**31 - 1  # the annotation readers' bound on grades
-MAX_TAG_VALUE_LENGTH = 5_000
 
 
 def located(message: str, *at: str) -> PydanticCustomError:

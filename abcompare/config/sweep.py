@@ -18,8 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-#: Hard ceiling of candidates in one sweep (``max_variants`` may only lower it).
-MAX_VARIANTS = 1000
+from abcompare.core.limits import MAX_VARIANTS
 
 
 class _Model(BaseModel):

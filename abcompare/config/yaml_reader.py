@@ -16,15 +16,9 @@ from typing import Any
 import yaml
 
 from abcompare.core.errors import ConfigError
+from abcompare.core.limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_VALUES
 
 __all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "load_yaml", "load_yaml_value"]
-
-#: Deepest nesting of mappings and lists a config may have (real configs use about six levels).
-MAX_DEPTH = 32
-#: Most values a config may hold once every alias is expanded (real configs hold a few hundred).
-MAX_VALUES = 10_000
-#: Largest config file read.
-MAX_CONFIG_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)

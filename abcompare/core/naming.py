@@ -15,6 +15,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from abcompare.core.limits import MAX_LABEL_LENGTH, MAX_NAME_LENGTH, MAX_TAG_KEY_LENGTH
+
 __all__ = [
     "MAX_LABEL_LENGTH",
     "MAX_NAME_LENGTH",
@@ -25,13 +27,6 @@ __all__ = [
     "tag_key_problem",
 ]
 
-#: Longest treatment / retriever / split name: leaves room for ``<name>.true_positive_count_at_k.p_adjusted``
-#: inside MLflow's 250-character key limit, and stays a readable column and file name.
-MAX_NAME_LENGTH = 100
-#: Longest free-text label (comparison name, run name, experiment name, tag value) MLflow stores whole.
-MAX_LABEL_LENGTH = 250
-#: Longest tag key MLflow accepts.
-MAX_TAG_KEY_LENGTH = 250
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z_.\-]")  # ASCII, as abcompare's metric keys (``mlflow_key``) are
 _MLFLOW_KEY = re.compile(r"^[/\w.\- :]*$")  # MLflow's own rule for metric, param and tag keys

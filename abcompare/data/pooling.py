@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import DataError
+from abcompare.core.limits import MAX_GRADE, MIN_GRADE
 
 __all__ = ["POOL_COLUMNS", "POOL_FORMATS", "pool_unjudged", "read_pool", "write_pool"]
 
@@ -35,7 +36,10 @@ POOL_COLUMNS: tuple[str, ...] = (
 )
 """The pool file's columns, in order: what to judge first, then what an annotator reads to judge it."""
 
-_GRADE_HINT = "fill 'grade' with an integer (0 = not relevant, higher = more relevant) or leave it empty"
+_GRADE_HINT = (
+    f"fill 'grade' with a whole number from {MIN_GRADE} to {MAX_GRADE} (0 = not relevant, higher = more "
+    "relevant) or leave it empty"
+)
 
 
 def pool_unjudged(
@@ -239,7 +243,9 @@ def _integer_grade(value: object, path: Path, line: int) -> int:
     except (TypeError, ValueError):
         raise DataError(f"grade {value!r} is not a number", file=path, line=line, field="grade",
                         hint=_GRADE_HINT) from None  # fmt: skip
-    if not np.isfinite(number) or number != int(number) or abs(number) > 1_000_000:
-        raise DataError(f"grade {value!r} is not a small integer", file=path, line=line, field="grade",
-                        hint=_GRADE_HINT)  # fmt: skip
+    from abcompare.data.annotations import grade_problem  # the one grade rule of every annotation format
+
+    if grade_problem(np.array([number]))[0]:
+        raise DataError(f"grade {value!r} is not a whole number in the grade range", file=path, line=line,
+                        field="grade", hint=_GRADE_HINT)  # fmt: skip
     return int(number)

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning, TrackingError, TrackingLostError, disk_full
+from abcompare.core.limits import MAX_PARAM_VALUE_LENGTH, MAX_TAG_VALUE_LENGTH
 from abcompare.core.naming import mlflow_safe_name
 from abcompare.core.process_identity import current_process, is_alive
 from abcompare.core.vocabulary import mlflow_key
@@ -38,8 +39,6 @@ STORE_LOCK_SECONDS = 300
 
 DEFAULT_DB = "mlflow.db"
 DEFAULT_ARTIFACTS = "mlruns"
-_PARAM_VALUE_LIMIT = 6000
-_TAG_VALUE_LIMIT = 5000
 
 
 def resolve_tracking_uri(uri: str | None) -> str:
@@ -145,7 +144,7 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
             flat.update(flatten(value, f"{name}."))
         else:
             text = json.dumps(value, default=str) if not isinstance(value, str) else value
-            flat[name] = text[:_PARAM_VALUE_LIMIT]
+            flat[name] = text[:MAX_PARAM_VALUE_LENGTH]
     return flat
 
 
@@ -288,7 +287,7 @@ class Tracker:
             if v is not None and not (isinstance(v, float) and math.isnan(v))
         ]
         param_items = [Param(mlflow_key(k), str(v)) for k, v in (params or {}).items()]
-        tag_items = [RunTag(k, str(v)[:_TAG_VALUE_LIMIT]) for k, v in (tags or {}).items()]
+        tag_items = [RunTag(k, str(v)[:MAX_TAG_VALUE_LENGTH]) for k, v in (tags or {}).items()]
         while metric_items or param_items or tag_items:
             # MLflow's log_batch limits: 1000 entities in all, at most 100 params and 100 tags
             params_now, param_items = param_items[:100], param_items[100:]
@@ -515,5 +514,3 @@ def _owner_alive(tags: Mapping[str, str]) -> bool:
     except ValueError:
         return True  # not a run whose owner we can know: leave it alone
     return is_alive(pid, tags.get(START_TAG, ""))
-
-

@@ -76,8 +76,26 @@ def test_a_bad_grade_in_a_pool_file_names_the_file_and_line(tmp_path):
     with pytest.raises(DataError, match=r"pool\.csv:4: grade: grade 'maybe' is not a number"):
         read_annotations(path)
     path.write_text("query_id,key,grade\nq1,a,1.5\n")
-    with pytest.raises(DataError, match=r"pool\.csv:2: grade: grade '1.5' is not a small integer"):
+    with pytest.raises(
+        DataError, match=r"pool\.csv:2: grade: grade '1.5' is not a whole number in the grade range"
+    ):
         read_annotations(path)
+
+
+@pytest.mark.parametrize(
+    ("grade", "accepted"), [(2**31 - 1, True), (-(2**31), True), (2**31, False), (10**7, True)]
+)
+def test_a_pool_file_bounds_grades_as_every_annotation_format_does(tmp_path, grade, accepted):
+    """One bound per quantity: the 32-bit range the documentation states, in a pool file as in qrels."""
+    pool, qrels = tmp_path / "pool.csv", tmp_path / "qrels.txt"
+    pool.write_text(f"query_id,key,grade\nq1,a,{grade}\n")
+    qrels.write_text(f"q1 0 a {grade}\n")
+    for path in (pool, qrels):
+        if accepted:
+            assert read_annotations(path)["grade"].tolist() == [grade]
+        else:
+            with pytest.raises(DataError, match="grade"):
+                read_annotations(path)
 
 
 def test_merging_the_pool_with_the_qrels_keeps_one_row_per_judgment(tmp_path):
