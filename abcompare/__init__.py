@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "alignment_report": "abcompare.data.alignment",
     "apply_level": "abcompare.data.levels",
     "run_comparison": "abcompare.runner",
-    "load_config": "abcompare.config.loading",
+    "load_config": "abcompare.config",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

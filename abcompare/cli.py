@@ -69,7 +69,7 @@ def run(
 ) -> None:
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
-    from abcompare.config.loading import load_config
+    from abcompare.config import load_config
     from abcompare.core.errors import TrackingLostError
     from abcompare.core.progress import ConsoleReporter
     from abcompare.outcome.console import print_report, result_as_json
@@ -110,7 +110,7 @@ def pool(
     """Write every variant's unjudged top hits for annotators; the filled file is more annotations."""
     from rich.console import Console
 
-    from abcompare.config.loading import load_config
+    from abcompare.config import load_config
     from abcompare.core.progress import ConsoleReporter
     from abcompare.runner import pool_to_file
 
@@ -173,7 +173,7 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     """Check a config (keys, types, files) without running anything."""
     from rich.console import Console
 
-    from abcompare.config.loading import load_config
+    from abcompare.config import load_config
 
     console = Console(stderr=True)
     _route_warnings(console)
@@ -185,7 +185,7 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
 @app.command()
 def schema() -> None:
     """Print the JSON schema of the experiment config."""
-    from abcompare.config.loading import config_schema
+    from abcompare.config import config_schema
 
     typer.echo(json.dumps(config_schema(), indent=2))
 

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from abcompare.config.loading import ExperimentConfig
+from abcompare.config import ExperimentConfig
 from abcompare.core.errors import DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.outcome.results import ComparisonResult, VariantOutcome
 
 if TYPE_CHECKING:
-    from abcompare.config.loading import EvaluationSettings, SignificanceSettings
+    from abcompare.config import EvaluationSettings, SignificanceSettings
     from abcompare.data.alignment import AlignmentReport
     from abcompare.data.dataset import Dataset
 

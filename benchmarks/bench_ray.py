@@ -82,7 +82,7 @@ class Encoding:
 
 def encoding_texts(count: int) -> list[str]:
     """Distinct chunk texts of the shipped example at several chunk sizes (what a corpus encodes)."""
-    from abcompare.config.loading import load_config
+    from abcompare.config import load_config
     from abcompare.data.experiment import load_dataset_for_experiment
     from abcompare.retrieval import pipeline
 
@@ -104,7 +104,7 @@ def run_encoding(count: int = 1024, log: Callable[[str], None] = print) -> Encod
     before the clocks run), each into its own throwaway cache."""
     import ray
 
-    from abcompare.config.loading import ExecutionSettings, load_config
+    from abcompare.config import ExecutionSettings, load_config
     from abcompare.execution.ray_encoding import encode_on_ray
     from abcompare.execution.ray_session import RaySession
     from abcompare.retrieval import pipeline

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from abcompare.config.loading import load_config
+from abcompare.config import load_config
 from abcompare.data.annotations import read_annotations, write_trec_qrels
 from abcompare.data.levels import apply_level
 from abcompare.data.pooling import POOL_COLUMNS

@@ -49,7 +49,7 @@ def _qrels_file(settings: Any, folder: Path | None) -> Path | None:
 def load_dataset_for_experiment(settings: Any, *, unjudged_queries: bool = False) -> Dataset:
     """Queries, annotations (BEIR qrels of ``split`` or an override), corpus and spans as one Dataset.
 
-    ``settings`` is ``abcompare.config.loading.DatasetSettings``; file overrides win over the folder's files;
+    ``settings`` is ``abcompare.config.DatasetSettings``; file overrides win over the folder's files;
     ``max_queries`` keeps the first N annotated queries. ``unjudged_queries`` keeps the queries nobody
     judged too (for pooling, where they are the largest holes); a comparison never evaluates them.
     """

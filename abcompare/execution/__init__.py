@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from abcompare.execution.base import Executor, VariantRun, precomputed_run, require_corpus
 
 if TYPE_CHECKING:
-    from abcompare.config.loading import ExecutionSettings
+    from abcompare.config import ExecutionSettings
     from abcompare.core.progress import Reporter
 
 __all__ = ["Executor", "VariantRun", "open_executor", "precomputed_run", "require_corpus"]

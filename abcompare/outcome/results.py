@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 if TYPE_CHECKING:
-    from abcompare.config.loading import ExperimentConfig
+    from abcompare.config import ExperimentConfig
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
     from abcompare.stats.tuning import TunedComparison

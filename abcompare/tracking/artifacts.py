@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from abcompare.config.loading import ExperimentConfig
+    from abcompare.config import ExperimentConfig
     from abcompare.outcome.results import ComparisonResult, VariantOutcome
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from abcompare.tracking.logger import Logger, NullLogger
 
 if TYPE_CHECKING:
-    from abcompare.config.loading import ExperimentConfig, TrackingSettings
+    from abcompare.config import ExperimentConfig, TrackingSettings
     from abcompare.data.dataset import Dataset
     from abcompare.outcome.results import ComparisonResult
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from abcompare.config.loading import DatasetSettings
+from abcompare.config import DatasetSettings
 from abcompare.core.errors import DataError
 from abcompare.data.experiment import load_dataset_for_experiment
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from abcompare.config.loading import load_config
+from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 
 MINIMAL = """\
@@ -83,7 +83,7 @@ def test_the_backend_is_not_part_of_the_config_fingerprint(tmp_path: Path) -> No
 def test_the_local_backend_never_imports_ray(tmp_path: Path) -> None:
     script = f"""
 import sys
-from abcompare.config.loading import load_config
+from abcompare.config import load_config
 from abcompare.runner import run_comparison
 config = load_config({str(write(tmp_path))!r}, ["tracking.enabled=false", "significance.n_resamples=100"])
 result = run_comparison(config)

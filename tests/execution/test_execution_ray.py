@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from execution_support import REPO
 
-from abcompare.config.loading import ExecutionSettings, load_config
+from abcompare.config import ExecutionSettings, load_config
 from abcompare.core.errors import RetrievalError
 from abcompare.runner import run_comparison
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.environment import skip_unless_ci
 
-from abcompare.config.loading import (
+from abcompare.config import (
     apply_set_option,
     changed_settings,
     config_schema,

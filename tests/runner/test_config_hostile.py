@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from abcompare.config.loading import MAX_CUTOFF, MAX_RESAMPLES, load_config
+from abcompare.config import load_config
 from abcompare.config.yaml_reader import MAX_DEPTH, MAX_VALUES
 from abcompare.core.errors import ConfigError
+from abcompare.core.limits import MAX_CUTOFF, MAX_RESAMPLES
 from abcompare.core.naming import first_collision, mlflow_safe_name, name_problem, tag_key_problem
 
 CONFIG = """\

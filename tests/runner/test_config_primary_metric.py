@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from abcompare.config.loading import load_config
+from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abcompare.config.loading import load_config
+from abcompare.config import load_config
 from abcompare.config.sweep import SweepSettings, candidate_name, expand_sweep, nested
 from abcompare.core.errors import ConfigError
 

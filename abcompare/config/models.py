@@ -1,0 +1,446 @@
+"""The experiment config's models: one pydantic section per stage's settings (dataset, evaluation,
+significance, tracking, execution), composed into :class:`ExperimentConfig` with its treatments, and the
+JSON schema a file is written against. Validated once, then immutable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from abcompare.config.sweep import SweepPlan, SweepSettings
+from abcompare.core.errors import ConfigError
+from abcompare.core.limits import (
+    MAX_CUTOFF,
+    MAX_GRADE,
+    MAX_QUERIES,
+    MAX_RESAMPLES,
+    MAX_SEED,
+    MAX_TAG_VALUE_LENGTH,
+)
+from abcompare.core.naming import first_collision, label_problem, name_problem, tag_key_problem
+from abcompare.core.vocabulary import (
+    CORRECTION_NAMES,
+    MAXT,
+    MEASURES,
+    PERMUTATION,
+    TESTS,
+    ZERO_METHODS,
+    default_primary_metric,
+    metric_name,
+    parse_metric,
+)
+from abcompare.retrieval.settings import VariantSettings
+
+
+def located(message: str, *at: str) -> PydanticCustomError:
+    """A validation error that names the config path it is about (``at``), so the loader can give the line
+    of that key rather than of the section that holds it."""
+    return PydanticCustomError("abcompare", "{message}", {"message": message, "at": at})
+
+
+def _check_name(kind: str, name: str, *at: str) -> None:
+    problem = name_problem(name)
+    if problem is not None:
+        raise located(f"{kind} name {name!r} {problem}", *at)
+
+
+def _check_distinct(kind: str, names: list[str], *at: str) -> None:
+    """Two names that become one MLflow key (``a b`` / ``a_b``, ``A`` / ``a``) would overwrite each other."""
+    clash = first_collision(names)
+    if clash is not None:
+        first, second = clash
+        raise located(
+            f"{kind} names {first!r} and {second!r} become the same MLflow key and file name; rename one",
+            *at,
+            second,
+        )
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetSettings(_Model):
+    """Where the queries, annotations and corpus come from, and at which level hits are judged."""
+
+    name: str | None = Field(
+        None, description="A builtin example dataset (e.g. 'hr-docs'); used when no path is given."
+    )
+    path: Path | None = Field(
+        None, description="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
+    )
+    split: str = Field(
+        "test", description="The qrels split to evaluate (a file name: qrels/<split>.tsv).", max_length=100
+    )
+    level: Literal["chunk", "document", "span"] = Field(
+        "chunk",
+        description="chunk: annotation ids are hit keys; document: hits collapse to their document id; "
+        "span: a chunk is relevant when it overlaps an evidence span.",
+    )
+    queries: Path | None = Field(None, description="A query file overriding the dataset's queries.")
+    annotations: Path | list[Path] | None = Field(
+        None,
+        description="An annotation file overriding the dataset's qrels, or a list of files merged into "
+        "one set (e.g. the qrels plus a filled `abcompare pool` file); conflicting grades are an error.",
+    )
+    spans: Path | None = Field(None, description="Evidence spans (JSONL) for level: span.")
+    corpus: Path | None = Field(None, description="A corpus file overriding the dataset's corpus.")
+    strict: bool = Field(False, description="Make queries without annotations an error instead of excluded.")
+    max_queries: int | None = Field(
+        None, ge=2, le=MAX_QUERIES, description="Evaluate only the first N annotated queries (quick runs)."
+    )
+
+    @field_validator("annotations")
+    @classmethod
+    def _some_annotation_file(cls, value: Path | list[Path] | None) -> Path | list[Path] | None:
+        if isinstance(value, list) and not value:
+            raise ValueError("give at least one annotation file (or leave the key out)")
+        return value
+
+    @field_validator("split")
+    @classmethod
+    def _split_is_a_file_name(cls, value: str) -> str:
+        _check_name("split", value)
+        return value
+
+    @model_validator(mode="after")
+    def _needs_a_source(self) -> DatasetSettings:
+        if self.name is None and self.path is None and (self.queries is None or self.annotations is None):
+            raise ValueError(
+                "give a builtin dataset 'name', a BEIR folder 'path', or 'queries' + 'annotations'"
+            )
+        if self.name is not None and self.path is None and (self.queries is None or self.annotations is None):
+            from abcompare.examples import EXAMPLES, example_key
+
+            if example_key(self.name) not in EXAMPLES:
+                known = ", ".join(sorted(EXAMPLES))
+                raise located(
+                    f"unknown example {self.name!r} (known examples: {known}; or give a BEIR folder 'path')",
+                    "name",
+                )
+        return self
+
+
+class EvaluationSettings(_Model):
+    """Which metrics at which cutoffs, under which convention."""
+
+    cutoffs: list[int] = Field(
+        [1, 5, 10], min_length=1, max_length=100, description=f"Cutoffs k for metric@k (1 to {MAX_CUTOFF:,})."
+    )
+    metrics: list[Literal["precision", "recall", "f1", "mrr", "ndcg"]] = Field(
+        list(MEASURES), min_length=1, description="Measures to compute and compare."
+    )
+    convention: Literal["ai4j", "trec"] = Field(
+        "ai4j", description="ai4j: the reference RagEvaluator (ai4j) exactly; trec: trec_eval's definitions."
+    )
+    relevance_threshold: int = Field(
+        1,
+        ge=1,
+        le=MAX_GRADE,
+        description="Minimum grade that counts as relevant for precision, recall, F1, MRR (and the ai4j "
+        "nDCG); the trec nDCG uses every positive grade as its gain. Every judged query is evaluated.",
+    )
+    unjudged: Literal["nonrelevant", "condensed"] = Field(
+        "nonrelevant",
+        description="Hits without any judgment: 'nonrelevant' counts them as not relevant (trec_eval); "
+        "'condensed' removes them before scoring (Sakai 2007), fairer when judgments are sparse.",
+    )
+    min_alignment: float = Field(
+        0.5, ge=0, le=1, description="Fail when fewer annotated ids than this ever match a hit key."
+    )
+    allow_misaligned: bool = Field(False, description="Report, but do not fail on, poor alignment.")
+    primary_metric: str | None = Field(
+        None,
+        description="The metric the verdict is about (e.g. ndcg@10); every other metric@k is secondary. "
+        "Default: ndcg@10 when nDCG and cutoff 10 are computed, else nDCG at the cutoff nearest 10, "
+        "else the first measure at the cutoff nearest 10.",
+    )
+
+    @field_validator("cutoffs")
+    @classmethod
+    def _positive_unique(cls, value: list[int]) -> list[int]:
+        for i, k in enumerate(value):
+            if not 1 <= k <= MAX_CUTOFF:
+                raise located(f"cutoff {k} is out of range: cutoffs are between 1 and {MAX_CUTOFF:,}", str(i))
+        return sorted(set(value))
+
+    @field_validator("primary_metric")
+    @classmethod
+    def _computed_metric(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The declared primary metric must be one of the computed measure@k (written canonically)."""
+        if value is None or "metrics" not in info.data or "cutoffs" not in info.data:
+            return value
+        try:
+            measure, k = parse_metric(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        metrics, cutoffs = info.data["metrics"], info.data["cutoffs"]
+        missing = [f"{measure} to evaluation.metrics"] * (measure not in metrics)
+        missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
+        if missing:
+            raise ValueError(
+                f"primary metric {value!r} is not computed (metrics {metrics}, "
+                f"cutoffs {sorted(set(cutoffs))}): add {' and '.join(missing)}, or name a computed metric"
+            )
+        return metric_name(measure, k)
+
+    @model_validator(mode="after")
+    def _default_primary_metric(self) -> EvaluationSettings:
+        if self.primary_metric is None:  # frozen model: set once, here, while it is being validated
+            names = [metric_name(m, k) for m in self.metrics for k in self.cutoffs]
+            object.__setattr__(self, "primary_metric", default_primary_metric(names))
+        return self
+
+
+class SignificanceSettings(_Model):
+    """Paired tests of each treatment against the control."""
+
+    tests: list[Literal[TESTS]] = Field(list(TESTS), min_length=1)
+    primary: Literal[TESTS] = Field(
+        PERMUTATION, description="The test whose adjusted p-value decides the verdict."
+    )
+    alpha: float = Field(0.05, gt=0, lt=1)
+    n_resamples: int = Field(
+        10_000, ge=100, le=MAX_RESAMPLES, description="Resamples for permutation and bootstrap."
+    )
+    seed: int = Field(
+        0, ge=0, le=MAX_SEED, description="Seed for every resampling test; same seed, same p-values."
+    )
+    correction: Literal[CORRECTION_NAMES] = Field(
+        "holm",
+        description="Multiple-comparison correction, applied within each family: the primary metric across "
+        "the treatments, and every secondary metric@k across the treatments. maxt: Westfall-Young max-T on "
+        "the permutation test's joint sign flips (needs primary: permutation).",
+    )
+    min_effect: float | None = Field(
+        None,
+        gt=0,
+        description="The smallest effect you care about, in metric units: a non-significant difference whose "
+        "interval includes both 0 and this effect is 'inconclusive'.",
+    )
+    zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
+    power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
+
+    @field_validator("correction")
+    @classmethod
+    def _maxt_needs_permutation(cls, value: str, info: ValidationInfo) -> str:
+        primary = info.data.get("primary")
+        if value == MAXT and primary is not None and primary != PERMUTATION:
+            raise ValueError(
+                f"correction maxt adjusts the permutation test's p-values, but primary is {primary!r} "
+                "(set primary: permutation, or use holm)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _primary_is_run(self) -> SignificanceSettings:
+        if self.primary not in self.tests:
+            raise ValueError(f"primary test {self.primary!r} is not among tests {self.tests}")
+        return self
+
+
+class TrackingSettings(_Model):
+    """Where results are logged in MLflow."""
+
+    enabled: bool = True
+    uri: str | None = Field(
+        None, description="MLflow tracking URI; default sqlite:///mlflow.db in the working directory."
+    )
+    experiment: str = Field("abcompare", min_length=1)
+    run_name: str | None = None
+    artifact_location: str | None = Field(
+        None, description="Artifact root for a new experiment; default ./mlruns beside a SQLite store."
+    )
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra tags on every run; keys 'abcompare.*' and 'mlflow.*' are ours.",
+    )
+
+    @field_validator("experiment")
+    @classmethod
+    def _experiment_label(cls, value: str) -> str:
+        problem = label_problem(value, max_length=500)
+        if problem is not None:
+            raise ValueError(f"experiment name {problem}")
+        return value
+
+    @field_validator("run_name")
+    @classmethod
+    def _run_name_label(cls, value: str | None) -> str | None:
+        problem = None if value is None else label_problem(value)
+        if problem is not None:
+            raise ValueError(f"run name {problem}")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_mlflow_tags(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            problem = tag_key_problem(key)
+            if problem is None and key.startswith(("abcompare.", "mlflow.")):
+                problem = "is reserved ('abcompare.*' and 'mlflow.*' tags are set by abcompare and MLflow)"
+            if problem is None and len(text) > MAX_TAG_VALUE_LENGTH:
+                problem = f"has a value of {len(text):,} characters (at most {MAX_TAG_VALUE_LENGTH:,})"
+            if problem is not None:
+                raise located(f"tag {key!r} {problem}", key)
+        return value
+
+
+RAY_ONLY_SETTINGS = ("address", "num_cpus", "num_gpus_per_encoder", "encoders")
+
+
+class ExecutionSettings(_Model):
+    """Where the variants are produced and the corpus encoded: in this process, or on Ray.
+
+    Evaluation, statistics and MLflow always run in the driver (this process); the backend never
+    changes a number, so it is not part of the config's fingerprint.
+    """
+
+    backend: Literal["local", "ray"] = Field(
+        "local",
+        description="local: everything in this process (Ray is not imported); ray: variants as Ray tasks "
+        "and corpus encoding as a Ray Data pipeline (pip install 'abcompare[ray]').",
+    )
+    address: str | None = Field(
+        None,
+        description="The Ray cluster to join: HOST:PORT of its head (ray start --head), or 'auto' for the "
+        "one running on this machine; null starts a private Ray on this machine.",
+    )
+    num_cpus: int | None = Field(
+        None, ge=1, description="CPUs of the private Ray started when address is null (default: all)."
+    )
+    num_gpus_per_encoder: float | None = Field(
+        None,
+        gt=0,
+        description="GPUs per encoder actor; default 1 when the cluster has GPUs (one actor per GPU), "
+        "else the encoders run on CPU.",
+    )
+    encoders: int | None = Field(
+        None,
+        ge=1,
+        description="Encoder actors in the Ray Data pool; default one per GPU, or on CPUs one per as many "
+        "CPUs as this machine's torch threads (each actor runs that many, for bit-identical vectors).",
+    )
+    retries: int = Field(
+        3,
+        ge=0,
+        description="How often Ray reruns a task, or restarts an encoder, whose worker died; 0 fails the "
+        "comparison at the first lost worker.",
+    )
+
+    @field_validator("address")
+    @classmethod
+    def _host_port_or_auto(cls, value: str | None) -> str | None:
+        if value is None or value == "auto":
+            return value
+        host, sep, port = value.strip().rpartition(":")
+        if "://" in value or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(
+                f"expected HOST:PORT of the head (e.g. 10.0.0.5:6379; no ray:// client address) or 'auto', "
+                f"got {value!r}"
+            )
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExecutionSettings:
+        if "backend" not in self.model_fields_set:  # an explicit 'backend: local' ignores Ray settings
+            given = [name for name in RAY_ONLY_SETTINGS if getattr(self, name) is not None]
+            if given:
+                raise ValueError(f"{given[0]} is a Ray setting: set backend: ray (or remove {given[0]})")
+        if self.address is not None and self.num_cpus is not None:
+            raise ValueError("num_cpus sizes a private Ray; a cluster joined by address has its own CPUs")
+        return self
+
+
+class ExperimentConfig(_Model):
+    """One comparison: a control, one or more treatments, and how to judge them."""
+
+    name: str = Field("comparison", description="A short name for this comparison.")
+    description: str = ""
+    dataset: DatasetSettings
+    control: VariantSettings
+    treatments: dict[str, VariantSettings] = Field(
+        ..., min_length=1, description="Each treatment, written as overrides of the control."
+    )
+    sweep: SweepSettings | None = Field(
+        None,
+        description="A grid (or list) of settings of the control, expanded into treatments named from "
+        "their settings; the comparison then also tests the tuned choice among them.",
+    )
+    evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
+    significance: SignificanceSettings = Field(default_factory=SignificanceSettings)
+    tracking: TrackingSettings = Field(default_factory=TrackingSettings)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    cache_dir: Path | None = Field(
+        None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
+    )
+    _sweep_plan: SweepPlan | None = PrivateAttr(None)
+
+    @property
+    def sweep_plan(self) -> SweepPlan | None:
+        """What the sweep expanded into (None without a sweep): candidates and what was left out."""
+        return self._sweep_plan
+
+    @field_validator("name")
+    @classmethod
+    def _name_label(cls, value: str) -> str:
+        problem = label_problem(value)
+        if problem is not None:
+            raise ValueError(f"comparison name {problem}")
+        return value
+
+    @field_validator("treatments")
+    @classmethod
+    def _treatment_names(cls, value: dict[str, VariantSettings]) -> dict[str, VariantSettings]:
+        """Treatment names become metric-key prefixes, tag keys, file and folder names: checked here, once."""
+        if "control" in value:
+            raise located("'control' is reserved for the control variant; rename the treatment", "control")
+        for name in value:
+            _check_name("treatment", name, name)
+        _check_distinct("treatment", ["control", *value])
+        return value
+
+    @model_validator(mode="after")
+    def _retriever_names(self) -> ExperimentConfig:
+        """Retriever names become parameter keys (``retrievers.<name>.k1``) and hit sources."""
+        for variant_name, variant in self.variants().items():
+            where = ("control",) if variant_name == "control" else ("treatments", variant_name)
+            for name in variant.retrievers:
+                _check_name("retriever", name, *where, "retrievers", name)
+            _check_distinct("retriever", list(variant.retrievers), *where, "retrievers")
+        return self
+
+    def variants(self) -> dict[str, VariantSettings]:
+        """The control first, then the treatments in config order."""
+        return {"control": self.control, **self.treatments}
+
+    def fingerprint(self) -> str:
+        """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``); the
+        execution backend is left out, since it never changes a result."""
+        payload = json.dumps(self.model_dump(mode="json", exclude={"execution"}), sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def resolved_cache_dir(self) -> Path:
+        if self.cache_dir is not None:
+            return self.cache_dir
+        env = os.environ.get("ABCOMPARE_CACHE_DIR")
+        return Path(env) if env else Path.home() / ".cache" / "abcompare"
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON schema of the experiment config (``abcompare schema``)."""
+    return ExperimentConfig.model_json_schema()
