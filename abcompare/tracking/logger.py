@@ -65,7 +65,7 @@ from abcompare.tracking.layout import (
     vs_control_key,
 )
 from abcompare.tracking.store import flatten, owner_tags
-from abcompare.tracking.writer import Recorded, open_session
+from abcompare.tracking.writer import Command, Recorded, open_session
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
@@ -148,8 +148,8 @@ class ComparisonLogger:
         self.started = datetime.now()
         self.variant_handles: list[str] = []  # variant runs, ended with the comparison
 
-    def _send(self, method: str, *args: Any, **kwargs: Any) -> None:
-        self.session.send(method, *args, **kwargs)
+    def _send(self, command: Command, *args: Any, **kwargs: Any) -> None:
+        self.session.send(command, *args, **kwargs)
 
     def _common_tags(self) -> dict[str, str]:
         return {
@@ -189,7 +189,7 @@ class ComparisonLogger:
         cfg = self.config
         tracking = cfg.tracking
         self._send(
-            "open",
+            Command.OPEN,
             tracking.uri,
             tracking.experiment,
             tracking.artifact_location,
@@ -197,21 +197,23 @@ class ComparisonLogger:
             {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
         )
         tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
-        self._send("start_run", PARENT, self.run_name(), tags, description=cfg.description)
+        self._send(Command.START_RUN, PARENT, self.run_name(), tags, description=cfg.description)
         settings = {
             "dataset": cfg.dataset.model_dump(mode="json"),
             "evaluation": cfg.evaluation.model_dump(mode="json"),
             "significance": cfg.significance.model_dump(mode="json"),
             "treatments": ",".join(cfg.treatments),
         }
-        self._send("log", PARENT, params=flatten(settings))
+        self._send(Command.LOG, PARENT, params=flatten(settings))
         if self.config_path is not None:
-            self._send("copy", PARENT, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path))
-        self._send("json", PARENT, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
+            self._send(
+                Command.COPY, PARENT, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path)
+            )
+        self._send(Command.JSON, PARENT, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
         queries = self.dataset.queries
-        self._send("table", PARENT, QUERIES_TABLE, queries.set_index("query_id"))
+        self._send(Command.TABLE, PARENT, QUERIES_TABLE, queries.set_index("query_id"))
         self._send(
-            "dataset",
+            Command.DATASET,
             PARENT,
             queries,
             name=self.dataset.name,
@@ -224,26 +226,28 @@ class ComparisonLogger:
         its hits (with each hit's judgment grade) and the files the runner made for it."""
         handle = variant_handle(outcome.name)
         tags = {**self._common_tags(), ROLE_TAG: outcome.role, VARIANT_TAG: outcome.name}
-        self._send("start_run", handle, outcome.name, tags, parent=PARENT)
+        self._send(Command.START_RUN, handle, outcome.name, tags, parent=PARENT)
         metrics = {metric_key(k): shown(v) for k, v in outcome.means.items()}
         metrics[N_QUERIES_METRIC] = float(len(outcome.per_query))
         if "retrieved_count" in outcome.per_query:
             metrics["mean_retrieved_count"] = shown(outcome.per_query["retrieved_count"].mean())
         metrics.update({k: shown(v) for k, v in outcome.efficiency.items()})
-        self._send("log", handle, metrics=metrics, params=flatten(settings))
-        self._send("table", handle, PER_QUERY_TABLE, outcome.per_query)
-        self._send("parquet", handle, HITS_FILE, outcome.run)
-        self._send("json", handle, ALIGNMENT_FILE, outcome.alignment.to_dict())
+        self._send(Command.LOG, handle, metrics=metrics, params=flatten(settings))
+        self._send(Command.TABLE, handle, PER_QUERY_TABLE, outcome.per_query)
+        self._send(Command.PARQUET, handle, HITS_FILE, outcome.run)
+        self._send(Command.JSON, handle, ALIGNMENT_FILE, outcome.alignment.to_dict())
         self._send_files(handle, files)
-        self._send("flush", handle)  # written now; the run ends with the comparison (a killed one: FAILED)
+        self._send(
+            Command.FLUSH, handle
+        )  # written now; the run ends with the comparison (a killed one: FAILED)
         self.variant_handles.append(handle)
 
     def _send_files(self, handle: str, files: Mapping[str, str | Path]) -> None:
         for artifact, content in files.items():
             if isinstance(content, Path):
-                self._send("copy", handle, artifact, str(content))
+                self._send(Command.COPY, handle, artifact, str(content))
             else:
-                self._send("text", handle, artifact, content)
+                self._send(Command.TEXT, handle, artifact, content)
 
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
@@ -291,22 +295,25 @@ class ComparisonLogger:
             grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
         )
         tags[NOTE_TAG] = markdown
-        self._send("log", PARENT, metrics=metrics, tags=tags)
-        self._send("table", PARENT, COMPARISON_TABLE, comparison.set_index(["treatment", "metric"]))
-        self._send("table", PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
+        self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
+        self._send(Command.TABLE, PARENT, COMPARISON_TABLE, comparison.set_index(["treatment", "metric"]))
+        self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
         if result.grid is not None:
-            self._send("table", PARENT, GRID_TABLE, result.grid)
+            self._send(Command.TABLE, PARENT, GRID_TABLE, result.grid)
         if result.tuned is not None:
-            self._send("table", PARENT, HELD_OUT_TABLE, result.tuned.held_out)
+            self._send(Command.TABLE, PARENT, HELD_OUT_TABLE, result.tuned.held_out)
         self._send(
-            "json", PARENT, ALIGNMENT_FILE, {n: report.to_dict() for n, report in result.alignment.items()}
+            Command.JSON,
+            PARENT,
+            ALIGNMENT_FILE,
+            {n: report.to_dict() for n, report in result.alignment.items()},
         )
-        self._send("text", PARENT, SUMMARY_FILE, markdown)
-        self._send("json", PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
+        self._send(Command.TEXT, PARENT, SUMMARY_FILE, markdown)
+        self._send(Command.JSON, PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(PARENT, files)
         for name, sentence in sentences.items():
             self._log_vs_control(comparison, name, sentence)
-        self._send("experiment_tags", {VIEW_TAG: json.dumps(headline_view(result))})
+        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
     def _log_vs_control(self, comparison: pd.DataFrame, treatment: str, sentence: str) -> None:
         """A treatment's comparison with the control, on the treatment's own run (``vs_control.*``), and its
@@ -318,7 +325,7 @@ class ComparisonLogger:
             mark = PRIMARY_MARK if row.role == PRIMARY else SECONDARY_MARK
             metrics[vs_control_key(row.metric, mark)] = 1.0
         tags = {VERDICT_TAG: sentence}
-        self._send("log", variant_handle(treatment), metrics=metrics, tags=tags)
+        self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
     def _context(self, result: ComparisonResult) -> str:
         cfg = self.config
@@ -333,8 +340,8 @@ class ComparisonLogger:
         """Close the variant runs, then the parent, and wait until everything is written; where it was
         recorded. Runs end only here, so a comparison killed before its end leaves none FINISHED."""
         for handle in self.variant_handles:
-            self._send("end_run", handle)
-        self._send("end_run", PARENT)
+            self._send(Command.END_RUN, handle)
+        self._send(Command.END_RUN, PARENT)
         return self.session.finish()
 
     def abort(self, status: str) -> None:

@@ -25,8 +25,9 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,29 @@ class Recorded:
     experiment_id: str
     run_ids: dict[str, str] = field(default_factory=dict)
     lost: bool = False  # the tracking server stopped answering: the record is incomplete
+
+
+# ------------------------------------------------------------------------------------------ the commands
+class Command(Enum):
+    """What a session can ask its writer to do: one member per :class:`RunWriter` call, plus the session's
+    own ``ABORT`` (close every open run), ``REPORT`` (where the runs are) and ``EXIT``. A command travels as
+    ``(Command, args, kwargs)``; the writer looks its call up in :data:`CALLS`, never by name."""
+
+    OPEN = "open"
+    START_RUN = "start_run"
+    LOG = "log"
+    TABLE = "table"
+    PARQUET = "parquet"
+    TEXT = "text"
+    JSON = "json"
+    COPY = "copy"
+    DATASET = "dataset"
+    FLUSH = "flush"
+    END_RUN = "end_run"
+    EXPERIMENT_TAGS = "experiment_tags"
+    ABORT = "abort"
+    REPORT = "report"
+    EXIT = "exit"
 
 
 # ------------------------------------------------------------------------------------------ the writer
@@ -183,6 +207,23 @@ class RunWriter:
         return Recorded(tracker.uri, tracker.experiment_id, dict(self.run_ids), tracker.lost)
 
 
+#: The writer's call for each command that writes (``ABORT``, ``REPORT`` and ``EXIT`` are the sessions').
+CALLS: dict[Command, Callable[..., Any]] = {
+    Command.OPEN: RunWriter.open,
+    Command.START_RUN: RunWriter.start_run,
+    Command.LOG: RunWriter.log,
+    Command.TABLE: RunWriter.table,
+    Command.PARQUET: RunWriter.parquet,
+    Command.TEXT: RunWriter.text,
+    Command.JSON: RunWriter.json,
+    Command.COPY: RunWriter.copy,
+    Command.DATASET: RunWriter.dataset,
+    Command.FLUSH: RunWriter.flush,
+    Command.END_RUN: RunWriter.end_run,
+    Command.EXPERIMENT_TAGS: RunWriter.experiment_tags,
+}
+
+
 def _empty_batch() -> dict[str, dict[str, Any]]:
     """A run's batch with nothing in it yet: its metrics, params and tags."""
     return {"metrics": {}, "params": {}, "tags": {}}
@@ -210,8 +251,8 @@ class LocalSession:
         self.writer = RunWriter(staging)
         self.error: BaseException | None = None
 
-    def send(self, method: str, *args: Any, **kwargs: Any) -> None:
-        getattr(self.writer, method)(*args, **kwargs)
+    def send(self, command: Command, *args: Any, **kwargs: Any) -> None:
+        CALLS[command](self.writer, *args, **kwargs)
 
     def finish(self) -> Recorded:
         return self.writer.report()
@@ -259,14 +300,14 @@ class ForkedSession:
 
         self.outbox.put(bytes(ForkingPickler.dumps(message)))
 
-    def send(self, method: str, *args: Any, **kwargs: Any) -> None:
+    def send(self, command: Command, *args: Any, **kwargs: Any) -> None:
         self._drain(block=False)
         if self.send_failed:
             raise TrackingError("the MLflow writer process ended unexpectedly", field="tracking")
-        self._post((method, args, kwargs))
+        self._post((command, args, kwargs))
 
     def finish(self) -> Recorded:
-        self.send("report")
+        self.send(Command.REPORT)
         recorded = self._drain(block=True)
         self._close()
         assert isinstance(recorded, Recorded)
@@ -277,7 +318,7 @@ class ForkedSession:
         if self.closed:
             return
         try:
-            self._post(("abort", (status,), {}))
+            self._post((Command.ABORT, (status,), {}))
             deadline = time.monotonic() + ABORT_SECONDS
             while self.connection.poll(max(0.0, deadline - time.monotonic())):
                 kind, _ = self.connection.recv()
@@ -310,7 +351,7 @@ class ForkedSession:
         if self.closed:
             return
         self.closed = True
-        self._post(("exit", (), {}))
+        self._post((Command.EXIT, (), {}))
         self.outbox.put(None)
         self.sender.join(timeout=ABORT_SECONDS)
         self.process.join(timeout=ABORT_SECONDS)
@@ -330,22 +371,22 @@ def _serve(connection: Any, staging: Path, comparison_end: Any) -> None:
     failed = False
     while True:
         try:
-            method, args, kwargs = connection.recv()
+            command, args, kwargs = connection.recv()
         except (EOFError, OSError):
             return  # the comparison was killed: leave its runs to the next run's orphan check
-        if method == "exit":
+        if command is Command.EXIT:
             return
-        if method == "abort":
+        if command is Command.ABORT:
             _forward(connection, writer.end_all, *args)
             connection.send(("report", None))
             continue
-        if method == "report":
+        if command is Command.REPORT:
             if not failed:
                 failed = not _forward(connection, lambda: connection.send(("report", writer.report())))
             continue
         if failed:
             continue  # after an error only abort, report and exit are acted on
-        failed = not _forward(connection, getattr(writer, method), *args, **kwargs)
+        failed = not _forward(connection, CALLS[command], writer, *args, **kwargs)
 
 
 def _forward(connection: Any, call: Any, *args: Any, **kwargs: Any) -> bool:
