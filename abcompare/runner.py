@@ -167,12 +167,12 @@ def tune(per_query: dict[str, pd.DataFrame], config: ExperimentConfig):
 
 def sweep_grid(comparison: pd.DataFrame, config: ExperimentConfig, outcomes: dict[str, VariantOutcome]):
     """One row per sweep candidate: its settings, its primary-metric comparison and its efficiency."""
-    from abcompare.outcome.sentences import grid_table
+    from abcompare.outcome.sentences import grid_frame
 
     plan = config.sweep_plan
     assert plan is not None
     efficiency = {name: outcomes[name].efficiency for name in plan.candidates}
-    return grid_table(comparison, plan.settings, efficiency)
+    return grid_frame(comparison, plan.settings, efficiency)
 
 
 def dataset_line(dataset: Dataset) -> str:

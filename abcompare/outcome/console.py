@@ -17,6 +17,18 @@ import pandas as pd
 
 from abcompare.core.progress import plain_text
 from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
+from abcompare.outcome.rows import (
+    TABLE_DIGITS,
+    format_delta,
+    format_interval,
+    format_number,
+    format_p,
+    grid_cells,
+    grid_headers,
+    grid_numeric,
+    primary_first,
+    verdict_lines,
+)
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
@@ -26,16 +38,6 @@ VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow
 
 
 # ------------------------------------------------------------------------------------------ console
-def _fmt(value: float, digits: int = 4) -> str:
-    return "–" if value is None or (isinstance(value, float) and np.isnan(value)) else f"{value:.{digits}f}"
-
-
-def _fmt_p(value: float) -> str:
-    if value is None or np.isnan(value):
-        return "–"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
 def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any:
     """A rich table for one treatment: the primary metric first, then the secondary metrics, with
     control, treatment, delta, CI, the p-value adjusted within the row's family, and the verdict."""
@@ -47,25 +49,28 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     for column in ("metric", "role", "control", "treatment", "delta", "CI of delta", "p adj.", "verdict"):
         left = column in {"metric", "role", "verdict"}
         table.add_column(column, justify="left" if left else "right", no_wrap=True)
-    rows = comparison[comparison["treatment"] == treatment]
-    rows = rows.iloc[np.argsort(rows["role"].to_numpy() != PRIMARY, kind="stable")]
+    rows = primary_first(comparison[comparison["treatment"] == treatment])
     for row in rows.itertuples(index=False):
-        style = VERDICT_STYLE.get(row.verdict, "")
-        delta = f"{row.delta:+.4f}"
         metric = f"[bold]{row.metric}[/]" if row.role == PRIMARY else row.metric
         table.add_row(
             metric,
             row.role,
-            _fmt(row.control_mean),
-            _fmt(row.treatment_mean),
-            f"[{style}]{delta}[/]" if style else delta,
-            f"[{_fmt(row.ci_low)}, {_fmt(row.ci_high)}]",
-            _fmt_p(row.p_adjusted),
-            f"[{style}]{row.verdict}[/]" if style else row.verdict,
+            format_number(row.control_mean),
+            format_number(row.treatment_mean),
+            _styled(format_delta(row.delta), row.verdict),
+            format_interval(row.ci_low, row.ci_high),
+            format_p(row.p_adjusted, TABLE_DIGITS),
+            _styled(row.verdict, row.verdict),
         )
         if row.role == PRIMARY and len(rows) > 1:
             table.add_section()
     return table
+
+
+def _styled(text: str, verdict: str) -> str:
+    """``text`` in the verdict's colour (rich markup)."""
+    style = VERDICT_STYLE.get(verdict, "")
+    return f"[{style}]{text}[/]" if style else text
 
 
 def print_report(result: ComparisonResult, console: Any | None = None) -> None:
@@ -97,13 +102,7 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
 
 def _print_report(result: ComparisonResult, console: Any) -> None:
     from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import (
-        secondary_summary,
-        sentence_treatments,
-        settings_line,
-        sweep_sentence,
-        verdict_sentence,
-    )
+    from abcompare.outcome.sentences import settings_line, tuned_sentence
 
     cfg = result.config
     console.print()
@@ -142,52 +141,34 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         console.print()
         console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
     console.print()
-    if result.tuned is not None:
-        from abcompare.outcome.sentences import tuned_sentence
-
-        console.print(tuned_sentence(result.tuned), markup=False, highlight=False)
-    if result.grid is not None:
-        console.print(sweep_sentence(result.grid, result.comparison), markup=False, highlight=False)
-    for name in sentence_treatments(result.comparison, result.grid):  # a sweep: only candidates that differ
-        console.print(verdict_sentence(result.comparison, name), markup=False, highlight=False)
-        secondary = secondary_summary(result.comparison, name)
-        if secondary:
-            console.print(f"  {secondary}", markup=False, highlight=False)
+    tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
+    for line in verdict_lines(result.comparison, tuned, result.grid):
+        text = f"  {line.text}" if line.kind == "secondary" else line.text
+        console.print(text, markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
         console.print(plain_text(line), highlight=False)
 
 
 def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = None) -> Any:
-    """A sweep's candidates on the primary metric, best first: one column per swept setting, then the
-    mean, delta, interval, adjusted p, verdict and milliseconds per query; significant candidates are
-    starred (★) and in bold."""
+    """A sweep's candidates on the primary metric as a rich table, best first (the cells are
+    :func:`abcompare.outcome.rows.grid_cells`'); significant candidates are starred (★) and in bold."""
     from rich.table import Table
 
     settings = settings or []
     table = Table(title=f"sweep: {len(grid)} candidates vs control on {metric}, best first (★ significant)",
                   title_justify="left", header_style="bold")  # fmt: skip
-    for column in (*settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"):
-        table.add_column(
-            column, justify="left" if column in {*settings, "verdict"} else "right", no_wrap=True
-        )
+    for column, numeric in zip(grid_headers(settings), grid_numeric(settings), strict=True):
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+    named = max(len(settings), 1)
     for row in grid.to_dict(orient="records"):
-        style = VERDICT_STYLE.get(row["verdict"], "")
-        delta = f"{row['delta']:+.4f}"
-        speed = row.get("efficiency.seconds_per_query")
-        verdict = "n.s." if row["verdict"] == NO_DIFFERENCE else row["verdict"]
-        significant = row["verdict"] in SIGNIFICANT
-        if significant:
-            verdict = f"★ {verdict}"
-        table.add_row(
-            *((f"[bold]{plain_text(row[s])}[/]" if significant else plain_text(row[s])) for s in settings),
-            _fmt(row["treatment_mean"]),
-            f"[{style}]{delta}[/]" if style else delta,
-            f"[{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]",
-            _fmt_p(row["p_adjusted"]),
-            f"[{style}]{verdict}[/]" if style else verdict,
-            "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
-        )
+        cells = [plain_text(cell) for cell in grid_cells(row, settings)]
+        if row["verdict"] in SIGNIFICANT:
+            cells[:named] = [f"[bold]{cell}[/]" for cell in cells[:named]]
+        delta, verdict = named + 1, named + 4  # the styled columns of GRID_COLUMNS
+        cells[delta] = _styled(cells[delta], row["verdict"])
+        cells[verdict] = _styled(cells[verdict], row["verdict"])
+        table.add_row(*cells)
     return table
 
 

@@ -17,19 +17,22 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural, relevance_mark
-from abcompare.outcome.sentences import (
+from abcompare.outcome.rows import (
+    TABLE_DIGITS,
+    format_delta,
+    format_interval,
+    format_number,
     format_p,
-    secondary_summary,
-    sentence_treatments,
-    settings_line,
-    sweep_sentence,
-    treatments,
-    verdict_sentence,
+    grid_cells,
+    grid_headers,
+    primary_first,
+    verdict_label,
+    verdict_lines,
 )
+from abcompare.outcome.sentences import settings_line, treatments
 from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
 
 if TYPE_CHECKING:
@@ -115,22 +118,17 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 
 
 def _verdicts(inputs: ReportInputs) -> str:
-    table = inputs.comparison
-    items = []
-    if inputs.tuned_sentence:
-        items.append(f'<p class="verdict tuned">{escape(inputs.tuned_sentence)}</p>')
-    if inputs.grid is not None and not inputs.grid.empty:
-        items.append(f"<p>{escape(sweep_sentence(inputs.grid, table))}</p>")
-    for name in sentence_treatments(table, inputs.grid):
-        row = table[(table["treatment"] == name) & (table["role"] == PRIMARY)]
-        verdict = str(row["verdict"].iloc[0]) if len(row) else ""
-        secondary = secondary_summary(table, name)
-        items.append(
-            f'<p class="verdict" style="border-color:{verdict_colour(verdict)}">'
-            f"{escape(verdict_sentence(table, name))}"
-            + (f'<br><span class="secondary">{escape(secondary)}</span>' if secondary else "")
-            + "</p>"
-        )
+    items: list[str] = []
+    for line in verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid):
+        text = escape(line.text)
+        if line.kind == "tuned":
+            items.append(f'<p class="verdict tuned">{text}</p>')
+        elif line.kind == "sweep":
+            items.append(f"<p>{text}</p>")
+        elif line.kind == "verdict":
+            items.append(f'<p class="verdict" style="border-color:{verdict_colour(line.verdict)}">{text}</p>')
+        else:  # the secondary line belongs to the verdict paragraph above it
+            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="secondary">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
 
@@ -158,8 +156,7 @@ def forest_figure(inputs: ReportInputs) -> str:
         rows = rows.assign(label=rows["treatment"])
         title = f"{inputs.name}: every candidate vs the control on {primary}"
     else:
-        order = np.lexsort(((table["role"] != PRIMARY).to_numpy(), _codes(table["treatment"])))
-        rows = table.iloc[order]
+        rows = primary_first(table)
         rows = rows.assign(
             label=[f"{t} · {m}" for t, m in zip(rows["treatment"], rows["metric"], strict=True)]
         )
@@ -173,28 +170,18 @@ def _forest(inputs: ReportInputs) -> str:
     return f"<section><h2>Differences</h2>{forest_figure(inputs)}</section>"
 
 
-def _codes(values: pd.Series) -> np.ndarray:
-    order = {name: i for i, name in enumerate(dict.fromkeys(values))}
-    return values.map(order).to_numpy()
-
-
 def _grid(inputs: ReportInputs, primary: str) -> str:
     grid = inputs.grid
     assert grid is not None
-    headers = [*inputs.grid_settings, "mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query"]
+    settings = inputs.grid_settings
+    headers = grid_headers(settings)
+    named = max(len(settings), 1)
     body = []
     for row in grid.to_dict(orient="records"):
-        significant = row["verdict"] in SIGNIFICANT
-        speed = row.get("efficiency.seconds_per_query")
-        cells = [escape(str(row[s])) for s in inputs.grid_settings] + [
-            f"{row['treatment_mean']:.4f}",
-            _delta_cell(row["delta"], row["verdict"]),
-            f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]",
-            format_p(row["p_adjusted"]),
-            _verdict_cell(row["verdict"]),
-            "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
-        ]
-        mark = ' class="significant"' if significant else ""
+        cells = [escape(cell) for cell in grid_cells(row, settings)]
+        cells[named + 1] = _delta_cell(row["delta"], row["verdict"])
+        cells[named + 4] = _verdict_cell(row["verdict"])
+        mark = ' class="significant"' if row["verdict"] in SIGNIFICANT else ""
         body.append(f"<tr{mark}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     pareto = ""
     if "efficiency.seconds_per_query" in grid:
@@ -218,11 +205,11 @@ _FULL_COLUMNS = (
 
 def _full_table(table: pd.DataFrame) -> str:
     rows = []
-    for row in table.to_dict(orient="records"):
+    for row in primary_first(table).to_dict(orient="records"):
         cells = []
         for _, key in _FULL_COLUMNS:
             if key == "ci":
-                cells.append(f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]")
+                cells.append(format_interval(row["ci_low"], row["ci_high"]))
             elif key == "wtl":
                 cells.append(f"{row.get('wins', '')}/{row.get('ties', '')}/{row.get('losses', '')}")
             elif key == "delta":
@@ -230,12 +217,12 @@ def _full_table(table: pd.DataFrame) -> str:
             elif key == "verdict":
                 cells.append(_verdict_cell(row["verdict"]))
             elif key in ("p_primary", "p_adjusted"):
-                cells.append(format_p(row.get(key, float("nan"))))
+                cells.append(format_p(row.get(key, float("nan")), TABLE_DIGITS))
             elif key == "metric" and row.get("role") == PRIMARY:
                 cells.append(f"<b>{escape(str(row['metric']))}</b>")
             else:
                 value = row.get(key, "")
-                cells.append(f"{value:.4f}" if isinstance(value, float) else escape(str(value)))
+                cells.append(format_number(value) if isinstance(value, float) else escape(str(value)))
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     headers = "".join(f"<th>{escape(title)}</th>" for title, _ in _FULL_COLUMNS)
     return (
@@ -249,13 +236,12 @@ def _full_table(table: pd.DataFrame) -> str:
 
 def _delta_cell(delta: float, verdict: str) -> str:
     colour = VERDICT_COLOURS.get(verdict) if verdict in SIGNIFICANT else None
-    text = f"{delta:+.4f}"
+    text = format_delta(delta)
     return f'<span style="color:{colour};font-weight:600">{text}</span>' if colour else text
 
 
 def _verdict_cell(verdict: str) -> str:
-    star = "★ " if verdict in SIGNIFICANT else ""
-    return f'<span style="color:{verdict_colour(verdict)}">{star}{escape(verdict)}</span>'
+    return f'<span style="color:{verdict_colour(verdict)}">{escape(verdict_label(verdict))}</span>'
 
 
 # ------------------------------------------------------------------------------------------ wins/losses

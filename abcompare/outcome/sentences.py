@@ -1,8 +1,9 @@
-"""The sentences and the compact table a person reads, written once from the comparison table.
+"""The sentences and the compact tables a person reads, written once from the comparison table.
 
-Console, MLflow description, ``--json`` (and any later HTML report) call these functions; they consume only
-the comparison table (its rows and ``table.attrs``, the settings ``paired_comparison`` records) or a
-:class:`~abcompare.stats.tuning.TunedComparison`, and return plain text.
+The console, the MLflow description, ``--json`` and ``report.html`` call these functions; they consume only
+the comparison table (its rows and ``table.attrs``, the settings ``paired_comparison`` records), a sweep's
+grid or a :class:`~abcompare.stats.tuning.TunedComparison`, and return plain text. The orders and number
+formats they use are :mod:`abcompare.outcome.rows`'.
 """
 
 from __future__ import annotations
@@ -25,19 +26,21 @@ from abcompare.core.vocabulary import (
     WORSE,
     plural,
 )
+from abcompare.outcome.rows import (
+    format_p,
+    grid_cells,
+    grid_headers,
+    grid_numeric,
+    primary_first,
+    verdict_lines,
+)
 
 if TYPE_CHECKING:
     from abcompare.stats.tuning import TunedComparison
 
+__all__ = ["format_p"]  # re-exported: the sentences' p format is the one of outcome.rows
 
 # ------------------------------------------------------------------------------------------ numbers
-def format_p(p: float) -> str:
-    """A p-value for a sentence: 3 decimals, 4 below 0.001, ``< 0.0001`` below that."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "–"
-    if p < 1e-4:
-        return "< 0.0001"
-    return f"{p:.4f}" if p < 1e-3 else f"{p:.3f}"
 
 
 def format_change(delta: float, relative: float | None, low: float, high: float) -> str:
@@ -70,6 +73,12 @@ def sentence_treatments(table: pd.DataFrame, grid: pd.DataFrame | None) -> list[
 
 def _rows(table: pd.DataFrame, treatment: str, role: str) -> pd.DataFrame:
     return table[(table["treatment"] == treatment) & (table["role"] == role)]
+
+
+def primary_verdict(table: pd.DataFrame, treatment: str) -> str:
+    """The treatment's verdict on the primary metric (empty when the primary metric was not compared)."""
+    rows = _rows(table, treatment, PRIMARY)
+    return str(rows["verdict"].iloc[0]) if len(rows) else ""
 
 
 def _correction_label(table: pd.DataFrame) -> str:
@@ -229,9 +238,7 @@ def markdown_table(table: pd.DataFrame, treatments: Sequence[str] | None = None,
     restricts it to some treatments.
     """
     rows = table if treatments is None else table[table["treatment"].isin(list(treatments))]
-    order = rows.assign(_secondary=rows["role"] != PRIMARY, _t=rows["treatment"].map(
-        {t: i for i, t in enumerate(dict.fromkeys(rows["treatment"]))}))  # fmt: skip
-    rows = order.sort_values(["_t", "_secondary"], kind="stable")
+    rows = primary_first(rows)
     cells = [[_cell(row, key, digits) for _, key, _ in _TABLE_COLUMNS] for _, row in rows.iterrows()]
     headers = [title for title, _, _ in _TABLE_COLUMNS]
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
@@ -270,17 +277,16 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
     """The verdicts as plain data: per treatment its verdict, sentence and secondary line."""
     out: dict[str, Any] = {}
     for name in treatments(table):
-        primary = _rows(table, name, PRIMARY)
         out[name] = {
             "metric": table.attrs.get("primary_metric"),
-            "verdict": str(primary["verdict"].iloc[0]) if not primary.empty else None,
+            "verdict": primary_verdict(table, name) or None,
             "sentence": verdict_sentence(table, name),
             "secondary": secondary_summary(table, name),
         }
     return out
 
 
-def grid_table(
+def grid_frame(
     table: pd.DataFrame,
     settings: Mapping[str, Mapping[str, Any]],
     efficiency: Mapping[str, Mapping[str, float]] | None = None,
@@ -333,29 +339,8 @@ def sweep_sentence(grid: pd.DataFrame, table: pd.DataFrame) -> str:
 
 def grid_text_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, digits: int = 3) -> str:
     """A sweep's grid as an aligned text table, best first; significant candidates are starred."""
-    headers = [*settings, "mean", "delta", "CI", "p adj.", "verdict", "ms/query"]
-    right = [False] * len(settings) + [True, True, True, True, False, True]
-    cells = []
-    for row in grid.to_dict(orient="records"):
-        speed = row.get("efficiency.seconds_per_query")
-        star = "* " if row["verdict"] in SIGNIFICANT else "  "
-        cells.append(
-            [
-                *(str(row[name]) for name in settings),
-                f"{row['treatment_mean']:.{digits}f}",
-                f"{row['delta']:+.{digits}f}",
-                f"[{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]",
-                format_p(row["p_adjusted"]),
-                star + str(row["verdict"]),
-                "–" if speed is None or speed != speed else f"{1000 * speed:.2f}",
-            ]
-        )
-    if not settings:
-        headers, right = ["candidate", *headers], [False, *right]
-        cells = [
-            [str(r["candidate"]), *c] for r, c in zip(grid.to_dict(orient="records"), cells, strict=True)
-        ]
-    return _aligned(headers, cells, right)
+    cells = [grid_cells(row, settings, digits) for row in grid.to_dict(orient="records")]
+    return _aligned(grid_headers(settings), cells, grid_numeric(settings))
 
 
 def _aligned(headers: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
@@ -386,16 +371,9 @@ def description_markdown(
     that differ, and tabulates the grid (best first) instead of every row.
     """
     paragraphs: list[str] = []
-    if tuned is not None:
-        paragraphs.append(f"**{tuned_sentence(tuned)}**")
-    if grid is not None:
-        paragraphs.append(sweep_sentence(grid, table))
-    for name in sentence_treatments(table, grid):
-        sentence = verdict_sentence(table, name)
-        paragraphs.append(f"**{sentence}**" if tuned is None else sentence)
-        secondary = secondary_summary(table, name)
-        if secondary:
-            paragraphs.append(secondary)
+    for line in verdict_lines(table, tuned_sentence(tuned) if tuned is not None else None, grid):
+        bold = line.kind == "tuned" or (line.kind == "verdict" and tuned is None)
+        paragraphs.append(f"**{line.text}**" if bold else line.text)
     body = grid_text_table(grid, grid_settings) if grid is not None else markdown_table(table)
     paragraphs.append("```\n" + body + "\n```")
     paragraphs.append(context)

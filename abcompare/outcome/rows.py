@@ -1,0 +1,145 @@
+"""The rows and formats every view of a comparison shares, each written once: the order of the rows (each
+treatment in table order, its primary metric first), the formats of a number, a p-value, a difference and
+its interval, a sweep grid's columns and cells, and the order of the verdict section.
+
+The console, the MLflow description, ``report.html`` and the forest figure ask these for their rows and
+text and only add their own styling (colour, bold, HTML), so two screens never disagree on an order or a
+digit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.core.vocabulary import PRIMARY, SIGNIFICANT
+
+#: What a cell shows when there is no value.
+MISSING = "–"
+#: Digits of the tables people read on a screen (console, report.html); sentences and the description use 3.
+TABLE_DIGITS = 4
+#: A sweep grid's columns after its swept settings, in every view.
+GRID_COLUMNS = ("mean", "delta", "CI of delta", "p adj.", "verdict", "ms/query")
+#: Which of :data:`GRID_COLUMNS` are numbers (right-aligned).
+GRID_NUMERIC = (True, True, True, True, False, True)
+
+
+# ------------------------------------------------------------------------------------------ formats
+def is_missing(value: Any) -> bool:
+    """None or NaN: a value the table does not have."""
+    return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value))
+
+
+def format_number(value: Any, digits: int = TABLE_DIGITS) -> str:
+    """A mean or an interval end: ``digits`` decimals, or :data:`MISSING`."""
+    return MISSING if is_missing(value) else f"{value:.{digits}f}"
+
+
+def format_p(p: Any, digits: int = 3) -> str:
+    """A p-value: ``digits`` decimals, 4 below 0.001 (so a small p keeps a significant digit), and
+    ``< 0.0001`` below that; :data:`MISSING` when there is none."""
+    if is_missing(p):
+        return MISSING
+    if p < 1e-4:
+        return "< 0.0001"
+    return f"{p:.4f}" if p < 1e-3 else f"{p:.{digits}f}"
+
+
+def format_delta(delta: float, digits: int = TABLE_DIGITS) -> str:
+    """A difference with its sign: ``+0.0312``."""
+    return f"{delta:+.{digits}f}"
+
+
+def format_interval(low: Any, high: Any, digits: int = TABLE_DIGITS) -> str:
+    """A confidence interval: ``[0.0080, 0.0550]``."""
+    return f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+
+
+def format_ms_per_query(seconds: Any) -> str:
+    """Seconds per query as milliseconds with two decimals, or :data:`MISSING`."""
+    return MISSING if is_missing(seconds) else f"{1000 * seconds:.2f}"
+
+
+def verdict_label(verdict: str) -> str:
+    """A verdict in a table cell: starred (★) when significant, so the mark survives without colour."""
+    return f"★ {verdict}" if verdict in SIGNIFICANT else str(verdict)
+
+
+# ------------------------------------------------------------------------------------------ order
+def primary_first(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison's rows in the one reading order: treatments as the table lists them, and within
+    each treatment the primary metric first, then the secondary metrics in table order."""
+    if table.empty:
+        return table
+    treatment_order = {name: i for i, name in enumerate(dict.fromkeys(table["treatment"]))}
+    codes = table["treatment"].map(treatment_order).to_numpy()
+    secondary = (table["role"] != PRIMARY).to_numpy()
+    return table.iloc[np.lexsort((secondary, codes))]
+
+
+# ------------------------------------------------------------------------------------------ sweep grid
+def grid_headers(settings: Sequence[str]) -> list[str]:
+    """A grid's header row: the swept settings (or ``candidate`` when none are named), then
+    :data:`GRID_COLUMNS`."""
+    return [*(settings or ["candidate"]), *GRID_COLUMNS]
+
+
+def grid_numeric(settings: Sequence[str]) -> list[bool]:
+    """Which of :func:`grid_headers` are numbers."""
+    return [False] * max(len(settings), 1) + list(GRID_NUMERIC)
+
+
+def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE_DIGITS) -> list[str]:
+    """One grid row as plain text, in :func:`grid_headers`' order."""
+    named = [str(row[name]) for name in settings] if settings else [str(row["candidate"])]
+    return [
+        *named,
+        format_number(row["treatment_mean"], digits),
+        format_delta(row["delta"], digits),
+        format_interval(row["ci_low"], row["ci_high"], digits),
+        format_p(row["p_adjusted"], digits),
+        verdict_label(row["verdict"]),
+        format_ms_per_query(row.get("efficiency.seconds_per_query")),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ verdicts
+@dataclass(frozen=True)
+class VerdictLine:
+    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict`` or ``secondary``;
+    ``verdict`` is the primary verdict of a ``verdict`` line (for its colour)."""
+
+    kind: str
+    text: str
+    verdict: str = ""
+
+
+def verdict_lines(
+    table: pd.DataFrame, tuned_sentence: str | None, grid: pd.DataFrame | None
+) -> list[VerdictLine]:
+    """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
+    (a sweep: only the candidates that differ) its verdict sentence and its secondary line."""
+    from abcompare.outcome.sentences import (
+        primary_verdict,
+        secondary_summary,
+        sentence_treatments,
+        sweep_sentence,
+        verdict_sentence,
+    )
+
+    lines: list[VerdictLine] = []
+    if tuned_sentence:
+        lines.append(VerdictLine("tuned", tuned_sentence))
+    if grid is not None:
+        lines.append(VerdictLine("sweep", sweep_sentence(grid, table)))
+    for name in sentence_treatments(table, grid):
+        lines.append(VerdictLine("verdict", verdict_sentence(table, name), primary_verdict(table, name)))
+        secondary = secondary_summary(table, name)
+        if secondary:
+            lines.append(VerdictLine("secondary", secondary))
+    return lines
