@@ -12,11 +12,11 @@ from abcompare.core.errors import DataError
 from abcompare.core.hits import RagHit
 from abcompare.core.limits import MAX_INDEX
 from abcompare.data._jsonl import jsonl_records
-from abcompare.data.run_hits import (
+from abcompare.data.hit_lists import (
     clean_id,
     run_frame_from_hits,
 )
-from abcompare.data.run_table import finite_scores, rank_problem
+from abcompare.data.run_rules import finite_scores, rank_problem
 
 
 def read_jsonl_run(path: str | Path) -> pd.DataFrame:

@@ -26,10 +26,10 @@ from abcompare.data._lines import (
     parse_floats,
     regular_columns,
 )
-from abcompare.data.run_hits import (
+from abcompare.data.hit_lists import (
     RUN_COLUMNS,
 )
-from abcompare.data.run_table import order_by_score, ranks_within
+from abcompare.data.run_rules import order_by_score, ranks_within
 
 _TREC_HINT = "each line is 'query_id Q0 doc_id rank score run_tag' separated by whitespace"
 

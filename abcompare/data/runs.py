@@ -19,14 +19,14 @@ from abcompare.data._lines import (
     peek_bytes,
     unix_newlines,
 )
-from abcompare.data.run_hits import (
+from abcompare.data.hit_lists import (
     RUN_COLUMNS,
     hits_from_run_frame,
     run_frame_from_hits,
     stable_keys,
 )
 from abcompare.data.run_jsonl import read_jsonl_run
-from abcompare.data.run_tables import read_csv_run, read_parquet_run
+from abcompare.data.run_tabular import read_csv_run, read_parquet_run
 from abcompare.data.run_trec import read_trec_run, run_tag, write_trec_run
 
 __all__ = [

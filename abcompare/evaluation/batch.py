@@ -148,7 +148,7 @@ def evaluate_run(
     judged_query, judged_position, judged_grade = judged.query, judged.position, judged.grade
     judged_count = np.bincount(judged_query, minlength=n_queries)
     judged_at = {
-        cutoff: _ratio(
+        cutoff: _ratio_or_zero(
             np.bincount(judged_query[judged_position < cutoff], minlength=n_queries),
             np.minimum(cutoff, retrieved),
         )
@@ -176,11 +176,11 @@ def evaluate_run(
     for cutoff in cutoffs:
         true_positives = np.bincount(rel_query[rel_position < cutoff], minlength=n_queries)
         depth = np.minimum(cutoff, retrieved_in_list) if convention == "ai4j" else np.full(n_queries, cutoff)
-        precision = _ratio(true_positives, depth)
-        recall = _ratio(true_positives, relevant_count)
+        precision = _ratio_or_zero(true_positives, depth)
+        recall = _ratio_or_zero(true_positives, relevant_count)
         total = precision + recall
-        f1 = _ratio(2.0 * precision * recall, total)
-        mrr = _ratio(np.ones(n_queries), first + 1.0, where=first < cutoff)
+        f1 = _ratio_or_zero(2.0 * precision * recall, total)
+        mrr = _ratio_or_zero(np.ones(n_queries), first + 1.0, where=first < cutoff)
         scoring = gain_position < cutoff
         dcg = np.bincount(
             gain_query[scoring],
@@ -200,7 +200,7 @@ def evaluate_run(
         columns[metric_name("recall", cutoff)] = recall
         columns[metric_name("f1", cutoff)] = f1
         columns[metric_name("mrr", cutoff)] = mrr
-        columns[metric_name("ndcg", cutoff)] = _ratio(dcg, ideal)
+        columns[metric_name("ndcg", cutoff)] = _ratio_or_zero(dcg, ideal)
         columns[metric_name(JUDGED_MEASURE, cutoff)] = judged_at[cutoff]
         columns[metric_name(COUNT_MEASURE, cutoff)] = true_positives.astype(np.int64)
     columns["retrieved_count"] = retrieved.astype(np.int64)
@@ -409,7 +409,9 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     return run_ann, (repeated if found_repeats else None)
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+def _ratio_or_zero(
+    numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None
+) -> np.ndarray:
     """``numerator / denominator`` as float64; 0 where the denominator is not positive (or not ``where``)."""
     mask = np.asarray(denominator) > 0
     if where is not None:

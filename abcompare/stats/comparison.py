@@ -80,7 +80,7 @@ class TreatmentComparison:
                     "control_mean": control_mean[j],
                     "treatment_mean": treatment_mean[j],
                     "delta": delta[j],
-                    "relative_delta": _ratio(delta[j], control_mean[j]),
+                    "relative_delta": _ratio_or_infinity(delta[j], control_mean[j]),
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "ci_method": ci[2],
@@ -93,7 +93,7 @@ class TreatmentComparison:
                     "p_bootstrap": boot.pvalue[j] if boot is not None else nan[j],
                     "p_wilcoxon": wil.pvalue[j] if wil is not None else nan[j],
                     "permutation_exact": bool(perm.exact) if perm is not None else False,
-                    "effect_size": _ratio(delta[j], sd[j]),
+                    "effect_size": _ratio_or_infinity(delta[j], sd[j]),
                     "sd_delta": sd[j],
                     "wins": int((d[:, j] > 0).sum()),
                     "ties": int((d[:, j] == 0).sum()),
@@ -120,7 +120,7 @@ class _Progress:
         self.callback(self.offset, self.total)
 
 
-def _ratio(num: float, den: float) -> float:
+def _ratio_or_infinity(num: float, den: float) -> float:
     """num / den, with 0 / 0 = 0 (nothing changed) and x / 0 = +-inf (instead of NaN or an error)."""
     if num == 0:
         return 0.0

@@ -1,2 +1,13 @@
-"""MLflow both ways: the layout (every name), the store, the writer process, the logger that lays out a
-comparison, and the reader (``load_comparison``)."""
+"""MLflow both ways. Read top to bottom, the modules follow a comparison into the store and back:
+
+- ``layout``: every name a comparison writes (keys, tags, tables, files), written once;
+- ``store``: the tracking URI, reachability, and :class:`~abcompare.tracking.store.StoreClient`, the MLflow
+  calls for one experiment (runs opened, batches logged, every run closed);
+- ``writer``: :class:`~abcompare.tracking.writer.RunWriter` executes typed commands against a store client,
+  in this process or in a forked writer process, and returns the
+  :class:`~abcompare.tracking.writer.RecordedRuns`;
+- ``logger``: :class:`~abcompare.tracking.logger.ComparisonLogger` lays a comparison out as those commands
+  (a parent run, a child run per variant);
+- ``artifacts``: the files each run carries; ``lifecycle``: what the runner calls, in order;
+- ``reader``: ``load_comparison`` reads it all back.
+"""

@@ -60,7 +60,7 @@ def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dat
 @contextmanager
 def closing_runs(end: Callable[[str], None]) -> Iterator[None]:
     """Whatever happens inside, no run is left RUNNING: ``end("FAILED")`` on an error, ``end("KILLED")`` on
-    Ctrl-C (``end`` is ``Tracker.end_all`` or ``Logger.abort``)."""
+    Ctrl-C (``end`` is ``StoreClient.end_all`` or ``Logger.abort``)."""
     try:
         yield
     except KeyboardInterrupt:

@@ -65,7 +65,7 @@ from abcompare.tracking.layout import (
     vs_control_key,
 )
 from abcompare.tracking.store import flatten, owner_tags
-from abcompare.tracking.writer import Command, Recorded, open_session
+from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
@@ -98,7 +98,7 @@ class Logger(Protocol):
         self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None: ...
-    def finish(self) -> Recorded | None: ...
+    def finish(self) -> RecordedRuns | None: ...
     def abort(self, status: str) -> None: ...
 
 
@@ -116,7 +116,7 @@ class NullLogger:
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         pass
 
-    def finish(self) -> Recorded | None:
+    def finish(self) -> RecordedRuns | None:
         return None
 
     def abort(self, status: str) -> None:
@@ -336,7 +336,7 @@ class ComparisonLogger:
         )
         return text.replace(".. ", ". ")
 
-    def finish(self) -> Recorded:
+    def finish(self) -> RecordedRuns:
         """Close the variant runs, then the parent, and wait until everything is written; where it was
         recorded. Runs end only here, so a comparison killed before its end leaves none FINISHED."""
         for handle in self.variant_handles:
@@ -396,7 +396,7 @@ def headline_view(result: ComparisonResult) -> dict[str, Any]:
     }
 
 
-def recorded_lines(recorded: Recorded, experiment: str, names: Mapping[str, str]) -> list[str]:
+def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, str]) -> list[str]:
     """Where the comparison was recorded, for the console: the experiment, the parent and child runs, and
     how to look at them in the classic runs view with the headline columns."""
     from abcompare.tracking.store import ui_command

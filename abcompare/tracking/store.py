@@ -192,7 +192,7 @@ def lost_error(uri: str, result: Any, payload: Mapping[str, Any]) -> TrackingLos
     )
 
 
-class Tracker:
+class StoreClient:
     """A thin wrapper over ``MlflowClient`` for one comparison; create with :func:`open_tracker`.
 
     When an HTTP tracking server stops answering, ``lost`` is set and every later call does nothing: the
@@ -369,7 +369,7 @@ def open_tracker(
     artifact_location: str | None = None,
     *,
     owner: Mapping[str, str] | None = None,
-) -> Tracker:
+) -> StoreClient:
     """Connect to the store (checking it first) and get or create the experiment.
 
     A SQLite store is created and migrated under a file lock beside it (``mlflow.db.lock``), so concurrent
@@ -397,7 +397,7 @@ def open_tracker(
         raise TrackingError(
             f"cannot use the MLflow store {resolved}: {_first_line(exc.message)}", field="tracking.uri"
         ) from None
-    return Tracker(client, experiment_id, resolved, owner)
+    return StoreClient(client, experiment_id, resolved, owner)
 
 
 def _first_line(text: str) -> str:

@@ -42,7 +42,7 @@ ABORT_SECONDS = 120.0
 
 
 @dataclass
-class Recorded:
+class RecordedRuns:
     """Where a comparison was recorded: the store, the experiment, the run id of every handle."""
 
     uri: str
@@ -76,7 +76,8 @@ class Command(Enum):
 
 # ------------------------------------------------------------------------------------------ the writer
 class RunWriter:
-    """Executes the session's commands against MLflow (through a :class:`~abcompare.tracking.store.Tracker`).
+    """Executes the session's commands against MLflow, through a
+    :class:`~abcompare.tracking.store.StoreClient`.
 
     Runs are named by handles the comparison chooses (``"parent"``, ``"variant:dbsf"``); each has a staging
     folder whose layout is the run's artifact layout, sent once when the run ends.
@@ -202,9 +203,9 @@ class RunWriter:
         if self.tracker is not None:
             self.tracker.end_all(status)
 
-    def report(self) -> Recorded:
+    def report(self) -> RecordedRuns:
         tracker = self.tracker
-        return Recorded(tracker.uri, tracker.experiment_id, dict(self.run_ids), tracker.lost)
+        return RecordedRuns(tracker.uri, tracker.experiment_id, dict(self.run_ids), tracker.lost)
 
 
 #: The writer's call for each command that writes (``ABORT``, ``REPORT`` and ``EXIT`` are the sessions').
@@ -254,7 +255,7 @@ class LocalSession:
     def send(self, command: Command, *args: Any, **kwargs: Any) -> None:
         CALLS[command](self.writer, *args, **kwargs)
 
-    def finish(self) -> Recorded:
+    def finish(self) -> RecordedRuns:
         return self.writer.report()
 
     def abort(self, status: str) -> None:
@@ -306,11 +307,11 @@ class ForkedSession:
             raise TrackingError("the MLflow writer process ended unexpectedly", field="tracking")
         self._post((command, args, kwargs))
 
-    def finish(self) -> Recorded:
+    def finish(self) -> RecordedRuns:
         self.send(Command.REPORT)
         recorded = self._drain(block=True)
         self._close()
-        assert isinstance(recorded, Recorded)
+        assert isinstance(recorded, RecordedRuns)
         return recorded
 
     def abort(self, status: str) -> None:

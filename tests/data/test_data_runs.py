@@ -424,7 +424,7 @@ def test_tabular_round_trip_keeps_hit_fields(tmp_path, fmt):
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=12), st.booleans())
 def test_ranks_count_from_one_in_every_block(lengths: list[int], equal: bool) -> None:
     """Equal blocks (the common 100 hits a query) and uneven ones get the same numbering."""
-    from abcompare.data.run_table import ranks_within
+    from abcompare.data.run_rules import ranks_within
 
     if equal:
         lengths = [lengths[0]] * len(lengths)

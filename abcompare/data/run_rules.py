@@ -15,7 +15,7 @@ from abcompare.core.ranking import run_order
 from abcompare.data._lines import (
     first_true,
 )
-from abcompare.data.run_hits import (
+from abcompare.data.hit_lists import (
     RUN_COLUMNS,
 )
 

@@ -19,12 +19,12 @@ from abcompare.data._lines import (
     read_bytes,
     unix_newlines,
 )
-from abcompare.data.run_hits import (
+from abcompare.data.hit_lists import (
     FLOAT_FIELDS,
     INT_FIELDS,
     stable_keys,
 )
-from abcompare.data.run_table import column_order, order_by_score, ranks_within
+from abcompare.data.run_rules import column_order, order_by_score, ranks_within
 
 
 def read_parquet_run(path: InputFile) -> pd.DataFrame:
