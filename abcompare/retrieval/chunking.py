@@ -246,9 +246,3 @@ def chunk_corpus(corpus: Any, settings: Any = None) -> list[Chunk]:
     return chunks
 
 
-def chunks_frame(chunks: Sequence[Chunk]) -> Any:
-    """The chunks as a DataFrame (``id, document_id, chunk_index, start, end, text, title``)."""
-    import pandas as pd
-
-    columns = ["id", "document_id", "chunk_index", "start", "end", "text", "title"]
-    return pd.DataFrame([[getattr(c, name) for name in columns] for c in chunks], columns=columns)

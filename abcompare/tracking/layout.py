@@ -16,7 +16,6 @@ from abcompare.core.vocabulary import mlflow_key
 ROLE_TAG = "abcompare.role"
 ROLE_COMPARISON = "comparison"  # the parent run
 ROLE_CONTROL = "control"
-ROLE_TREATMENT = "treatment"
 VARIANT_TAG = "abcompare.variant"
 COMPARISON_TAG = "abcompare.comparison"  # the comparison's name (the config's ``name``)
 DATASET_TAG = "abcompare.dataset"
@@ -96,7 +95,6 @@ QUERIES_TABLE = "queries"  # parent: the query set (query_id, text, extra fields
 GRID_TABLE = "grid"  # a sweep's parent: one row per candidate, best first
 HELD_OUT_TABLE = "tuned_held_out"  # a sweep's parent: the tuned comparison's per-query table
 PER_QUERY_TABLE = "per_query_metrics"  # a variant's run: its per-query metrics
-TABLE_FORMATS = ("parquet", "json")  # Parquet for code, MLflow's JSON table view for the UI
 
 HITS_FILE = "run/hits.parquet"  # a variant's hits, with each hit's judgment ``grade`` (NaN: unjudged)
 RUN_FILE = "run/run.trec"
