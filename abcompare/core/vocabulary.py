@@ -176,9 +176,10 @@ DEFAULT_PRIMARY_CUTOFF = 10
 
 
 def _split(metric: str) -> tuple[str, int | None]:
-    """``"ndcg@10" -> ("ndcg", 10)``; a name without a numeric cutoff gives ``(name, None)``."""
-    measure, at, k = str(metric).rpartition("@")
-    return (measure, int(k)) if at and k.isdigit() else (str(metric), None)
+    """``"ndcg@10" -> ("ndcg", 10)`` by :class:`Metric`'s one grammar of names; a name without a cutoff
+    gives ``(name, None)`` (here, unlike :meth:`Metric.parse`, such a name is not an error)."""
+    match = _NAME.match(str(metric))
+    return (match.group(1).lower(), int(match.group(2))) if match else (str(metric), None)
 
 
 def default_primary_metric(metrics: Sequence[str]) -> str:
