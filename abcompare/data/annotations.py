@@ -333,14 +333,21 @@ def _read_jsonl(path: InputFile) -> pd.DataFrame:
     return frame
 
 
+def first_conflict(frame: pd.DataFrame, among: np.ndarray | None = None) -> int | None:
+    """The row of the first (query, id) judged with two different grades, or None: the one conflict rule,
+    within a file and across files. ``among`` limits the answer to some rows (a file's repeats)."""
+    grades = frame.groupby(["query_id", "key"], sort=False)["grade"].transform("nunique").to_numpy()
+    conflicting = grades > 1
+    return first_true(conflicting if among is None else among & conflicting)
+
+
 def _deduplicate(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     """Drop repeated identical judgments; a (query, id) judged with two different grades is an error."""
     numbers = frame.attrs.pop("line_numbers", None)
     repeated = frame.duplicated(["query_id", "key"], keep="first").to_numpy()
     if not repeated.any():
         return frame
-    grades = frame.groupby(["query_id", "key"], sort=False)["grade"].transform("nunique").to_numpy()
-    bad = first_true(repeated & (grades > 1))
+    bad = first_conflict(frame, among=repeated)
     if bad is not None:
         q, k = frame.at[bad, "query_id"], frame.at[bad, "key"]
         same = np.flatnonzero(((frame["query_id"] == q) & (frame["key"] == k)).to_numpy())
@@ -420,9 +427,8 @@ def read_annotation_files(paths: str | Path | list[str | Path] | tuple[str | Pat
     if not frames:
         raise DataError("no annotation file given", field="dataset.annotations")
     merged = pd.concat(frames, ignore_index=True)
-    grades = merged.groupby(["query_id", "key"], sort=False)["grade"].transform("nunique").to_numpy()
-    if (grades > 1).any():
-        bad = int(np.flatnonzero(grades > 1)[0])
+    bad = first_conflict(merged)
+    if bad is not None:
         q, k = merged.at[bad, "query_id"], merged.at[bad, "key"]
         same = merged[(merged["query_id"] == q) & (merged["key"] == k)]
         first = same.iloc[0]
