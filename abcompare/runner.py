@@ -85,21 +85,6 @@ def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
     return joined.astype({"grade": float})
 
 
-def compared_metrics(evaluation: EvaluationSettings) -> list[str]:
-    """The configured measures at the configured cutoffs (``precision@1`` ...), in config order."""
-    from abcompare.core.vocabulary import metric_name
-
-    return [metric_name(m, k) for m in evaluation.metrics for k in evaluation.cutoffs]
-
-
-def judged_columns(evaluation: EvaluationSettings) -> list[str]:
-    """``judged@k`` at every configured cutoff: how much of each list was judged (a diagnostic)."""
-    from abcompare.core.vocabulary import metric_name
-    from abcompare.evaluation.measures import JUDGED_MEASURE
-
-    return [metric_name(JUDGED_MEASURE, k) for k in evaluation.cutoffs]
-
-
 def judgment_coverage(per_query: dict[str, pd.DataFrame], primary_metric: str, reporter: Reporter):
     """Each variant's judged@k at the primary metric's cutoff, and a warning per treatment whose list is
     clearly less judged than the control's (its losses may be missing judgments)."""
@@ -237,12 +222,13 @@ def _compare_variants(
     """The comparison proper, stage by stage: data, each variant's run from the executor, judged and logged;
     the paired tests (and a sweep's tuned choice), the result, and its record in MLflow."""
     from abcompare.core.scratch import scratch_folder
+    from abcompare.evaluation.measures import judged_columns, metric_columns
     from abcompare.tracking.artifacts import comparison_files, variant_files
     from abcompare.tracking.lifecycle import closing_runs, open_logger, record
 
     evaluation, primary = config.evaluation, config.evaluation.primary_metric
-    metrics = compared_metrics(evaluation)
-    means_of = metrics + judged_columns(evaluation)
+    metrics = metric_columns(evaluation.metrics, evaluation.cutoffs)  # the compared metrics, in config order
+    means_of = metrics + judged_columns(evaluation.cutoffs)
     with timer("data"):
         reporter.stage("loading the dataset")
         dataset = load_experiment_dataset(config)

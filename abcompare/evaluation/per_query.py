@@ -14,7 +14,7 @@ import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning
 from abcompare.evaluation.batch import evaluate_run
-from abcompare.evaluation.measures import COUNT_COLUMNS, COUNT_MEASURE, JUDGED_MEASURE, metric_name
+from abcompare.evaluation.measures import per_query_columns
 
 
 def per_query_metrics(
@@ -54,13 +54,6 @@ def per_query_metrics(
             AbcompareWarning,
             stacklevel=2,
         )
-    ks = sorted(set(cutoffs))
-    columns = [
-        *(metric_name(m, k) for m in measures for k in ks),
-        *(metric_name(JUDGED_MEASURE, k) for k in ks),
-        *COUNT_COLUMNS,
-        *(metric_name(COUNT_MEASURE, k) for k in ks),
-    ]
-    out = table.reindex(wanted, fill_value=0)[columns]
+    out = table.reindex(wanted, fill_value=0)[per_query_columns(cutoffs, measures)]
     out.attrs = dict(table.attrs)
     return out

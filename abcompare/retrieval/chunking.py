@@ -244,5 +244,3 @@ def chunk_corpus(corpus: Any, settings: Any = None) -> list[Chunk]:
     for doc_id, title, text in _rows(corpus):
         chunks.extend(chunk_document(doc_id, text, title, strategy=strategy, size=size, overlap=overlap))
     return chunks
-
-
