@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -17,11 +17,6 @@ from abcompare.config import ExperimentConfig
 from abcompare.core.errors import DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.outcome.results import ComparisonResult, VariantOutcome
-
-if TYPE_CHECKING:
-    from abcompare.config import EvaluationSettings, SignificanceSettings
-    from abcompare.data.alignment import AlignmentReport
-    from abcompare.data.dataset import Dataset
 
 
 class _Timer:
@@ -37,138 +32,6 @@ class _Timer:
             yield
         finally:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
-
-
-# ------------------------------------------------------------------------------------------ stages
-def load_experiment_dataset(config: ExperimentConfig):
-    """The fixed query set, its annotations at the configured level, and the corpus (data stage)."""
-    from abcompare.data.experiment import load_dataset_for_experiment
-
-    return load_dataset_for_experiment(config.dataset)
-
-
-def judge_variant(
-    run: pd.DataFrame, dataset: Dataset, level: str, evaluation: EvaluationSettings
-) -> tuple[pd.DataFrame, pd.DataFrame, AlignmentReport]:
-    """Annotations at the configured level, the alignment report (fails loudly) and per-query metrics; the
-    run comes back with each hit's judgment ``grade`` (NaN: unjudged), for the report and the notebook."""
-    from abcompare.data.alignment import alignment_report, check_alignment
-    from abcompare.data.levels import apply_level
-    from abcompare.evaluation.per_query import per_query_metrics
-
-    run, annotations = apply_level(
-        run, dataset.annotations, level, spans=dataset.spans, corpus=dataset.corpus
-    )
-    report = alignment_report(run, annotations, relevance_threshold=evaluation.relevance_threshold)
-    check_alignment(
-        report, min_fraction=evaluation.min_alignment, allow_misaligned=evaluation.allow_misaligned
-    )
-    per_query = per_query_metrics(
-        run,
-        annotations,
-        dataset.query_ids,
-        measures=evaluation.metrics,
-        cutoffs=evaluation.cutoffs,
-        convention=evaluation.convention,
-        relevance_threshold=evaluation.relevance_threshold,
-        unjudged=evaluation.unjudged,
-    )
-    return with_grades(run, annotations), per_query, report
-
-
-def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
-    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit)."""
-    if "grade" not in annotations or run.empty:
-        return run.assign(grade=float("nan"))
-    grades = annotations.groupby(["query_id", "key"], sort=False)["grade"].max().rename("grade")
-    joined = run.drop(columns=["grade"], errors="ignore").join(grades, on=["query_id", "key"])
-    return joined.astype({"grade": float})
-
-
-def judgment_coverage(per_query: dict[str, pd.DataFrame], primary_metric: str, reporter: Reporter):
-    """Each variant's judged@k at the primary metric's cutoff, and a warning per treatment whose list is
-    clearly less judged than the control's (its losses may be missing judgments)."""
-    from abcompare.core.vocabulary import parse_metric
-    from abcompare.evaluation.judgments import judged_coverage, judged_gap_warnings
-
-    coverage = judged_coverage(per_query, parse_metric(primary_metric)[1])
-    notes = judged_gap_warnings(coverage)
-    for note in notes:
-        reporter.warn(note)
-    return coverage, notes
-
-
-def compare(
-    per_query: dict[str, pd.DataFrame],
-    significance: SignificanceSettings,
-    metrics: list[str],
-    primary_metric: str,
-    reporter: Reporter,
-) -> pd.DataFrame:
-    """Paired tests of every treatment against the control (statistics stage), with each treatment's
-    judged@k means beside its rows."""
-    from abcompare.evaluation.judgments import attach_judged_means
-    from abcompare.stats.comparison import paired_comparison
-
-    sig = significance
-    treatments = {name: frame for name, frame in per_query.items() if name != "control"}
-    with reporter.progress("paired tests", total=len(treatments) * len(metrics)) as advance:
-        table = paired_comparison(
-            per_query["control"],
-            treatments,
-            alpha=sig.alpha,
-            n_resamples=sig.n_resamples,
-            seed=sig.seed,
-            correction=sig.correction,
-            primary=sig.primary,
-            tests=list(sig.tests),
-            metrics=metrics,
-            primary_metric=primary_metric,
-            zero_method=sig.zero_method,
-            power=sig.power,
-            min_effect=sig.min_effect,
-            progress=advance,
-        )
-    return attach_judged_means(table, per_query)
-
-
-def tune(per_query: dict[str, pd.DataFrame], config: ExperimentConfig):
-    """A sweep's tuned comparison: the candidate chosen by cross-validation, scored on the queries the
-    choice never saw, tested by permuting the whole selection (statistics stage)."""
-    from abcompare.stats.tuning import tuned_comparison
-
-    plan, sweep, sig = config.sweep_plan, config.sweep, config.significance
-    assert plan is not None and sweep is not None
-    return tuned_comparison(
-        per_query["control"],
-        {name: per_query[name] for name in plan.candidates},
-        metric=sweep.select.metric or config.evaluation.primary_metric,
-        folds=min(sweep.select.folds, len(per_query["control"])),
-        seed=sig.seed,
-        n_resamples=sig.n_resamples,
-        alpha=sig.alpha,
-    )
-
-
-def sweep_grid(comparison: pd.DataFrame, config: ExperimentConfig, outcomes: dict[str, VariantOutcome]):
-    """One row per sweep candidate: its settings, its primary-metric comparison and its efficiency."""
-    from abcompare.outcome.sentences import grid_frame
-
-    plan = config.sweep_plan
-    assert plan is not None
-    efficiency = {name: outcomes[name].efficiency for name in plan.candidates}
-    return grid_frame(comparison, plan.settings, efficiency)
-
-
-def dataset_line(dataset: Dataset) -> str:
-    """``dataset hr-docs: 124 annotated queries`` (and how many queries of the split have no annotation)."""
-    from abcompare.core.vocabulary import plural
-
-    n, excluded = len(dataset.queries), dataset.excluded_queries
-    line = f"dataset {dataset.name}: {plural(n, 'annotated query', 'annotated queries')}"
-    if excluded:
-        line += f" ({plural(excluded, 'query')} without annotations in this split are not evaluated)"
-    return line
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -219,23 +82,32 @@ def _compare_variants(
     executor: Any,
     background_tracking: bool,
 ) -> ComparisonResult:
-    """The comparison proper, stage by stage: data, each variant's run from the executor, judged and logged;
-    the paired tests (and a sweep's tuned choice), the result, and its record in MLflow."""
+    """The comparison proper, stage by stage: data, each variant's run from the executor, judged at the
+    annotation level, scored and logged; the paired tests (and a sweep's tuned choice), the result, and
+    its record in MLflow. Each stage gets its settings section; the metric names are computed once."""
     from abcompare.core.scratch import scratch_folder
+    from abcompare.data.dataset import dataset_line
+    from abcompare.data.experiment import load_dataset_for_experiment
+    from abcompare.data.levels import judged_at_level, with_grades
+    from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage
     from abcompare.evaluation.measures import judged_columns, metric_columns
+    from abcompare.evaluation.per_query import per_query_metrics
+    from abcompare.outcome.sentences import grid_frame
+    from abcompare.stats.comparison import paired_comparison
+    from abcompare.stats.tuning import tuned_comparison
     from abcompare.tracking.artifacts import comparison_files, variant_files
     from abcompare.tracking.lifecycle import closing_runs, open_logger, record
 
-    evaluation, primary = config.evaluation, config.evaluation.primary_metric
+    evaluation, primary, plan = config.evaluation, config.evaluation.primary_metric, config.sweep_plan
     metrics = metric_columns(evaluation.metrics, evaluation.cutoffs)  # the compared metrics, in config order
     means_of = metrics + judged_columns(evaluation.cutoffs)
     with timer("data"):
         reporter.stage("loading the dataset")
-        dataset = load_experiment_dataset(config)
+        dataset = load_dataset_for_experiment(config.dataset)
     reporter.stage(dataset_line(dataset))
-    if config.sweep_plan is not None:
-        reporter.stage(config.sweep_plan.summary())
-        for note in config.sweep_plan.invalid + config.sweep_plan.duplicates:
+    if plan is not None:
+        reporter.stage(plan.summary())
+        for note in plan.invalid + plan.duplicates:
             reporter.stage(f"  left out: {note}")
 
     outcomes: dict[str, VariantOutcome] = {}
@@ -253,9 +125,13 @@ def _compare_variants(
                     variant_run = next(produced)
                 context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
                 with timer("evaluation"), error_context(context, file=dataset.annotation_file):
-                    run, per_query, report = judge_variant(
-                        variant_run.run, dataset, config.dataset.level, evaluation
+                    run, annotations, report = judged_at_level(
+                        variant_run.run, dataset, config.dataset.level, **evaluation.alignment_options()
                     )
+                    per_query = per_query_metrics(
+                        run, annotations, dataset.query_ids, **evaluation.scoring_options()
+                    )
+                run = with_grades(run, annotations)
                 means = per_query[means_of].mean().to_dict()
                 outcomes[name] = VariantOutcome(
                     name, role, run, per_query, report, means, variant_run.efficiency
@@ -264,16 +140,35 @@ def _compare_variants(
                     settings = variant.model_dump(mode="json", exclude_none=True)
                     logger.log_variant(outcomes[name], settings, variant_files(config, outcomes[name], tmp))
             per_query_tables = {n: o.per_query for n, o in outcomes.items()}
-            coverage, judgment_warnings = judgment_coverage(per_query_tables, primary, reporter)
+            coverage, judgment_warnings = judgment_coverage(per_query_tables, primary)
+            for note in judgment_warnings:
+                reporter.warn(note)
             with timer("statistics"):
                 reporter.stage("paired significance tests")
-                comparison = compare(per_query_tables, config.significance, metrics, primary, reporter)
+                treatments = {n: frame for n, frame in per_query_tables.items() if n != "control"}
+                with reporter.progress("paired tests", total=len(treatments) * len(metrics)) as advance:
+                    comparison = paired_comparison(
+                        per_query_tables["control"], treatments, metrics=metrics, primary_metric=primary,
+                        progress=advance, **config.significance.testing_options(),
+                    )  # fmt: skip
+                comparison = attach_judged_means(comparison, per_query_tables)
             tuned, grid = None, None
-            if config.sweep_plan is not None:
+            if plan is not None:
                 with timer("statistics"):
                     reporter.stage("cross-validated choice among the sweep's candidates")
-                    tuned = tune(per_query_tables, config)
-                grid = sweep_grid(comparison, config, outcomes)
+                    control, sig, select = (
+                        per_query_tables["control"],
+                        config.significance,
+                        config.sweep.select,
+                    )
+                    tuned = tuned_comparison(
+                        control, {n: per_query_tables[n] for n in plan.candidates},
+                        metric=select.metric or primary, folds=min(select.folds, len(control)),
+                        seed=sig.seed, n_resamples=sig.n_resamples, alpha=sig.alpha,
+                    )  # fmt: skip
+                grid = grid_frame(
+                    comparison, plan.settings, {n: outcomes[n].efficiency for n in plan.candidates}
+                )
             result = ComparisonResult(
                 config=config,
                 dataset_name=dataset.name,

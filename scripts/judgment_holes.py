@@ -21,17 +21,17 @@ import pandas as pd
 
 from abcompare.config import load_config
 from abcompare.data.annotations import read_annotations, write_trec_qrels
+from abcompare.data.experiment import load_dataset_for_experiment
 from abcompare.data.levels import apply_level
 from abcompare.data.pooling import POOL_COLUMNS
 from abcompare.execution.local import produce_variant_run
 from abcompare.retrieval.pipeline import RetrievalCache
-from abcompare.runner import load_experiment_dataset
 
 
 def make_holes(config_path: Path, fraction: float) -> pd.DataFrame:
     """The config's judgments without the ``fraction`` that its control ranks worst (missed ones first)."""
     config = load_config(config_path)
-    dataset = load_experiment_dataset(config)
+    dataset = load_dataset_for_experiment(config.dataset)
     from abcompare.core.progress import Reporter
 
     run = produce_variant_run(

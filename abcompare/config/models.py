@@ -205,6 +205,24 @@ class EvaluationSettings(_Model):
             object.__setattr__(self, "primary_metric", default_primary_metric(names))
         return self
 
+    def scoring_options(self) -> dict[str, Any]:
+        """The evaluation stage's keyword arguments (``per_query_metrics``), from this section."""
+        return {
+            "measures": list(self.metrics),
+            "cutoffs": list(self.cutoffs),
+            "convention": self.convention,
+            "relevance_threshold": self.relevance_threshold,
+            "unjudged": self.unjudged,
+        }
+
+    def alignment_options(self) -> dict[str, Any]:
+        """The alignment check's keyword arguments (``judged_at_level``), from this section."""
+        return {
+            "relevance_threshold": self.relevance_threshold,
+            "min_alignment": self.min_alignment,
+            "allow_misaligned": self.allow_misaligned,
+        }
+
 
 class SignificanceSettings(_Model):
     """Paired tests of each treatment against the control."""
@@ -251,6 +269,20 @@ class SignificanceSettings(_Model):
         if self.primary not in self.tests:
             raise ValueError(f"primary test {self.primary!r} is not among tests {self.tests}")
         return self
+
+    def testing_options(self) -> dict[str, Any]:
+        """The statistics stage's keyword arguments (``paired_comparison``), from this section."""
+        return {
+            "alpha": self.alpha,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "correction": self.correction,
+            "primary": self.primary,
+            "tests": list(self.tests),
+            "zero_method": self.zero_method,
+            "power": self.power,
+            "min_effect": self.min_effect,
+        }
 
 
 class TrackingSettings(_Model):

@@ -91,6 +91,17 @@ class Dataset:
         )
 
 
+def dataset_line(dataset: Dataset) -> str:
+    """``dataset hr-docs: 124 annotated queries`` (and how many queries of the split have no annotation)."""
+    from abcompare.core.vocabulary import plural
+
+    n, excluded = len(dataset.queries), dataset.excluded_queries
+    line = f"dataset {dataset.name}: {plural(n, 'annotated query', 'annotated queries')}"
+    if excluded:
+        line += f" ({plural(excluded, 'query')} without annotations in this split are not evaluated)"
+    return line
+
+
 def assemble(
     name: str,
     queries: pd.DataFrame,

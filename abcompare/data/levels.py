@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -212,3 +213,33 @@ def span_annotations(
     order = pd.Index(pd.unique(evidence["query_id"]))
     out = out.iloc[np.argsort(order.get_indexer(out["query_id"]), kind="stable")].reset_index(drop=True)
     return out.astype({"query_id": "str", "key": "str", "grade": np.int64, "span_document": "str"})
+
+
+def judged_at_level(
+    run: pd.DataFrame,
+    dataset: Any,
+    level: str,
+    *,
+    relevance_threshold: float,
+    min_alignment: float,
+    allow_misaligned: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    """A variant's run and the dataset's annotations at the configured ``level``, with the run's alignment
+    report, checked (a misaligned run fails loudly here, before any metric)."""
+    from abcompare.data.alignment import alignment_report, check_alignment
+
+    run, annotations = apply_level(
+        run, dataset.annotations, level, spans=dataset.spans, corpus=dataset.corpus
+    )
+    report = alignment_report(run, annotations, relevance_threshold=relevance_threshold)
+    check_alignment(report, min_fraction=min_alignment, allow_misaligned=allow_misaligned)
+    return run, annotations, report
+
+
+def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
+    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit)."""
+    if "grade" not in annotations or run.empty:
+        return run.assign(grade=float("nan"))
+    grades = annotations.groupby(["query_id", "key"], sort=False)["grade"].max().rename("grade")
+    joined = run.drop(columns=["grade"], errors="ignore").join(grades, on=["query_id", "key"])
+    return joined.astype({"grade": float})

@@ -96,6 +96,17 @@ def judged_gap_warnings(
     return sentences
 
 
+def judgment_coverage(
+    per_query: Mapping[str, pd.DataFrame], primary_metric: str
+) -> tuple[dict[str, JudgedCoverage], list[str]]:
+    """Each variant's judged@k at the primary metric's cutoff, and the warning sentences of the treatments
+    whose lists are clearly less judged than the control's (their losses may be missing judgments)."""
+    from abcompare.evaluation.measures import parse_metric
+
+    coverage = judged_coverage(per_query, parse_metric(primary_metric)[1])
+    return coverage, judged_gap_warnings(coverage)
+
+
 def attach_judged_means(comparison: pd.DataFrame, per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The comparison table with each row's ``control_judged`` and ``treatment_judged``: both variants'
     mean judged@k at the cutoff of the row's metric, so a gain or loss can be read beside its coverage."""
