@@ -1,6 +1,8 @@
-"""The experiment runner: the one module that knows the order config -> data -> retrieval -> evaluation
--> statistics -> outcome -> tracking. Each stage is a function of its inputs and its settings section,
-called here in turn; the metric names are computed once, from the config, and handed to each stage."""
+"""The experiment runner: the one module that knows the order of the stages.
+
+config -> data -> retrieval (the executor) -> evaluation -> statistics -> outcome -> tracking. Each stage
+is a function of its inputs and its settings section, called here in turn; the metric names are computed
+once, from the config, and handed to each stage."""
 
 from __future__ import annotations
 

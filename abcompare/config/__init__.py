@@ -1,5 +1,7 @@
-"""The experiment config: pydantic sections (``models``), YAML loading with located errors and ``--set``
-(``loading``), the bounded YAML reader (``yaml_reader``) and sweeps expanded into treatments (``sweep``).
+"""The experiment config: pydantic sections, YAML loading with located errors, ``--set``, sweeps.
+
+``models`` holds the sections and the schema, ``loading`` reads a file (YAML, ``--set``, merge, paths,
+located errors), ``yaml_reader`` bounds what YAML may expand to, ``sweep`` expands a grid into treatments.
 Import what you need from here: this face is the config's public API."""
 
 from abcompare.config.loading import apply_set_option, changed_settings, deep_merge, load_config

@@ -1,2 +1,6 @@
-"""Rules every package shares, each written once: typed errors, the vocabulary (measures, metric@k, verdicts),
-hits and stable keys, trec_eval's order, names, bounds, row blocks, Arrow's allocator, process identity."""
+"""Rules every package shares, each written once: errors, vocabulary, hits and keys, order, names, bounds.
+
+``errors`` (typed, located), ``vocabulary`` (measures, metric@k, tests, verdicts), ``hits`` (``RagHit``,
+stable keys), ``ranking`` (trec_eval's order), ``naming``, ``limits`` (every bound), ``row_blocks``,
+``arrow_memory``, ``process_identity``, ``scratch`` (a run's folders) and ``progress`` (the reporter the
+stages report to). ``core`` imports nothing else of abcompare."""

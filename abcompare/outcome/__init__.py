@@ -1,2 +1,5 @@
-"""What a comparison produced and every way a person reads it: the result types, the sentences and rows,
-the console, ``--json``, ``report.html`` and the SVG figures. Reads tables only; knows nothing of MLflow."""
+"""What a comparison produced and every way a person reads it: sentences, rows, console, JSON, HTML, SVG.
+
+``results`` holds the result types, ``rows`` the orders and formats every view shares, ``sentences`` the
+text, ``console`` the terminal and ``--json``, ``html`` ``report.html``, ``svg`` the figures. Reads tables
+only; knows nothing of MLflow."""

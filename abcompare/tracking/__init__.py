@@ -1,4 +1,6 @@
-"""MLflow both ways. Read top to bottom, the modules follow a comparison into the store and back:
+"""MLflow both ways: a comparison's layout, store, writer, logger, artifacts, lifecycle and reader.
+
+Read top to bottom, the modules follow a comparison into the store and back:
 
 - ``layout``: every name a comparison writes (keys, tags, tables, files), written once;
 - ``store``: the tracking URI, reachability, and :class:`~abcompare.tracking.store.StoreClient`, the MLflow

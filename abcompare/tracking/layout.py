@@ -1,6 +1,6 @@
 """What a comparison writes to MLflow, named once.
 
-The writer (``tracking_log``, ``tracking``) and the reader (``analysis``) both use these names; the README's
+The writer (``logger``, ``store``) and the reader (``reader``) both use these names; the README's
 "In MLflow" section describes the same layout, and ``tests/runner/test_mlflow_layout.py`` reads the whole of
 it back from a real run. Change a name here and both sides move together.
 
