@@ -5,9 +5,8 @@ root-level plot file, so MLflow's compare view lines the variants up; each treat
 comparison with the control (``vs_control.<metric>.delta`` ...), so the runs table, the chart view and the
 compare view show deltas and adjusted p-values beside the means. It is handed tables and the files
 :mod:`abcompare.tracking.artifacts` made (the run file, the plots, the report); it decides where they go and
-sends them through a
-:mod:`~abcompare.tracking.writer` (in a writer process, for ``abcompare run``). :class:`NullLogger` stands
-in when tracking is off.
+sends them through a :mod:`~abcompare.tracking.writer` (in a writer process, for ``abcompare run``).
+:class:`NullLogger` stands in when tracking is off.
 """
 
 from __future__ import annotations
