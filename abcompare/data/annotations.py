@@ -169,12 +169,8 @@ def _read_columns(path: InputFile, *, fields: int, hint: str, tab_only: bool, he
     counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
     bad = first_true(counts != fields)
     if bad is not None:
-        raise DataError(
-            f"wrong column count: expected {fields} fields, found {counts[bad]}",
-            file=path,
-            line=int(numbers[bad]),
-            hint=hint,
-        )
+        message = f"wrong column count: expected {fields} fields, found {counts[bad]}"
+        raise DataError(message, file=path, line=int(numbers[bad]), hint=hint)
     query = pc.utf8_trim_whitespace(pc.list_element(parts, 0))
     key = pc.utf8_trim_whitespace(pc.list_element(parts, fields - 2))
     grade_text = pc.utf8_trim_whitespace(pc.list_element(parts, fields - 1))
@@ -191,12 +187,8 @@ def _read_columns(path: InputFile, *, fields: int, hint: str, tab_only: bool, he
     )
     bad = first_true(grade_problem(grade))
     if bad is not None:
-        raise DataError(
-            f"grade {grade_text[bad].as_py()!r} is not an integer in range",
-            file=path,
-            line=int(numbers[bad]),
-            hint=_GRADE_HINT,
-        )
+        message = f"grade {grade_text[bad].as_py()!r} is not an integer in range"
+        raise DataError(message, file=path, line=int(numbers[bad]), hint=_GRADE_HINT)
     frame = pd.DataFrame(
         {
             "query_id": query.to_pandas().astype("str"),
@@ -256,24 +248,16 @@ def _read_regular_trec(path: InputFile) -> pd.DataFrame | None:
 
 
 def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
+    non_numeric = DataError(
+        f"non-numeric grade {value!r}", file=path, line=line, field=field,
+        hint="grades are integers (0 = not relevant)",
+    )  # fmt: skip
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise DataError(
-            f"non-numeric grade {value!r}",
-            file=path,
-            line=line,
-            field=field,
-            hint="grades are integers (0 = not relevant)",
-        )
+        raise non_numeric
     try:
         number = float(value)
     except ValueError:
-        raise DataError(
-            f"non-numeric grade {value!r}",
-            file=path,
-            line=line,
-            field=field,
-            hint="grades are integers (0 = not relevant)",
-        ) from None
+        raise non_numeric from None
     if grade_problem(np.array([number]))[0] or (
         isinstance(value, int) and not MIN_GRADE <= value <= MAX_GRADE
     ):
@@ -295,24 +279,14 @@ def _read_jsonl(path: InputFile) -> pd.DataFrame:
         if "relevant" in record:
             graded = record["relevant"]
             if not isinstance(graded, dict):
-                raise DataError(
-                    "'relevant' must map ids to grades",
-                    file=path,
-                    line=number,
-                    field="relevant",
-                    hint=_JSONL_HINT,
-                )
+                raise DataError("'relevant' must map ids to grades", file=path, line=number, field="relevant",
+                                hint=_JSONL_HINT)  # fmt: skip
             items = [(k, _grade(v, path=path, line=number, field=f"relevant.{k}")) for k, v in graded.items()]
         elif "relevant_ids" in record:
             ids = record["relevant_ids"]
             if not isinstance(ids, list):
-                raise DataError(
-                    "'relevant_ids' must be a list",
-                    file=path,
-                    line=number,
-                    field="relevant_ids",
-                    hint=_JSONL_HINT,
-                )
+                raise DataError("'relevant_ids' must be a list", file=path, line=number, field="relevant_ids",
+                                hint=_JSONL_HINT)  # fmt: skip
             items = [(k, 1) for k in ids]
         else:
             raise DataError("needs 'relevant_ids' or 'relevant'", file=path, line=number, hint=_JSONL_HINT)

@@ -32,6 +32,27 @@ class RagEvaluation(BaseModel):
     ndcg: float = 0.0
 
 
+def evaluation_from_counts(
+    *, k: int, retrieved: int, relevant: int, true_positives: int, precision: float, first_rank: int,
+    dcg: float, ideal: float,
+) -> RagEvaluation:  # fmt: skip
+    """One query's metrics from its counts, the one rule both conventions finish with: recall over the
+    relevant ids, F1 of precision and recall, MRR from the first relevant rank (0: none), nDCG = DCG / ideal
+    (0 when the ideal is 0)."""
+    recall = true_positives / relevant if relevant else 0.0
+    return RagEvaluation(
+        evaluated_at_k=k,
+        retrieved_count=retrieved,
+        relevant_count=relevant,
+        true_positive_count=true_positives,
+        precision_at_k=precision,
+        recall_at_k=recall,
+        f1_at_k=f1_score(precision, recall),
+        mrr=1.0 / first_rank if first_rank else 0.0,
+        ndcg=dcg / ideal if ideal > 0 else 0.0,
+    )
+
+
 def f1_score(precision: float, recall: float) -> float:
     """The harmonic mean of precision and recall, 0 when both are 0."""
     total = precision + recall
@@ -91,16 +112,8 @@ class RagEvaluator:
         ideal = 0.0
         for position in range(min(limit, len(relevant))):
             ideal += discount(position)
-        precision = true_positives / limit if limit > 0 else 0.0
-        recall = true_positives / len(relevant) if relevant else 0.0
-        return RagEvaluation(
-            evaluated_at_k=limit,
-            retrieved_count=len(keys),
-            relevant_count=len(relevant),
-            true_positive_count=true_positives,
-            precision_at_k=precision,
-            recall_at_k=recall,
-            f1_at_k=f1_score(precision, recall),
-            mrr=1.0 / first_rank if first_rank else 0.0,
-            ndcg=dcg / ideal if ideal > 0 else 0.0,
-        )
+        return evaluation_from_counts(
+            k=limit, retrieved=len(keys), relevant=len(relevant), true_positives=true_positives,
+            precision=true_positives / limit if limit > 0 else 0.0, first_rank=first_rank,
+            dcg=dcg, ideal=ideal,
+        )  # fmt: skip

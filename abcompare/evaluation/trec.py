@@ -14,7 +14,7 @@ from abcompare.core.errors import DataError
 from abcompare.core.ranking import first_occurrences, trec_order
 from abcompare.evaluation.gains import discount
 from abcompare.evaluation.keys import HitLike, graded_ids, hit_keys
-from abcompare.evaluation.rag_evaluator import RagEvaluation, f1_score
+from abcompare.evaluation.rag_evaluator import RagEvaluation, evaluation_from_counts
 
 __all__ = ["TrecEvaluator", "first_occurrences", "trec_order"]
 
@@ -81,16 +81,7 @@ class TrecEvaluator:
         ideal = 0.0
         for position, grade in enumerate(sorted((g for g in grades.values() if g > 0), reverse=True)[:k]):
             ideal += grade * discount(position)
-        precision = true_positives / k if k > 0 else 0.0
-        recall = true_positives / relevant_count if relevant_count else 0.0
-        return RagEvaluation(
-            evaluated_at_k=k,
-            retrieved_count=len(keys),
-            relevant_count=relevant_count,
-            true_positive_count=true_positives,
-            precision_at_k=precision,
-            recall_at_k=recall,
-            f1_at_k=f1_score(precision, recall),
-            mrr=1.0 / first_rank if first_rank else 0.0,
-            ndcg=dcg / ideal if ideal > 0 else 0.0,
-        )
+        return evaluation_from_counts(
+            k=k, retrieved=len(keys), relevant=relevant_count, true_positives=true_positives,
+            precision=true_positives / k if k > 0 else 0.0, first_rank=first_rank, dcg=dcg, ideal=ideal,
+        )  # fmt: skip

@@ -17,18 +17,7 @@ import pandas as pd
 
 from abcompare.core.progress import plain_text
 from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
-from abcompare.outcome.rows import (
-    TABLE_DIGITS,
-    format_delta,
-    format_interval,
-    format_number,
-    format_p,
-    grid_cells,
-    grid_headers,
-    grid_numeric,
-    primary_first,
-    verdict_lines,
-)
+from abcompare.outcome import rows as shared
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
@@ -49,17 +38,17 @@ def verdict_table(comparison: pd.DataFrame, treatment: str, primary: str) -> Any
     for column in ("metric", "role", "control", "treatment", "delta", "CI of delta", "p adj.", "verdict"):
         left = column in {"metric", "role", "verdict"}
         table.add_column(column, justify="left" if left else "right", no_wrap=True)
-    rows = primary_first(comparison[comparison["treatment"] == treatment])
+    rows = shared.primary_first(comparison[comparison["treatment"] == treatment])
     for row in rows.itertuples(index=False):
         metric = f"[bold]{row.metric}[/]" if row.role == PRIMARY else row.metric
         table.add_row(
             metric,
             row.role,
-            format_number(row.control_mean),
-            format_number(row.treatment_mean),
-            _styled(format_delta(row.delta), row.verdict),
-            format_interval(row.ci_low, row.ci_high),
-            format_p(row.p_adjusted, TABLE_DIGITS),
+            shared.format_number(row.control_mean),
+            shared.format_number(row.treatment_mean),
+            _styled(shared.format_delta(row.delta), row.verdict),
+            shared.format_interval(row.ci_low, row.ci_high),
+            shared.format_p(row.p_adjusted, shared.TABLE_DIGITS),
             _styled(row.verdict, row.verdict),
         )
         if row.role == PRIMARY and len(rows) > 1:
@@ -142,7 +131,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
     console.print()
     tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
-    for line in verdict_lines(result.comparison, tuned, result.grid):
+    for line in shared.verdict_lines(result.comparison, tuned, result.grid):
         text = f"  {line.text}" if line.kind == "secondary" else line.text
         console.print(text, markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
@@ -158,11 +147,11 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
     settings = settings or []
     table = Table(title=f"sweep: {len(grid)} candidates vs control on {metric}, best first (★ significant)",
                   title_justify="left", header_style="bold")  # fmt: skip
-    for column, numeric in zip(grid_headers(settings), grid_numeric(settings), strict=True):
+    for column, numeric in zip(shared.grid_headers(settings), shared.grid_numeric(settings), strict=True):
         table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
     named = max(len(settings), 1)
     for row in grid.to_dict(orient="records"):
-        cells = [plain_text(cell) for cell in grid_cells(row, settings)]
+        cells = [plain_text(cell) for cell in shared.grid_cells(row, settings)]
         if row["verdict"] in SIGNIFICANT:
             cells[:named] = [f"[bold]{cell}[/]" for cell in cells[:named]]
         delta, verdict = named + 1, named + 4  # the styled columns of GRID_COLUMNS

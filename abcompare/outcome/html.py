@@ -20,18 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.core.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural, relevance_mark
-from abcompare.outcome.rows import (
-    TABLE_DIGITS,
-    format_delta,
-    format_interval,
-    format_number,
-    format_p,
-    grid_cells,
-    grid_headers,
-    primary_first,
-    verdict_label,
-    verdict_lines,
-)
+from abcompare.outcome import rows as shared
 from abcompare.outcome.sentences import settings_line, treatments
 from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
 
@@ -119,7 +108,7 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 
 def _verdicts(inputs: ReportInputs) -> str:
     items: list[str] = []
-    for line in verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid):
+    for line in shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid):
         text = escape(line.text)
         if line.kind == "tuned":
             items.append(f'<p class="verdict tuned">{text}</p>')
@@ -156,7 +145,7 @@ def forest_figure(inputs: ReportInputs) -> str:
         rows = rows.assign(label=rows["treatment"])
         title = f"{inputs.name}: every candidate vs the control on {primary}"
     else:
-        rows = primary_first(table)
+        rows = shared.primary_first(table)
         rows = rows.assign(
             label=[f"{t} · {m}" for t, m in zip(rows["treatment"], rows["metric"], strict=True)]
         )
@@ -174,11 +163,11 @@ def _grid(inputs: ReportInputs, primary: str) -> str:
     grid = inputs.grid
     assert grid is not None
     settings = inputs.grid_settings
-    headers = grid_headers(settings)
+    headers = shared.grid_headers(settings)
     named = max(len(settings), 1)
     body = []
     for row in grid.to_dict(orient="records"):
-        cells = [escape(cell) for cell in grid_cells(row, settings)]
+        cells = [escape(cell) for cell in shared.grid_cells(row, settings)]
         cells[named + 1] = _delta_cell(row["delta"], row["verdict"])
         cells[named + 4] = _verdict_cell(row["verdict"])
         mark = ' class="significant"' if row["verdict"] in SIGNIFICANT else ""
@@ -205,11 +194,11 @@ _FULL_COLUMNS = (
 
 def _full_table(table: pd.DataFrame) -> str:
     rows = []
-    for row in primary_first(table).to_dict(orient="records"):
+    for row in shared.primary_first(table).to_dict(orient="records"):
         cells = []
         for _, key in _FULL_COLUMNS:
             if key == "ci":
-                cells.append(format_interval(row["ci_low"], row["ci_high"]))
+                cells.append(shared.format_interval(row["ci_low"], row["ci_high"]))
             elif key == "wtl":
                 cells.append(f"{row.get('wins', '')}/{row.get('ties', '')}/{row.get('losses', '')}")
             elif key == "delta":
@@ -217,12 +206,12 @@ def _full_table(table: pd.DataFrame) -> str:
             elif key == "verdict":
                 cells.append(_verdict_cell(row["verdict"]))
             elif key in ("p_primary", "p_adjusted"):
-                cells.append(format_p(row.get(key, float("nan")), TABLE_DIGITS))
+                cells.append(shared.format_p(row.get(key, float("nan")), shared.TABLE_DIGITS))
             elif key == "metric" and row.get("role") == PRIMARY:
                 cells.append(f"<b>{escape(str(row['metric']))}</b>")
             else:
                 value = row.get(key, "")
-                cells.append(format_number(value) if isinstance(value, float) else escape(str(value)))
+                cells.append(shared.format_number(value) if isinstance(value, float) else escape(str(value)))
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     headers = "".join(f"<th>{escape(title)}</th>" for title, _ in _FULL_COLUMNS)
     return (
@@ -236,12 +225,12 @@ def _full_table(table: pd.DataFrame) -> str:
 
 def _delta_cell(delta: float, verdict: str) -> str:
     colour = VERDICT_COLOURS.get(verdict) if verdict in SIGNIFICANT else None
-    text = format_delta(delta)
+    text = shared.format_delta(delta)
     return f'<span style="color:{colour};font-weight:600">{text}</span>' if colour else text
 
 
 def _verdict_cell(verdict: str) -> str:
-    return f'<span style="color:{verdict_colour(verdict)}">{escape(verdict_label(verdict))}</span>'
+    return f'<span style="color:{verdict_colour(verdict)}">{escape(shared.verdict_label(verdict))}</span>'
 
 
 # ------------------------------------------------------------------------------------------ wins/losses

@@ -313,18 +313,11 @@ def check_chunks(chunks: list[Chunk]) -> None:
 
 
 def run_variant(
-    variant: VariantSettings,
-    corpus: Any,
-    queries: Any,
-    *,
-    cache_dir: Path,
-    progress: Progress | None = None,
-    cache: RetrievalCache | None = None,
+    variant: VariantSettings, corpus: Any, queries: Any, **options: Any
 ) -> dict[str, list[RagHit]]:
-    """Ranked hits (best first, at most ``top_k``) per query id; see :func:`run_variant_with_cost`."""
-    hits, _ = run_variant_with_cost(
-        variant, corpus, queries, cache_dir=cache_dir, progress=progress, cache=cache
-    )
+    """Ranked hits (best first, at most ``top_k``) per query id: :func:`run_variant_with_cost` (its keyword
+    options: ``cache_dir``, ``progress``, ``cache``) without the cost."""
+    hits, _ = run_variant_with_cost(variant, corpus, queries, **options)
     return hits
 
 
