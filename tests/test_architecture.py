@@ -20,7 +20,9 @@ SHARED = {"core"}
 #: What each part may import besides itself and ``core``.
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
-    "config": {"retrieval", "examples"},  # the config composes each stage's settings models
+    # the config composes each stage's settings models, and its significance section is checked by the
+    # statistics stage's own checker (one place for the rules between the test settings)
+    "config": {"retrieval", "examples", "stats"},
     "data": {"examples"},
     "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
     "retrieval": set(),
@@ -95,7 +97,9 @@ def test_only_the_runner_knows_the_order_of_the_stages():
     # execution produces one stage's output (each variant's run) from a run file or by retrieving it;
     # tracking stores what the others made (it writes, it never calls a stage); the CLI prints a result
     # (outcome) and reads a logged one back (tracking) without calling a stage
-    assert knowing <= {"runner", "execution", "tracking", "cli"}, knowing
+    # the config reads the settings models and the checker of the stages it configures, calling none
+    assert knowing <= {"runner", "execution", "tracking", "cli", "config"}, knowing
+    assert GRAPH["config"] & STAGES <= {"retrieval", "stats"}
     assert GRAPH["cli"] & STAGES <= {"outcome", "tracking"}
     assert GRAPH["tracking"] & STAGES <= {"outcome", "data"}
 

@@ -34,7 +34,6 @@ from abcompare.core.limits import (
 from abcompare.core.naming import first_collision, label_problem, name_problem, tag_key_problem
 from abcompare.core.vocabulary import (
     CORRECTION_NAMES,
-    MAXT,
     MEASURES,
     PERMUTATION,
     TESTS,
@@ -253,21 +252,17 @@ class SignificanceSettings(_Model):
     zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
     power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
 
-    @field_validator("correction")
-    @classmethod
-    def _maxt_needs_permutation(cls, value: str, info: ValidationInfo) -> str:
-        primary = info.data.get("primary")
-        if value == MAXT and primary is not None and primary != PERMUTATION:
-            raise ValueError(
-                f"correction maxt adjusts the permutation test's p-values, but primary is {primary!r} "
-                "(set primary: permutation, or use holm)"
-            )
-        return value
-
     @model_validator(mode="after")
-    def _primary_is_run(self) -> SignificanceSettings:
-        if self.primary not in self.tests:
-            raise ValueError(f"primary test {self.primary!r} is not among tests {self.tests}")
+    def _tests_fit_together(self) -> SignificanceSettings:
+        """The rules between the settings (the primary test is run; max-T needs the permutation test) are the
+        statistics stage's own, checked by its one checker and reported at the key they are about."""
+        from abcompare.core.errors import StatisticsError
+        from abcompare.stats.comparison import check_test_settings
+
+        try:
+            check_test_settings(**self.testing_options())
+        except StatisticsError as error:
+            raise located(error.message, error.field or "tests") from None
         return self
 
     def testing_options(self) -> dict[str, Any]:

@@ -156,10 +156,11 @@ def compare_treatment(
     return TreatmentComparison(name, pairs, alpha, paired_ttest(d, alpha), perm, boot, wil)
 
 
-def _check_settings(
+def check_test_settings(
     alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect
 ) -> tuple[tuple[str, ...], str, str]:
-    """Validate the settings a user passes; return (tests, primary test, correction) in canonical names."""
+    """Validate the test settings, the one place their rules live (``paired_comparison`` and the config's
+    significance section both call it); return (tests, primary test, correction) in canonical names."""
 
     def bad(field: str, message: str, hint: str) -> StatisticsError:
         return StatisticsError(message, field=field, hint=hint)
@@ -207,7 +208,7 @@ def _check_settings(
     if correction == MAXT and primary != PERMUTATION:
         raise bad(
             "correction",
-            f"correction 'maxt' adjusts the permutation test's p-values, but the primary test is {primary!r}",
+            f"correction maxt adjusts the permutation test's p-values, but the primary test is {primary!r}",
             "use primary='permutation' with correction='maxt', or correction='holm'",
         )
     return tuple(t for t in TESTS if t in canonical), primary, correction
@@ -373,7 +374,7 @@ def paired_comparison(
     >>> row["metric"], row["role"], float(row["p_permutation"]), row["verdict"]
     ('ndcg@10', 'primary', 0.0078125, 'better')
     """
-    tests, primary, correction = _check_settings(
+    tests, primary, correction = check_test_settings(
         alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect
     )
     named = _named_treatments(treatments)
