@@ -118,6 +118,11 @@ PARTS: dict[str, Part] = {
         install="put the shared collections beside the checkout, in ../shared",
         present=SHARED_DIR.is_dir,
     ),
+    "tmpfs": Part(
+        name="a tmpfs the full-disk test can mount (mount -t tmpfs needs root)",
+        install="run the tests as root, where mounting is allowed (CI runs as root)",
+        present=lambda: os.geteuid() == 0,
+    ),
     "pytrec_eval": _python_part("pytrec_eval", "pytrec-eval-terrier", "pytrec_eval, trec_eval's C code"),
     "ir_measures": _python_part("ir_measures", "ir-measures", "ir_measures"),
     "ranx": _python_part("ranx", "ranx", "ranx"),
