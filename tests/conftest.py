@@ -38,6 +38,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit("the CI run lacks parts the suite needs:\n" + "\n".join(lines), MISSING_PARTS_EXIT)
 
 
+@pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked ``needs("ray", ...)`` runs only with those parts (skip, or fail in CI, naming them)."""
     for mark in item.iter_markers("needs"):
