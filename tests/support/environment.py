@@ -90,7 +90,7 @@ def _has_postgres_user() -> bool:
 def _python_part(module: str, distribution: str, what: str) -> Part:
     return Part(
         name=f"{what} (Python module {module})",
-        install=f'pip install "{distribution}" (it is in the test extra: {TEST_EXTRA})',
+        install=f'pip install "{distribution}" (the README\'s test install has it: {TEST_EXTRA})',
         present=lambda: has_module(module),
         distribution=distribution,
     )
@@ -181,8 +181,6 @@ def missing_parts() -> list[str]:
 
 
 def skip_unless_ci(reason: str) -> None:
-    """Skip for lack of something that is not one of :data:`PARTS` as a whole (a collection inside the
-    shared folder), except in CI, where it must be there."""
-    if in_ci():
-        pytest.fail(f"missing part: {reason} (CI must provide it)", pytrace=False)
-    pytest.skip(reason)
+    """A collection inside the shared data folder is missing (``reason`` says which): skip, saying where the
+    shared data goes, except in CI, where it must be there."""
+    missing_part(PARTS["shared_data"], reason)
