@@ -14,14 +14,10 @@ import pytest
 
 from abcompare.errors import AbcompareWarning, TrackingError
 from abcompare.process_identity import current_process, is_alive, start_time
-from abcompare.tracking import (
-    HOST_TAG,
-    PID_TAG,
-    START_TAG,
-    check_reachable,
-    open_tracker,
-    remove_dead_scratch_folders,
-)
+from abcompare.tracking import check_reachable, open_tracker, remove_dead_scratch_folders
+
+# the owner tags as the README names them ("abcompare.host, abcompare.pid, abcompare.process_start")
+HOST_TAG, PID_TAG, START_TAG = "abcompare.host", "abcompare.pid", "abcompare.process_start"
 
 
 def dead_pid() -> int:
