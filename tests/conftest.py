@@ -6,6 +6,7 @@ marked ``needs(...)`` requires its parts before it runs."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if in_ci():
         lines = missing_parts()
         if lines:
-            pytest.exit("the CI run lacks parts the suite needs:\n" + "\n".join(lines), MISSING_PARTS_EXIT)
+            print("the CI run lacks parts the suite needs:", *lines, sep="\n", file=sys.stderr)
+            pytest.exit(f"{len(lines)} missing part(s), listed above", MISSING_PARTS_EXIT)
 
 
+@pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked ``needs("ray", ...)`` runs only with those parts (skip, or fail in CI, naming them)."""
     for mark in item.iter_markers("needs"):

@@ -105,9 +105,11 @@ def test_lists_in_order_agrees_with_the_one_sort(lists: list[list[tuple[float, s
     lengths = np.array([len(hits) for hits in lists], dtype=np.int64)
     score = np.array([s for hits in lists for s, _ in hits], dtype=np.float64)
     keys = pa.array([k for hits in lists for _, k in hits], type=pa.large_string())
-    query = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
-    expected = reordering(query, score, None, keys) is None
+    # README: "score descending, ties by key descending, as trec_eval" (keys here are single ASCII letters)
+    expected = all(hits == sorted(hits, key=lambda hit: (-hit[0], -ord(hit[1]))) for hits in lists)
     assert lists_in_order(score, lengths, keys, most_ties=score.size) == expected
+    query = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    assert (reordering(query, score, None, keys) is None) == expected  # the run's one sort agrees
 
 
 def test_lists_in_order_gives_up_on_more_ties_than_allowed() -> None:

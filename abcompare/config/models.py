@@ -469,5 +469,15 @@ class ExperimentConfig(_Model):
 
 
 def config_schema() -> dict[str, Any]:
-    """The JSON schema of the experiment config (``abcompare schema``)."""
-    return ExperimentConfig.model_json_schema()
+    """The JSON schema of the experiment config as a file writes it (``abcompare schema``).
+
+    The loader fills in two things before the model sees the file, so the schema allows them too: a
+    ``sweep`` may stand in for ``treatments`` (it expands into them), and a retriever named ``bm25`` or
+    ``dense`` may omit its ``type`` (``{}`` then fits both kinds, so the kinds are ``anyOf``, not ``oneOf``).
+    """
+    schema = ExperimentConfig.model_json_schema()
+    schema["required"] = [key for key in schema["required"] if key != "treatments"]
+    schema["anyOf"] = [{"required": ["treatments"]}, {"required": ["sweep"]}]
+    retriever = schema["$defs"]["VariantSettings"]["properties"]["retrievers"]["additionalProperties"]
+    retriever["anyOf"] = retriever.pop("oneOf")
+    return schema

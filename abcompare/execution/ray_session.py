@@ -2,7 +2,8 @@
 
 ``execution.address: null`` starts a private Ray on this machine (``ray.init(address="local")``: a bare
 ``ray.init()`` would join whatever cluster a stale ``ray_current_cluster`` file names). ``HOST:PORT`` or
-``auto`` joins a running cluster, after two quick checks so that a wrong address fails in seconds rather
+``auto`` (``RAY_ADDRESS``, else the cluster the last ``ray start --head`` on this machine recorded) joins a
+running cluster, after two quick checks so that a wrong address fails in seconds rather
 than after Ray's own two-minute timeout: the port answers, and the cluster accepts our authentication
 token (Ray 2.60 clusters started with a token refuse drivers without it). A Ray already running in this
 process (a notebook, the tests) is used as it is and left running.
@@ -101,40 +102,66 @@ def import_ray() -> Any:
     return ray
 
 
-def resolve_address(address: str) -> str:
-    """``HOST:PORT`` as given, or the cluster ``auto`` finds (``RAY_ADDRESS``, else the one ``ray start``
-    recorded on this machine)."""
+def resolve_address(address: str) -> tuple[str, str | None]:
+    """``HOST:PORT`` as given, or the cluster ``auto`` finds, with where it found it: ``RAY_ADDRESS``, else
+    the address the last ``ray start --head`` on this machine left in Ray's temp folder
+    (``ray_current_cluster``, under ``$RAY_TMPDIR/ray``, by default ``/tmp/ray``). Ray's own ``auto`` also
+    joins any Ray process it sees running here (another program's private Ray): abcompare does not."""
     if address != "auto":
-        return address
+        return address, None
+    from ray._common.utils import get_ray_address_file
     from ray._private.services import canonicalize_bootstrap_address
 
-    try:
-        found = canonicalize_bootstrap_address("auto")
-    except Exception:  # noqa: BLE001 - a malformed RAY_ADDRESS or record: report as "none found"
-        found = None
-    if not found:
+    record = Path(get_ray_address_file(None))
+    given, origin = os.environ.get("RAY_ADDRESS", "").strip(), "RAY_ADDRESS"
+    if given in ("", "auto") and record.is_file():
+        given, origin = record.read_text().strip(), str(record)
+    if given in ("", "auto"):
         raise ExecutionError(
             "'auto' found no Ray cluster: none was started on this machine and RAY_ADDRESS is not set",
             field=FIELD,
             hint="start one with `ray start --head`, or give the head's HOST:PORT",
         )
-    return found
+    try:
+        found = canonicalize_bootstrap_address(given)
+    except Exception:  # noqa: BLE001 - Ray's parser raises several kinds
+        found = None
+    if not found:
+        raise ExecutionError(
+            f"'auto' read {given!r} from {origin}, which is not a Ray cluster's HOST:PORT",
+            field=FIELD,
+            hint="correct it, or give the head's HOST:PORT",
+        )
+    return found, origin
 
 
-def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
-    """The cluster's head port accepts a TCP connection within ``timeout`` seconds."""
+def check_reachable(address: str, found_in: str | None = None, timeout: float = CONNECT_TIMEOUT) -> None:
+    """The cluster's head port accepts a TCP connection within ``timeout`` seconds. ``found_in``: where
+    ``auto`` read the address (``RAY_ADDRESS`` or an earlier ``ray start``'s record), for the message."""
     host, _, port = address.rpartition(":")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             pass
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        where = f", the address 'auto' read from {found_in}" if found_in else ""
         raise ExecutionError(
-            f"no Ray cluster answers at {address} ({reason.lower()})",
+            f"no Ray cluster answers at {address}{where} ({reason.lower()})",
             field=FIELD,
-            hint="start the head with `ray start --head --port PORT` and give its HOST:PORT, "
-            "or leave execution.address empty to start Ray on this machine",
+            hint=_unreachable_hint(found_in),
         ) from None
+
+
+def _unreachable_hint(found_in: str | None) -> str:
+    if found_in is None or found_in == "RAY_ADDRESS":
+        return (
+            "start the head with `ray start --head --port PORT` and give its HOST:PORT, "
+            "or leave execution.address empty to start Ray on this machine"
+        )
+    return (
+        "the record was left by a `ray start --head` whose cluster has stopped: start one again, "
+        "delete the record, or give the head's HOST:PORT"
+    )
 
 
 def check_admitted(address: str, timeout: float = GCS_TIMEOUT) -> None:
@@ -238,8 +265,8 @@ def ray_session(settings: Any, reporter: Reporter | None = None) -> Iterator[Ray
                  include_dashboard=False, **common)  # fmt: skip
         address = "local"
     else:
-        address = resolve_address(settings.address)
-        check_reachable(address)
+        address, found_in = resolve_address(settings.address)
+        check_reachable(address, found_in)
         check_admitted(address)
         reporter.stage(f"joining the Ray cluster at {address}")
         # the driver's abcompare travels with the tasks, so every node runs the code this driver runs

@@ -9,19 +9,22 @@ import os
 import threading
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from abcompare.core.errors import DataError
-from abcompare.core.limits import MAX_GRADE, MAX_INDEX, MAX_JSON_DEPTH, MIN_GRADE
 from abcompare.data import read_annotations, read_corpus, read_queries, read_run, read_spans, write_run
 
 FIXTURE = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+# docs/data.md's bounds, written out: "a whole number from -2**31 to 2**31-1" (grades), "within ±2**53"
+# (ranks, chunk indexes, offsets), "a JSON line nested deeper than 64 levels"
+MIN_GRADE, MAX_GRADE = -(2**31), 2**31 - 1
+MAX_INDEX = 2**53
+MAX_JSON_DEPTH = 64
 IN_RANGE = st.integers(MIN_GRADE, MAX_GRADE)
 OUT_OF_RANGE = st.one_of(st.integers(max_value=MIN_GRADE - 1), st.integers(min_value=MAX_GRADE + 1))
 
@@ -264,5 +267,21 @@ def test_every_reader_reads_a_named_pipe_once(tmp_path: Path, content: bytes, re
     pd.testing.assert_frame_equal(through_a_pipe(tmp_path, content, "pipe", read), read(regular))
 
 
-def test_grade_bounds_are_those_of_a_32_bit_integer() -> None:
-    assert (np.iinfo(np.int32).min, np.iinfo(np.int32).max) == (MIN_GRADE, MAX_GRADE)
+@pytest.mark.parametrize("fmt", ["trec", "beir", "jsonl"])
+def test_grades_stop_exactly_at_the_documented_bounds(tmp_path: Path, fmt: str) -> None:
+    for grade in (MIN_GRADE, MAX_GRADE):
+        assert read_annotations(qrels_file(tmp_path, fmt, str(grade)))["grade"].tolist() == [1, grade]
+    for grade in (MIN_GRADE - 1, MAX_GRADE + 1):
+        with pytest.raises(DataError, match="is not an integer in range"):
+            read_annotations(qrels_file(tmp_path, fmt, str(grade)))
+
+
+def test_json_nesting_stops_exactly_at_64_levels(tmp_path: Path) -> None:
+    path = tmp_path / "queries.jsonl"
+    line = '{"_id": "q2", "text": "t", "group": %s}\n'  # the line's object is level 1
+    path.write_text('{"_id": "q1", "text": "t"}\n' + line % deep(MAX_JSON_DEPTH - 1))
+    assert read_queries(path)["query_id"].tolist() == ["q1", "q2"]
+    path.write_text('{"_id": "q1", "text": "t"}\n' + line % deep(MAX_JSON_DEPTH))
+    with pytest.raises(DataError, match="nested deeper than 64 levels") as info:
+        read_queries(path)
+    assert info.value.line == 2

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from abcompare.core.errors import DataError
 from abcompare.data.annotations import read_annotation_files, read_annotations
-from abcompare.data.pooling import POOL_COLUMNS, pool_unjudged, read_pool, write_pool
+from abcompare.data.pooling import pool_unjudged, read_pool, write_pool
 from abcompare.evaluation.batch import evaluate_run, in_evaluation_order
 
 QUERIES = pd.DataFrame({"query_id": ["q2", "q1"], "text": ["second question", "first question"]})
@@ -37,7 +37,10 @@ def test_the_pool_holds_each_unjudged_top_hit_once_with_who_retrieved_it_where()
     )
     annotations = pd.DataFrame({"query_id": ["q1", "q1"], "key": ["a", "w"], "grade": [2, 0]})
     pool = pool_unjudged({"control": control, "new": treatment}, annotations, QUERIES, depth=2)
-    assert list(pool.columns) == list(POOL_COLUMNS)
+    # docs/data.md: "query_id, key, grade (empty), query, document_id, retrieved_by, best_rank, text"
+    assert list(pool.columns) == [
+        "query_id", "key", "grade", "query", "document_id", "retrieved_by", "best_rank", "text"
+    ]  # fmt: skip
     # q2 comes first (the query set's order); y is at depth 3 for the control but depth 1 for "new"
     assert pool[["query_id", "key", "retrieved_by", "best_rank"]].values.tolist() == [
         ["q2", "z", "control@1", 1],

@@ -1,6 +1,9 @@
-"""Integer codes of Arrow strings: ``encode_blocks`` hashes one value per block and agrees with ``encode``."""
+"""Integer codes of Arrow strings: ``encode`` numbers strings in first-seen order (null -1), and
+``encode_blocks`` hashes one value per block and gives the same codes; both checked against plain Python."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pyarrow as pa
@@ -13,18 +16,27 @@ from abcompare.evaluation import codes
 _VALUES = st.lists(st.one_of(st.sampled_from(["q1", "q2", "q3", "é", " q1"]), st.none()), max_size=60)
 
 
+def _first_seen_codes(values: list[str | None]) -> tuple[list[int], list[str]]:
+    """The oracle, in plain Python from the documented rule: each distinct string's code is the order in
+    which it first appears, null is -1."""
+    order: dict[str, int] = {}
+    row_codes = [-1 if v is None else order.setdefault(v, len(order)) for v in values]
+    return row_codes, list(order)
+
+
 def _blocks_by_row(values: list[str | None]) -> tuple[list[int], list[int]]:
-    """The oracle: ``encode`` every row, then the runs of equal neighbouring codes."""
-    row_codes, _ = codes.encode(pa.array(values, type=pa.large_string()))
-    block_codes: list[int] = []
-    lengths: list[int] = []
-    for code in row_codes.tolist():
-        if block_codes and block_codes[-1] == code:
-            lengths[-1] += 1
-        else:
-            block_codes.append(code)
-            lengths.append(1)
-    return block_codes, lengths
+    """The oracle's codes of each run of equal neighbouring values, and the runs' lengths."""
+    row_codes, _ = _first_seen_codes(values)
+    runs = [(code, len(list(group))) for code, group in itertools.groupby(row_codes)]
+    return [code for code, _ in runs], [length for _, length in runs]
+
+
+@given(_VALUES)
+def test_codes_are_first_seen_order_and_null_is_minus_one(values: list[str | None]) -> None:
+    row_codes, labels = codes.encode(pa.array(values, type=pa.large_string()))
+    expected_codes, expected_labels = _first_seen_codes(values)
+    assert row_codes.tolist() == expected_codes
+    assert labels.to_pylist() == expected_labels
 
 
 @given(_VALUES, st.integers(1, 30))
@@ -34,6 +46,7 @@ def test_blocks_and_codes_equal_those_of_coding_every_row(values: list[str | Non
     expected_codes, expected_lengths = _blocks_by_row(values)
     assert block_codes.tolist() == expected_codes
     assert lengths.tolist() == expected_lengths
+    assert labels.to_pylist() == _first_seen_codes(values)[1]
     decoded = [None if c < 0 else labels[c].as_py() for c in np.repeat(block_codes, lengths)]
     assert decoded == values
 

@@ -17,6 +17,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+import abcompare
 from abcompare.core.errors import DataError
 from abcompare.examples import EXAMPLES, example_path
 from abcompare.examples.build_hr_docs import GENERATED_FILES, Span, build, chunk_qrels, document_qrels
@@ -75,7 +76,8 @@ def chunks(docs: dict[str, tuple[str, str]]) -> dict[str, list[Chunk]]:
 
 
 def test_example_path_finds_the_shipped_hr_docs_folder():
-    assert example_path("hr-docs") == EXAMPLES["hr-docs"]
+    assert example_path("hr-docs") == Path(abcompare.__file__).parent / "examples" / "hr_docs"
+    assert EXAMPLES["hr-docs"] == example_path("hr-docs")
     for name in (
         "corpus.jsonl",
         "queries.jsonl",
@@ -208,8 +210,14 @@ def test_every_query_has_a_relevant_chunk_whose_text_contains_part_of_the_main_q
 
 
 def test_generated_files_are_up_to_date_with_the_sources(tmp_path):
+    """Every data file shipped beside the sources (found on disk, not taken from the builder's list) is
+    exactly what the builder makes of them."""
+    shipped = sorted(
+        str(path.relative_to(EXAMPLE)) for path in EXAMPLE.rglob("*") if path.suffix in {".jsonl", ".tsv"}
+    )
+    assert sorted(GENERATED_FILES) == shipped
     build(SOURCE, tmp_path)
-    for rel in GENERATED_FILES:
+    for rel in shipped:
         assert (tmp_path / rel).read_bytes() == (EXAMPLE / rel).read_bytes(), (
             f"{rel} is stale: run python -m abcompare.examples.build_hr_docs"
         )

@@ -1,5 +1,7 @@
 """The ray backend against a real Ray head node started by the test (``ray start --head --block`` on
-127.0.0.1, token authentication), an address where nothing listens, and ``auto`` with no cluster."""
+127.0.0.1, token authentication), an address where nothing listens, and ``auto`` with no cluster or with
+the stale record of one. ``auto`` is tested in a Ray environment of the test's own (no RAY_ADDRESS, Ray's
+temp folder moved by RAY_TMPDIR), so what else runs on this machine cannot change the outcome."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from pathlib import Path
 
 import pytest
 from execution_support import REPO, SWEEP_OVERRIDES, run_cli, same_numbers
+from support.environment import needs, require_module
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("ray")]
 # keeps Ray on the loopback interface: without it Ray swaps 127.0.0.1 for this machine's network address
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
@@ -25,6 +28,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def ray_environment(folder: Path) -> dict[str, str]:
+    """Environment for a CLI whose ``auto`` must see only ``folder``: run_cli drops every RAY_ variable
+    (RAY_ADDRESS too) and RAY_TMPDIR moves Ray's temp folder, with its ``ray_current_cluster`` record of the
+    last ``ray start --head``, from /tmp/ray to ``folder/ray``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {**LOOPBACK, "RAY_TMPDIR": str(folder)}
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -67,7 +78,7 @@ def stop(head: subprocess.Popen) -> None:
 def test_a_head_node_gives_the_local_numbers_and_refuses_a_driver_without_its_token(
     tmp_path: Path, execution_cache: Path, local_sweep: dict
 ) -> None:
-    ray = pytest.importorskip("ray")
+    ray = require_module("ray")
     ray_bin = Path(ray.__file__).parents[3].parent / "bin" / "ray"
     command = [str(ray_bin) if ray_bin.exists() else shutil.which("ray") or "ray"]
     temp = tempfile.mkdtemp(prefix="abhead-")  # short: Ray's socket paths must stay under 108 characters
@@ -108,7 +119,6 @@ def test_a_head_node_gives_the_local_numbers_and_refuses_a_driver_without_its_to
 def test_an_address_where_no_cluster_listens_is_exit_2_naming_the_setting(
     tmp_path: Path, execution_cache: Path
 ) -> None:
-    pytest.importorskip("ray")
     port = free_port()  # nothing listens there
     config = REPO / "configs" / "rrf_vs_dbsf.yaml"
     address = f"execution.address=127.0.0.1:{port}"
@@ -121,13 +131,40 @@ def test_an_address_where_no_cluster_listens_is_exit_2_naming_the_setting(
     assert runs_in(tmp_path / "mlflow.db") == []  # the address is checked before any run opens
 
 
+AUTO = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--set", "execution.backend=ray",
+        "--set", "execution.address=auto"]  # fmt: skip
+
+
 def test_auto_without_a_cluster_says_how_to_start_one(tmp_path: Path, execution_cache: Path) -> None:
-    pytest.importorskip("ray")
-    config = REPO / "configs" / "rrf_vs_dbsf.yaml"
-    args = ["run", str(config), "--set", "execution.backend=ray", "--set", "execution.address=auto"]
-    result = run_cli(args, tmp_path, execution_cache, timeout=60, **LOOPBACK)
-    if "found no Ray cluster" not in result.stderr:
-        pytest.skip("a Ray cluster started with `ray start` runs on this machine")
-    assert result.returncode == 2
+    env = ray_environment(tmp_path / "ray-temp")  # empty: no record, no RAY_ADDRESS
+    result = run_cli(AUTO, tmp_path, execution_cache, timeout=60, **env)
+    assert result.returncode == 2, result.stderr[-3000:]
     (line,) = error_lines(result.stderr)
-    assert "execution.address: 'auto' found no Ray cluster" in line and "ray start --head" in line
+    assert line == (
+        "error: execution.address: 'auto' found no Ray cluster: none was started on this machine and "
+        "RAY_ADDRESS is not set (start one with `ray start --head`, or give the head's HOST:PORT)"
+    )
+    assert "Traceback" not in result.stderr
+    assert runs_in(tmp_path / "mlflow.db") == []
+
+
+def test_auto_with_the_stale_record_of_a_stopped_cluster_names_the_record(
+    tmp_path: Path, execution_cache: Path
+) -> None:
+    """A ``ray_current_cluster`` record left by a head that is gone: ``auto`` reads it, and the error says
+    that nothing answers at that address and where the address came from (not that a cluster runs)."""
+    env = ray_environment(tmp_path / "ray-temp")
+    record = tmp_path / "ray-temp" / "ray" / "ray_current_cluster"
+    record.parent.mkdir()
+    port = free_port()  # nothing listens there
+    record.write_text(f"127.0.0.1:{port}")
+    result = run_cli(AUTO, tmp_path, execution_cache, timeout=60, **env)
+    assert result.returncode == 2, result.stderr[-3000:]
+    (line,) = error_lines(result.stderr)
+    assert line.startswith(
+        f"error: execution.address: no Ray cluster answers at 127.0.0.1:{port}, the address 'auto' read "
+        f"from {record} (connection refused) (the record was left by a `ray start --head` whose cluster "
+        "has stopped"
+    ), line
+    assert "Traceback" not in result.stderr
+    assert runs_in(tmp_path / "mlflow.db") == []

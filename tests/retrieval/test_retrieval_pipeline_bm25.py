@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from abcompare.core.errors import RetrievalError
-from abcompare.retrieval.fusion import fuse
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
 
@@ -97,22 +96,44 @@ def test_no_chunking_keeps_chunk_zero_ids_and_stopword_only_queries_get_no_hits(
     assert result["q3"] == []
 
 
-def test_two_retrievers_are_fused_exactly_as_fuse_does(tmp_path):
+def rsf_by_hand(lists: list[list], weights: list[float]) -> list[tuple[str, float]]:
+    """docs/retrieval.md's RSF, written out: each list's scores min-max normalised (1/rank when a list has
+    no spread), weighted and summed per id, best first (ties: first seen)."""
+    fused: dict[str, float] = {}
+    for hits, weight in zip(lists, weights, strict=True):
+        scores = [h.score for h in hits]
+        low, high = min(scores), max(scores)
+        for rank, (hit, score) in enumerate(zip(hits, scores, strict=True), start=1):
+            normalised = (score - low) / (high - low) if high > low else 1 / rank
+            fused[hit.id] = fused.get(hit.id, 0.0) + weight * normalised
+    return sorted(fused.items(), key=lambda pair: -pair[1])
+
+
+def test_two_retrievers_are_fused_as_the_documented_rsf(tmp_path):
     memo = RetrievalCache()
     first = {"type": "bm25", **PLAIN_BM25}
     second = {"type": "bm25", "k1": 0.9, "b": 0.4}
+    queries = pd.DataFrame(  # each matches three or four documents: scores with a spread to normalise
+        {
+            "query_id": ["m1", "m2"],
+            "text": ["leave days for a lost laptop", "receipts for every travel agency"],
+        }
+    )
     fused = run_variant(
         variant(retrievers={"a": first, "b": second}, fusion={"method": "rsf", "weights": {"b": 2.0}}),
         CORPUS,
-        QUERIES,
+        queries,
         cache_dir=tmp_path,
         cache=memo,
     )
-    only_a = run_variant(variant(retrievers={"a": first}), CORPUS, QUERIES, cache_dir=tmp_path, cache=memo)
-    only_b = run_variant(variant(retrievers={"b": second}), CORPUS, QUERIES, cache_dir=tmp_path, cache=memo)
-    for query_id in ["q1", "q2"]:
-        expected = fuse([only_a[query_id], only_b[query_id]], method="rsf", weights=[1.0, 2.0])
-        assert [(h.id, h.fusion_score) for h in fused[query_id]] == [(h.id, h.fusion_score) for h in expected]
+    only_a = run_variant(variant(retrievers={"a": first}), CORPUS, queries, cache_dir=tmp_path, cache=memo)
+    only_b = run_variant(variant(retrievers={"b": second}), CORPUS, queries, cache_dir=tmp_path, cache=memo)
+    for query_id in ["m1", "m2"]:
+        lists = [only_a[query_id], only_b[query_id]]
+        assert all(len(hits) >= 3 for hits in lists)  # real min-max normalisation, not the 1/rank fallback
+        expected = rsf_by_hand(lists, [1.0, 2.0])
+        got = [(h.id, h.fusion_score) for h in fused[query_id]]
+        assert got == [(i, pytest.approx(s, rel=1e-12)) for i, s in expected]
 
 
 def test_a_fusion_only_change_reuses_chunks_and_indexes(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,13 @@ def example_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path)
     workdir = tmp_path_factory.mktemp("example-run")
     result = run_cli(["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json"], workdir, embedding_cache)
     return workdir, result
+
+
+@pytest.fixture(scope="session")
+def sweep_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
+    """`abcompare run configs/fusion_sweep.yaml --json` as shipped (B = 10,000, the README's figures), once
+    per session: its folder (with ``mlflow.db``), the parsed JSON and stderr."""
+    workdir = tmp_path_factory.mktemp("sweep")
+    result = run_cli(["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json"], workdir, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir, json.loads(result.stdout), result.stderr

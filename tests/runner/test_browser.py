@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
-from support.browser import DevTools, render
+from support.browser import DevTools, chromium, render
 from support.servers import start_mlflow_server
 
 from abcompare.tracking.layout import vs_control_key
@@ -36,7 +36,9 @@ def artifacts_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
-    """One `mlflow server` for the module; the main job logged to it twice (small B: the UI is under test)."""
+    """One `mlflow server` for the module; the main job logged to it twice (small B: the UI is under test).
+    Chromium is looked for first: without it no server starts and no main job runs."""
+    chromium()
     folder = tmp_path_factory.mktemp("browser")
     server = start_mlflow_server(folder / "server")
     payloads = []

@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from abcompare.config import load_config
-from abcompare.config.yaml_reader import MAX_DEPTH, MAX_VALUES
+from abcompare.config.yaml_reader import load_yaml
 from abcompare.core.errors import ConfigError
-from abcompare.core.limits import MAX_CUTOFF, MAX_RESAMPLES
 from abcompare.core.naming import first_collision, mlflow_safe_name, name_problem, tag_key_problem
 
 CONFIG = """\
@@ -26,6 +25,13 @@ treatments:
 {treatments}
 {extra}
 """
+# The README's bounds ("Names" section), written out so that code and documentation cannot drift apart
+README = Path(__file__).resolve().parents[2] / "README.md"
+CUTOFF_BOUND = 10_000  # "cutoffs up to 10,000"
+RESAMPLES_BOUND = 1_000_000  # "`n_resamples` up to 1,000,000"
+LIST_BOUND = 10_000  # "`depth` and `top_k` up to 10,000"
+VALUES_BOUND = 10_000  # "YAML aliases may expand to at most 10,000 values"
+DEPTH_BOUND = 32  # "nesting is limited to 32 levels"
 FIXTURE = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -116,8 +122,7 @@ NAMES = st.text(min_size=1, max_size=30)
 @settings(max_examples=500, deadline=None)
 @given(name=NAMES)
 def test_a_valid_name_is_one_safe_mlflow_key_segment_and_one_file_name(name: str) -> None:
-    if name_problem(name) is not None:
-        return
+    assume(name_problem(name) is None)  # hypothesis fails the test when it can find too few valid names
     safe = mlflow_safe_name(name)
     assert tag_key_problem(f"{safe}.ndcg_at_10.delta") is None  # MLflow accepts it as a metric key
     assert "/" not in safe and "\\" not in safe and safe not in {".", ".."}
@@ -133,14 +138,29 @@ def test_names_pass_the_collision_check_only_when_their_keys_differ(names: list[
 
 
 # ----------------------------------------------------------------------------------------------- numbers
+def test_the_readme_states_the_bounds_these_tests_pin() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    for phrase in (
+        "cutoffs up to 10,000",
+        "`n_resamples` up to 1,000,000",
+        "`depth` and `top_k` up to 10,000",
+        "YAML aliases may expand to at most 10,000 values",
+        "nesting is limited to 32 levels",
+    ):
+        assert phrase in text, phrase
+
+
 @pytest.mark.parametrize(
     ("setting", "value", "bound"),
     [
-        ("evaluation.cutoffs", f"[5, {MAX_CUTOFF + 1}]", f"{MAX_CUTOFF:,}"),
-        ("evaluation.cutoffs", "[1000000000]", f"{MAX_CUTOFF:,}"),
-        ("significance.n_resamples", str(10**12), str(MAX_RESAMPLES)),
+        ("evaluation.cutoffs", f"[5, {CUTOFF_BOUND + 1}]", "10,000"),
+        ("evaluation.cutoffs", "[1000000000]", "10,000"),
+        ("significance.n_resamples", str(RESAMPLES_BOUND + 1), "1000000"),
+        ("significance.n_resamples", str(10**12), "1000000"),
         ("significance.seed", "-1", "0"),
         ("dataset.max_queries", str(10**12), "100000000"),
+        ("control.top_k", str(LIST_BOUND + 1), "10000"),
+        ("control.depth", str(LIST_BOUND + 1), "10000"),
         ("control.top_k", str(10**9), "10000"),
         ("control.depth", str(10**9), "10000"),
         ("control.chunking.size", str(10**12), "1000000"),
@@ -156,9 +176,23 @@ def test_numbers_beyond_sane_bounds_are_refused_stating_the_bound(
     assert bound in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [
+        f"evaluation.cutoffs=[1, {CUTOFF_BOUND}]",
+        f"significance.n_resamples={RESAMPLES_BOUND}",
+        f"control.top_k={LIST_BOUND}",
+        f"control.depth={LIST_BOUND}",
+    ],
+)
+def test_a_value_at_its_bound_is_accepted(tmp_path: Path, setting: str) -> None:
+    load(tmp_path, overrides=[setting])
+
+
 @FIXTURE
 @given(
-    resamples=st.integers(min_value=MAX_RESAMPLES + 1, max_value=10**30), cutoff=st.integers(MAX_CUTOFF + 1)
+    resamples=st.integers(min_value=RESAMPLES_BOUND + 1, max_value=10**30),
+    cutoff=st.integers(CUTOFF_BOUND + 1),
 )
 def test_any_value_past_a_bound_is_refused(tmp_path: Path, resamples: int, cutoff: int) -> None:
     for override in (f"significance.n_resamples={resamples}", f"evaluation.cutoffs=[{cutoff}]"):
@@ -178,7 +212,7 @@ def bomb(levels: int, width: int = 9) -> str:
 def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path, where: str) -> None:
     path = tmp_path / "config.yaml"
     # nine levels would expand to 387M values: only a bound checked before any walk can answer at all
-    with pytest.raises(ConfigError, match=f"expand to more than {MAX_VALUES:,} values"):
+    with pytest.raises(ConfigError, match="expand to more than 10,000 values"):
         if where == "top":
             path.write_text(bomb(9))
             load_config(path)
@@ -196,9 +230,40 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path, where: str) -> Non
 def test_endless_yaml_nesting_is_a_located_error(tmp_path: Path, text: str) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=f"nested deeper than {MAX_DEPTH} levels") as info:
+    with pytest.raises(ConfigError, match="nested deeper than 32 levels") as info:
         load_config(path)
     assert info.value.line == 1
+
+
+def nested_lists(levels: int) -> list:
+    """``[[...[]...]]``: an empty list inside ``levels - 1`` more."""
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_nesting_stops_at_exactly_32_levels() -> None:
+    # the top mapping is level 1, so "a: " and 31 brackets nest 32 levels, 32 brackets nest 33
+    levels = DEPTH_BOUND - 1
+    assert load_yaml("a: " + "[" * levels + "]" * levels).data == {"a": nested_lists(levels)}
+    with pytest.raises(ConfigError, match="nested deeper than 32 levels"):
+        load_yaml("a: " + "[" * DEPTH_BOUND + "]" * DEPTH_BOUND)
+
+
+def expanding_to(values: int) -> str:
+    """A document that expands to ``values`` values, counting each node once per expansion (the top
+    mapping, each key, each list, each scalar): ``a`` is a list of 99 zeros (100 values), ``b`` lists it 98
+    times (1 + 9,800), ``c`` lists the zeros that make up the rest."""
+    fixed = 1 + (1 + 100) + (1 + 1 + 98 * 100) + (1 + 1)  # 9,906: mapping, a and its list, b, c
+    zeros = ", ".join(["0"] * 99)
+    return f"a: &a [{zeros}]\nb: [{', '.join(['*a'] * 98)}]\nc: [{', '.join(['0'] * (values - fixed))}]\n"
+
+
+def test_alias_expansion_stops_at_exactly_10000_values() -> None:
+    assert load_yaml(expanding_to(VALUES_BOUND)).data["c"] == [0] * 94
+    with pytest.raises(ConfigError, match="expand to more than 10,000 values"):
+        load_yaml(expanding_to(VALUES_BOUND + 1))
 
 
 def test_a_recursive_alias_is_a_located_error(tmp_path: Path) -> None:

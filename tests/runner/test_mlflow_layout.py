@@ -1,5 +1,7 @@
-"""The MLflow layout contract: everything the README's "In MLflow" section promises, read back from a real run
-of the main job, by the names in ``abcompare.tracking.layout`` that both the writer and the reader use.
+"""The MLflow layout contract: everything the README's "In MLflow" section promises, read back from a real
+run of the main job, by the names in ``abcompare.tracking.layout`` that both the writer and the reader use;
+and what a sweep adds (``tuned.*``, ``tables/grid``, ``tables/tuned_held_out``,
+``plots/quality_vs_latency.svg``), read back from the session's run of the shipped 24-point sweep.
 
 If a name changes, it changes in ``mlflow_layout``, this test, the README and ``analysis`` together.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
@@ -258,3 +261,127 @@ def test_abcompare_report_writes_the_latest_comparison_and_refuses_an_unknown_ru
     control_run = payload["variant_run_ids"]["control"]
     variant = run_cli(["report", control_run, "-o", str(tmp_path / "x.html")], workdir, embedding_cache)
     assert variant.returncode == 2 and "is not an abcompare comparison (role: control)" in variant.stderr
+
+
+# -------------------------------------------------------------------------------- a sweep's additions
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def logged_sweep(sweep_run):
+    """The shipped sweep's parent run, read back with MlflowClient from the store it wrote."""
+    workdir, payload, _ = sweep_run
+    client = MlflowClient(tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
+    return payload, client, client.get_run(payload["parent_run_id"])
+
+
+def table(client: MlflowClient, run_id: str, name: str, folder: Path) -> pd.DataFrame:
+    return pd.read_parquet(client.download_artifacts(run_id, L.table_file(name, "parquet"), str(folder)))
+
+
+def pareto_by_hand(cost: list[float], quality: list[float]) -> set[int]:
+    """The candidates no other candidate beats on both axes: as fast or faster and as good or better, and
+    strictly one of the two (brute force over every pair)."""
+    return {
+        i
+        for i in range(len(cost))
+        if not any(
+            cost[j] <= cost[i] and quality[j] >= quality[i] and (cost[j] < cost[i] or quality[j] > quality[i])
+            for j in range(len(cost))
+        )
+    }
+
+
+def test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names(logged_sweep) -> None:
+    payload, client, parent = logged_sweep
+    names = re.findall(r"`(tuned\.\w+)`", readme_mlflow_section())
+    assert names == ["tuned.delta", "tuned.ci_low", "tuned.ci_high", "tuned.p_value"]
+    tuned = payload["tuned"]
+    assert {name: parent.data.metrics[name] for name in names} == {
+        name: shown(tuned[name.split(".", 1)[1]]) for name in names
+    }
+    tags = parent.data.tags
+    assert tags[L.TUNED_TAG] == tags[L.VERDICT_TAG] == tuned["sentence"]  # a sweep's verdict: the tuned one
+    view = json.loads(client.get_experiment(parent.info.experiment_id).tags[L.VIEW_TAG])
+    assert view["selectedColumns"][:3] == [
+        f"tags.`{L.VERDICT_TAG}`",
+        "metrics.`tuned.delta`",
+        "metrics.`tuned.p_value`",
+    ]
+
+
+def test_a_sweep_parent_holds_the_grid_the_held_out_table_and_the_pareto_plot(logged_sweep) -> None:
+    payload, client, parent = logged_sweep
+    candidates = [row["candidate"] for row in payload["grid"]]
+    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE)
+    assert files(client, parent.info.run_id) == {
+        L.table_file(name, fmt) for name in tables for fmt in ("parquet", "json")
+    } | {L.paired_plot(name) for name in candidates} | {
+        L.ALIGNMENT_FILE,
+        L.SUMMARY_FILE,
+        L.REPORT_FILE,
+        L.RESULT_FILE,
+        L.TIMINGS_FILE,
+        L.DELTAS_PLOT,
+        L.PARETO_PLOT,
+        L.RESOLVED_CONFIG_FILE,
+        f"{L.CONFIG_DIR}/fusion_sweep.yaml",
+    }
+    readme = readme_mlflow_section()
+    sweep_files = [L.table_file(L.GRID_TABLE), L.table_file(L.HELD_OUT_TABLE), L.PARETO_PLOT]
+    assert [name.removesuffix(".parquet") for name in sweep_files] == [
+        "tables/grid",
+        "tables/tuned_held_out",
+        "plots/quality_vs_latency.svg",
+    ]  # the names the README gives, in its words:
+    assert all(f"`{name.removesuffix('.parquet')}`" in readme for name in sweep_files)
+    views = {entry["path"] for entry in json.loads(parent.data.tags[L.LOGGED_ARTIFACTS_TAG])}
+    assert {L.table_file(L.GRID_TABLE, "json"), L.table_file(L.HELD_OUT_TABLE, "json")} <= views
+
+
+def test_the_logged_grid_is_the_json_grid_best_first(logged_sweep, tmp_path: Path) -> None:
+    payload, client, parent = logged_sweep
+    grid = table(client, parent.info.run_id, L.GRID_TABLE, tmp_path)
+    assert grid.to_dict("records") == payload["grid"]  # every column, every digit, in order
+    assert grid["delta"].is_monotonic_decreasing and len(grid) == 24
+    assert {"fusion.method", "fusion.weights.bm25", "efficiency.seconds_per_query"} <= set(grid.columns)
+
+
+def test_the_held_out_table_scores_each_query_by_the_choice_of_its_fold(logged_sweep, tmp_path: Path) -> None:
+    payload, client, parent = logged_sweep
+    tuned = payload["tuned"]
+    held_out = table(client, parent.info.run_id, L.HELD_OUT_TABLE, tmp_path)
+    assert list(held_out.columns) == ["fold", "choice", "control", "tuned", "delta"]
+    assert held_out.index.name == "query_id" and len(held_out) == payload["n_queries"] == 124
+    assert sorted(held_out["fold"].unique()) == list(range(tuned["folds"]))
+    assert (held_out["choice"] == [tuned["choices"][f] for f in held_out["fold"]]).all()
+    assert (held_out["delta"] == held_out["tuned"] - held_out["control"]).all()
+    assert held_out["delta"].mean() == pytest.approx(tuned["delta"], abs=1e-12)
+    side_by_side = table(client, parent.info.run_id, L.PER_QUERY_ALL_TABLE, tmp_path)
+    metric = tuned["metric"]
+    assert (held_out["control"] == side_by_side.loc[held_out.index, f"control/{metric}"]).all()
+    chosen = [
+        side_by_side.loc[q, f"{c}/{metric}"] for q, c in zip(held_out.index, held_out["choice"], strict=True)
+    ]
+    assert (held_out["tuned"] == chosen).all()
+
+
+def test_the_pareto_plot_marks_every_candidate_and_labels_the_front(logged_sweep, tmp_path: Path) -> None:
+    """One marker per candidate (its tooltip: name, delta, ms per query), and the labelled points are the
+    Pareto front computed by brute force from the logged grid's delta and seconds per query."""
+    payload, client, parent = logged_sweep
+    svg = ET.parse(client.download_artifacts(parent.info.run_id, L.PARETO_PLOT, str(tmp_path))).getroot()
+    grid = payload["grid"]
+    assert (
+        svg.tag == f"{SVG}svg" and svg.findtext(f"{SVG}title") == "Quality vs latency: 24 candidates, ndcg@10"
+    )
+    tooltips = sorted(circle.findtext(f"{SVG}title") or "" for circle in svg.iter(f"{SVG}circle"))
+    expected = sorted(
+        f"{r['candidate']}: {r['delta']:+.4f}, {1000 * r['efficiency.seconds_per_query']:.2f} ms"
+        for r in grid
+    )
+    assert [t for t in tooltips if " ms" in t] == expected
+    labels = {text.text for text in svg.iter(f"{SVG}text")} & {row["candidate"] for row in grid}
+    front = pareto_by_hand([r["efficiency.seconds_per_query"] for r in grid], [r["delta"] for r in grid])
+    assert labels == {grid[i]["candidate"] for i in front}
+    assert any("ms per query" in (text.text or "") for text in svg.iter(f"{SVG}text"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from e2e_support import execute_notebook
 
@@ -31,14 +29,16 @@ def test_load_comparison_reads_the_latest_run_back(example_run) -> None:
     assert groups["n_queries"].sum() == len(loaded.queries)
 
 
-def test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_above(example_run) -> None:
+def test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_above(
+    example_run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Jupyter starts a notebook in its own folder: it looks upward for the store the README's command wrote,
     says where it found it, creates none, and its outputs carry no progress-bar noise."""
     workdir, result = example_run
     assert result.returncode == 0, result.stderr[-2000:]
     folder = workdir / "notebooks"
     folder.mkdir(exist_ok=True)
-    os.environ.pop("MLFLOW_TRACKING_URI", None)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     stdout, stderr, tables = execute_notebook(folder)
     assert f"store: sqlite:///{workdir / 'mlflow.db'} (looked in {folder / 'mlflow.db'}, " in stdout
     assert not (folder / "mlflow.db").exists(), "the notebook created a store of its own"

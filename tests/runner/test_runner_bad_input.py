@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from e2e_support import REPO, run_cli
+from e2e_support import run_cli
 from mlflow import MlflowClient
 from support.cli import cli_command
 
@@ -43,14 +43,20 @@ def assert_clean_failure(result, *fragments: str) -> None:
         assert fragment in error_lines[0], error_lines[0]
 
 
-def assert_no_run_left_running(workdir: Path) -> None:
+def run_statuses(workdir: Path) -> list[tuple[str, str]]:
+    """(role, status) of every run in the folder's SQLite store, which must exist: a test that inspects the
+    runs of a failed comparison fails when there are none to inspect."""
     db = workdir / "mlflow.db"
-    if not db.exists():
-        return
+    assert db.is_file(), f"no MLflow store at {db}: the comparison opened no run"
     client = MlflowClient(tracking_uri=f"sqlite:///{db}")
-    experiments = [e.experiment_id for e in client.search_experiments()]
-    for run in client.search_runs(experiments):
-        assert run.info.status != "RUNNING", run.info
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    return sorted((run.data.tags.get("abcompare.role", "?"), run.info.status) for run in runs)
+
+
+def assert_opened_runs_failed(workdir: Path, *roles: str) -> None:
+    """The README: "If anything fails, every run that was opened is marked FAILED". ``roles`` are the runs
+    opened before the failure: the comparison's parent always, the control's once the control has run."""
+    assert run_statuses(workdir) == sorted((role, "FAILED") for role in ("comparison", *roles))
 
 
 def test_unknown_config_key_exits_2_with_file_line_and_suggestion(
@@ -80,7 +86,7 @@ def test_malformed_run_file_fails_cleanly_and_marks_runs_failed(
     config = write_config(tmp_path, "    run: {path: prod.trec, format: trec}")
     result = run_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, "prod.trec:3")
-    assert_no_run_left_running(tmp_path)
+    assert_opened_runs_failed(tmp_path, "control")
 
 
 def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embedding_cache: Path) -> None:
@@ -101,7 +107,7 @@ def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embeddi
         "100% of annotated ids match once the '#...' chunk suffix is dropped (use level: document",
         "or set evaluation.allow_misaligned to report anyway)",
     )
-    assert_no_run_left_running(tmp_path)
+    assert_opened_runs_failed(tmp_path)
 
 
 def test_unreachable_tracking_server_is_reported_before_any_work(
@@ -119,18 +125,7 @@ def test_unreachable_tracking_server_is_reported_before_any_work(
 def test_missing_config_file_exits_2(tmp_path: Path, embedding_cache: Path) -> None:
     result = run_cli(["run", str(tmp_path / "nope.yaml")], tmp_path, embedding_cache)
     assert_clean_failure(result, "nope.yaml", "config file not found")
-
-
-def test_schema_prints_json(tmp_path: Path, embedding_cache: Path) -> None:
-    result = run_cli(["schema"], tmp_path, embedding_cache)
-    assert result.returncode == 0
-    assert '"treatments"' in result.stdout
-
-
-def test_repo_configs_validate_from_another_directory(tmp_path: Path, embedding_cache: Path) -> None:
-    result = run_cli(["validate", str(REPO / "configs" / "chunk_size.yaml")], tmp_path, embedding_cache)
-    assert result.returncode == 0, result.stderr
-    assert "valid" in result.stdout
+    assert not (tmp_path / "mlflow.db").exists(), "a config that cannot be read opens no store"
 
 
 def running_runs(db: Path) -> int:

@@ -4,6 +4,8 @@ the pooling loop that fills the holes."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +15,11 @@ import pandas as pd
 import pytest
 from e2e_support import REPO, cli_env, run_cli
 from mlflow import MlflowClient
+from support.cli import cli_command
 from support.environment import require_module
+from support.readme import readme_match, readme_section
 
+from abcompare.data.annotations import read_annotations
 from abcompare.evaluation.batch import evaluate_run
 from abcompare.tracking.reader import load_comparison
 
@@ -212,67 +217,90 @@ def test_the_shipped_example_raises_no_judgment_warning(example_run):
 
 
 # ----------------------------------------------------------------------------- the pooling loop
-def run_script(args: list[str], cwd: Path, cache: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "judgment_holes.py"), *args],
-        cwd=cwd,
-        env=cli_env(cache),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def readme_loop() -> list[tuple[str, list[str]]]:
+    """The README's loop on the shipped example: each command with the output lines shown under it."""
+    section = readme_section("Incomplete judgments: unjudged hits and pooling")
+    block = re.search(r"\*\*The loop on the shipped example\.\*\*.*?```bash\n(.*?)```", section, re.S)
+    assert block, "README shows the loop on the shipped example as a bash block"
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.group(1).splitlines():
+        if line.startswith("#"):
+            steps[-1][1].append(line.lstrip("#").strip())
+        elif line.strip():
+            steps.append((line, []))
+    return steps
 
 
-def verdict(payload: dict, metric: str = "ndcg@10") -> dict:
-    return next(row for row in payload["comparison"] if row["metric"] == metric)
+def as_argv(command: str, folder: Path) -> list[str]:
+    """A README command line as this test runs it in ``folder``: ``$PWD`` is the folder, ``abcompare`` the
+    installed command, ``python`` this interpreter (the checkout's paths are linked into the folder)."""
+    argv = shlex.split(command.replace("$PWD", str(folder)))
+    program = {"abcompare": cli_command(), "python": [sys.executable]}[argv[0]]
+    return program + argv[1:]
+
+
+def shows(expected: str, output: str) -> bool:
+    """Whether ``output`` says ``expected``, where the README's ``...`` stands for any text."""
+    pattern = ".*?".join(re.escape(part.strip()) for part in expected.split("..."))
+    return re.search(pattern, " ".join(output.split())) is not None
+
+
+def primary_delta(stdout: str) -> str:
+    """The delta the console's comparison table prints on the primary row (four decimals)."""
+    found = re.search(r"│ ndcg@10 +│ primary +│ +\S+ │ +\S+ │ +(\S+) │", stdout)
+    assert found, stdout[-2000:]
+    return found.group(1)
 
 
 @pytest.mark.slow
-def test_pooling_restores_the_verdict_that_holes_in_the_judgments_hid(tmp_path, embedding_cache):
-    """The README's loop on the shipped example: holes hide the hybrid's gain, a pool brings it back."""
-    config = str(REPO / "configs" / "bm25_vs_hybrid.yaml")
-    quick = ["--set", "significance.n_resamples=2000", "--set", "tracking.enabled=false"]
-    full = json.loads(run_cli(["run", config, "--json", *quick], tmp_path, embedding_cache).stdout)
-    assert verdict(full)["verdict"] == "better"
+def test_the_readme_loop_on_the_shipped_example_shows_what_the_readme_says(tmp_path, embedding_cache):
+    """The README's loop, run command by command as printed (in a folder laid out like the checkout): every
+    line the README shows under a command is in that command's output, and the four-decimal deltas of its
+    explanation are the comparison tables'. Holes hide the hybrid's gain; the pool brings it back."""
+    for name in ("configs", "scripts"):
+        (tmp_path / name).symlink_to(REPO / name)
+    (tmp_path / "abcompare").mkdir()
+    (tmp_path / "abcompare" / "examples").symlink_to(REPO / "abcompare" / "examples")
+    steps = readme_loop()
+    assert [command.split()[:2] for command, _ in steps] == [
+        ["abcompare", "run"], ["python", "scripts/judgment_holes.py"], ["abcompare", "run"],
+        ["abcompare", "pool"], ["python", "scripts/judgment_holes.py"], ["abcompare", "run"],
+    ]  # fmt: skip
+    runs = []
+    for command, shown in steps:
+        done = subprocess.run(
+            as_argv(command, tmp_path), cwd=tmp_path, env=cli_env(embedding_cache), capture_output=True,
+            text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr[-3000:])
+        output = done.stdout + "\n" + done.stderr
+        missing = [line for line in shown if not shows(line, output)]
+        assert not missing, (command, missing, output[-3000:])
+        if command.startswith("abcompare run"):
+            runs.append(done.stdout)
+        if command.startswith("abcompare pool"):
+            pooled = pd.read_csv(tmp_path / "pool.csv", dtype=str, keep_default_na=False)
+    explained = readme_match(
+        r"The holes hid a real gain \(nDCG@10 (\S+) with the complete judgments, (\S+) with the holes\); the "
+        r"pooled judgments restore it \((\S+); the small difference from (\S+) is",
+        readme_section("Incomplete judgments: unjudged hits and pooling"),
+    ).groups()
+    full, holed, restored = (primary_delta(stdout) for stdout in runs)
+    assert (full, holed, restored, full) == explained
 
-    made = run_script(["holes", config, "-o", str(tmp_path / "holes.tsv")], tmp_path, embedding_cache)
-    assert made.returncode == 0, made.stderr[-2000:]
-    holes = ["--set", f"dataset.annotations={tmp_path / 'holes.tsv'}"]
-    holed = run_cli(["run", config, "--json", *quick, *holes], tmp_path, embedding_cache)
-    assert holed.returncode == 0, holed.stderr[-3000:]
-    assert verdict(json.loads(holed.stdout))["verdict"] == "no significant difference"
-
-    pooled = run_cli(["pool", config, *holes, "-o", "pool.csv", "--depth", "10"], tmp_path, embedding_cache)
-    assert pooled.returncode == 0, pooled.stderr[-3000:]
-    pool = pd.read_csv(tmp_path / "pool.csv", dtype=str, keep_default_na=False)
-    assert list(pool.columns) == [
-        "query_id",
-        "key",
-        "grade",
-        "query",
-        "document_id",
-        "retrieved_by",
-        "best_rank",
-        "text",
-    ]
-    assert (pool["grade"] == "").all() and not pool.duplicated(["query_id", "key"]).any()
-    holes_judged = pd.read_csv(tmp_path / "holes.tsv", sep=" ", header=None, dtype=str)
-    judged_pairs = set(zip(holes_judged[0], holes_judged[2], strict=True))
-    assert not any(pair in judged_pairs for pair in zip(pool["query_id"], pool["key"], strict=True))
-    filled = run_script(
-        ["fill", "pool.csv", "--from", str(REPO / "abcompare/examples/hr_docs/qrels/test.tsv")],
-        tmp_path,
-        embedding_cache,
-    )
-    assert filled.returncode == 0, filled.stderr[-2000:]
-
-    merged = ["--set", f"dataset.annotations=[{tmp_path / 'holes.tsv'}, {tmp_path / 'pool.csv'}]"]
-    restored = json.loads(
-        run_cli(["run", config, "--json", *quick, *merged], tmp_path, embedding_cache).stdout
-    )
-    assert verdict(restored)["verdict"] == "better"
-    assert restored["judged"]["hybrid-rrf"]["mean_judged"] == 1.0  # every hit of the top 10 is now judged
-    assert verdict(restored)["delta"] == pytest.approx(verdict(full)["delta"], abs=0.005)
+    complete = read_annotations(REPO / "abcompare/examples/hr_docs/qrels/test.tsv")
+    holes = read_annotations(tmp_path / "holes.tsv")
+    assert len(holes) == len(complete) - round(len(complete) / 3)  # "removes the third of them"
+    assert list(pooled.columns) == [
+        "query_id", "key", "grade", "query", "document_id", "retrieved_by", "best_rank", "text",
+    ]  # fmt: skip
+    (said,) = [line for command, shown in steps if command.startswith("abcompare pool") for line in shown]
+    assert len(pooled) == int(re.match(r"pooled (\d+) unjudged hits", said).group(1))
+    assert (pooled["grade"] == "").all() and not pooled.duplicated(["query_id", "key"]).any()
+    judged_pairs = set(zip(holes["query_id"], holes["key"], strict=True))
+    assert not any(pair in judged_pairs for pair in zip(pooled["query_id"], pooled["key"], strict=True))
+    filled = pd.read_csv(tmp_path / "pool.csv", dtype=str, keep_default_na=False)
+    assert filled[["query_id", "key"]].equals(pooled[["query_id", "key"]]) and (filled["grade"] != "").all()
 
 
 def test_pool_writes_jsonl_and_refuses_span_level_in_one_line(tmp_path, embedding_cache):

@@ -15,13 +15,10 @@ import pytest
 from abcompare.core.errors import AbcompareWarning, TrackingError
 from abcompare.core.process_identity import current_process, is_alive, start_time
 from abcompare.core.scratch import remove_dead_scratch_folders
-from abcompare.tracking.store import (
-    HOST_TAG,
-    PID_TAG,
-    START_TAG,
-    check_reachable,
-    open_tracker,
-)
+from abcompare.tracking.store import check_reachable, open_tracker
+
+# the owner tags as the README names them ("abcompare.host, abcompare.pid, abcompare.process_start")
+HOST_TAG, PID_TAG, START_TAG = "abcompare.host", "abcompare.pid", "abcompare.process_start"
 
 
 def dead_pid() -> int:

@@ -7,9 +7,12 @@ have made it p = 0.073.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from stats_synthetic import METRICS, frames, paired_runs
 
 from abcompare.core.errors import StatisticsError
@@ -17,9 +20,6 @@ from abcompare.core.vocabulary import default_primary_metric
 from abcompare.outcome.sentences import secondary_summary, verdict_sentence
 from abcompare.stats.comparison import paired_comparison
 from abcompare.stats.correction import holm, per_test_alpha
-from abcompare.stats.maxt import max_t_sign_flip
-from abcompare.stats.paired import paired_differences
-from abcompare.stats.power import minimum_detectable_effect
 
 
 @pytest.fixture(scope="module")
@@ -94,20 +94,65 @@ def three_treatments() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     return frame, {"a": treated, "b": frames(control, second)[1], "c": frames(control, third)[1]}
 
 
-def test_max_t_is_the_same_function_over_treatments_and_metrics(three_treatments):
-    control, treatments = three_treatments
-    table = paired_comparison(
-        control, treatments, correction="maxt", seed=5, n_resamples=2000, tests=["permutation"]
-    )
-    d = np.hstack([paired_differences(control, frame).d for frame in treatments.values()])
-    roles = ["primary" if m == "ndcg@10" else "secondary" for m in METRICS] * 3
-    rng = np.random.Generator(np.random.PCG64(5))  # the sign vectors are the generator's first draws
-    expected = max_t_sign_flip(d, roles, n_resamples=2000, rng=rng)
-    np.testing.assert_array_equal(table["p_adjusted"], expected.pvalue_adjusted)
-    np.testing.assert_array_equal(table["p_permutation"], expected.pvalue)
-    primary = (table["role"] == "primary").to_numpy()
-    assert (table.loc[primary, "family_size"] == 3).all() and (table.loc[~primary, "family_size"] == 42).all()
-    np.testing.assert_allclose(table["alpha_effective"], expected.alpha_effective(0.05))
+@pytest.fixture(scope="module")
+def ten_queries() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Three treatments on 10 queries: few enough that all 2^10 sign vectors are enumerated."""
+    rng = np.random.default_rng(11)
+    ids = pd.Index([f"q{i}" for i in range(10)], name="query_id")
+    control = pd.DataFrame(rng.random((10, len(METRICS))), index=ids, columns=METRICS)
+    shifts = {"a": 0.15, "b": 0.0, "c": 0.05}
+    return control, {name: control + rng.normal(s, 0.2, control.shape) for name, s in shifts.items()}
+
+
+def brute_force_max_t(d: np.ndarray, families: np.ndarray, alpha: float) -> dict[str, np.ndarray]:
+    """Westfall-Young single-step max-T by enumerating every sign vector (docs/statistics.md): raw p, the
+    adjusted p (the share of vectors whose largest |t*| in the column's family reaches |t|), and the level
+    2 (1 - Phi(c)) of the critical value c above which the adjusted p is <= alpha."""
+    signs = np.array(list(itertools.product([1.0, -1.0], repeat=d.shape[0])))  # row 0: the observed d
+    flipped = signs[:, :, None] * d[None, :, :]
+    t = flipped.mean(axis=1) / (flipped.std(axis=1, ddof=1) / np.sqrt(d.shape[0]))
+    observed = np.abs(t[0]) * (1 - 1e-9)  # equal in exact arithmetic counts as reaching
+    raw = (np.abs(t) >= observed).mean(axis=0)
+    adjusted, level = np.empty(d.shape[1]), np.empty(d.shape[1])
+    for family in set(families):
+        columns = families == family
+        maxima = np.abs(t[:, columns]).max(axis=1)
+        adjusted[columns] = (maxima[:, None] >= observed[columns]).mean(axis=0)
+        critical = max(v for v in maxima if (maxima >= v).sum() > alpha * maxima.size)
+        level[columns] = 2 * stats.norm.sf(critical)
+    return {"p_permutation": raw, "p_adjusted": adjusted, "alpha_effective": level}
+
+
+def test_max_t_runs_over_treatments_and_metrics_in_two_families(ten_queries):
+    control, treatments = ten_queries
+    table = paired_comparison(control, treatments, correction="maxt", n_resamples=2000, tests=["permutation"])
+    assert table["permutation_exact"].all()
+    rows = [(name, metric) for name in treatments for metric in METRICS]
+    table = table.set_index(["treatment", "metric"]).loc[rows]
+    d = np.hstack([(frame - control)[METRICS].to_numpy() for frame in treatments.values()])
+    families = np.array(["primary" if metric == "ndcg@10" else "secondary" for _, metric in rows])
+    expected = brute_force_max_t(d, families, 0.05)
+    for column, values in expected.items():
+        np.testing.assert_allclose(table[column], values, rtol=1e-12, err_msg=column)
+    assert (table["role"].to_numpy() == families).all()
+    assert (table.loc[families == "primary", "family_size"] == 3).all()
+    assert (table.loc[families == "secondary", "family_size"] == 42).all()
+
+
+def documented_level(p: np.ndarray, correction: str, alpha: float) -> np.ndarray:
+    """docs/statistics.md: Holm alpha / (m - r + 1) (ties at their first step), BH alpha r / m (ties at
+    their last), none alpha; r is the rank of p among the family's m p-values."""
+    m = p.size
+    if correction == "holm":
+        return alpha / (m - stats.rankdata(p, method="min") + 1)
+    if correction == "bh":
+        return alpha * stats.rankdata(p, method="max") / m
+    return np.full(m, alpha)
+
+
+def documented_mde(sd: np.ndarray, n: int, level: np.ndarray, power: float = 0.8) -> np.ndarray:
+    """docs/statistics.md: (z_{1-a/2} + z_power) sd(d) / sqrt(n)."""
+    return (stats.norm.ppf(1 - level / 2) + stats.norm.ppf(power)) * sd / np.sqrt(n)
 
 
 @pytest.mark.parametrize("correction", ["holm", "bh", "none"])
@@ -119,10 +164,18 @@ def test_the_correction_changes_no_raw_p_value_and_sets_the_level_of_the_mde(thr
         np.testing.assert_array_equal(table[column], maxt[column])
     for role in ("primary", "secondary"):
         rows = (table["role"] == role).to_numpy()
-        expected = per_test_alpha(table.loc[rows, "p_primary"].to_numpy(), correction, 0.05)
-        np.testing.assert_allclose(table.loc[rows, "alpha_effective"], expected)
-    mde = minimum_detectable_effect(table["sd_delta"].to_numpy(), 120, table["alpha_effective"].to_numpy())
-    np.testing.assert_allclose(table["mde"], mde)
+        expected = documented_level(table.loc[rows, "p_primary"].to_numpy(), correction, 0.05)
+        np.testing.assert_allclose(table.loc[rows, "alpha_effective"], expected, rtol=1e-12)
+    sd = np.array(
+        [
+            (treatments[name][metric] - control[metric]).std(ddof=1)
+            for name, metric in table[["treatment", "metric"]].itertuples(index=False)
+        ]
+    )
+    np.testing.assert_allclose(table["sd_delta"], sd, rtol=1e-12)
+    np.testing.assert_allclose(
+        table["mde"], documented_mde(sd, 120, table["alpha_effective"].to_numpy()), rtol=1e-12
+    )
     assert (table["alpha_effective"] <= 0.05).all()
     if correction != "none":
         assert (maxt["alpha_effective"] < 0.05).all() and (maxt["p_adjusted"] >= maxt["p_primary"]).all()

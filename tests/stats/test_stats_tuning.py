@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from support.readme import README, as_printed, readme_match
 
 import abcompare
 from abcompare.core.errors import StatisticsError
@@ -172,6 +173,7 @@ def test_everything_after_the_data_is_keyword_only(grid):
 
 # ------------------------------------------------------------------------------------------ simulation
 REPS, N_QUERIES, N_CANDIDATES, B, ALPHA = 1500, 120, 20, 199, 0.05
+REPO_DOCS = README.parent / "docs"
 NOISE = np.array([-0.2, -0.1, 0.0, 0.0, 0.1, 0.2])
 SD_NOISE = float(np.sqrt(NOISE.var() + 0.05**2))
 
@@ -223,6 +225,32 @@ def test_testing_the_chosen_candidate_naively_rejects_far_too_often(null_runs):
     high = stats.binom.interval(0.999, REPS, ALPHA)[1]
     assert (null_runs["best_then_t"] <= ALPHA).sum() > 4 * high
     assert (null_runs["cv_then_flip"] <= ALPHA).sum() > 1.8 * high
+
+
+def test_the_readme_and_docs_state_this_simulations_rates(null_runs):
+    """The A/A rates the README and docs/statistics.md quote are this simulation's, to their digits."""
+    rate = {
+        key: 100 * float((null_runs[key] <= ALPHA).mean()) for key in ("best_then_t", "cv_then_flip", "tuned")
+    }
+    naive = readme_match(
+        r'with (\d+) candidates all equal to the control, "best mean then a t-test" rejects (\d+)% of the '
+        r"time at alpha ([0-9.]+)"
+    ).groups()
+    trap = readme_match(r"in simulation: (\d+)% false positives at alpha ([0-9.]+)\)").groups()
+    kept = readme_match(r"so its p-value keeps its level \(([0-9.]+)% in the same simulation\)").group(1)
+    assert (int(naive[0]), float(naive[2]), float(trap[1])) == (N_CANDIDATES, ALPHA, ALPHA)
+    assert as_printed(rate["best_then_t"], naive[1]) == naive[1]
+    assert as_printed(rate["best_then_t"], trap[0]) == trap[0]
+    assert as_printed(rate["tuned"], kept) == kept
+    docs = (REPO_DOCS / "statistics.md").read_text(encoding="utf-8")
+    rows = {
+        "best_then_t": r"\| best mean, then a paired t-test on the same queries \| ([0-9.]+)% \|",
+        "cv_then_flip": r"\| 5-fold CV, then a plain sign-flip test of the concatenated held-out differences "
+        r"\| ([0-9.]+)% \|",
+        "tuned": r"\| `tuned_comparison` \(the whole selection permuted\) \| ([0-9.]+)% \|",
+    }
+    stated = {key: readme_match(pattern, docs).group(1) for key, pattern in rows.items()}
+    assert {key: as_printed(rate[key], text) for key, text in stated.items()} == stated
 
 
 def test_a_planted_gain_is_found():

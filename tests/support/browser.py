@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from support.environment import skip_unless_ci
+from support.environment import PARTS, chromium_path, missing_part
 
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -31,10 +31,10 @@ FLAGS = [
 
 def chromium() -> str:
     """Debian's ``chromium`` (``.ci/run`` installs it when missing); skip (fail in CI) without it."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    found = chromium_path()
     if found is None:
-        skip_unless_ci("headless Chromium is not installed (apt-get install chromium)")
-    return found  # type: ignore[return-value]
+        missing_part(PARTS["chromium"])
+    return found
 
 
 def render(url: str, screenshot: Path, size: str = "1600,1000") -> str:

@@ -90,7 +90,7 @@ def _has_postgres_user() -> bool:
 def _python_part(module: str, distribution: str, what: str) -> Part:
     return Part(
         name=f"{what} (Python module {module})",
-        install=f'pip install "{distribution}" (it is in the test extra: {TEST_EXTRA})',
+        install=f'pip install "{distribution}" (the README\'s test install has it: {TEST_EXTRA})',
         present=lambda: has_module(module),
         distribution=distribution,
     )
@@ -117,6 +117,11 @@ PARTS: dict[str, Part] = {
         name=f"the shared data folder {SHARED_DIR} (datasets: scifact, cranfield, cisi; conformance)",
         install="put the shared collections beside the checkout, in ../shared",
         present=SHARED_DIR.is_dir,
+    ),
+    "tmpfs": Part(
+        name="a tmpfs the full-disk test can mount (mount -t tmpfs needs root)",
+        install="run the tests as root, where mounting is allowed (CI runs as root)",
+        present=lambda: os.geteuid() == 0,
     ),
     "pytrec_eval": _python_part("pytrec_eval", "pytrec-eval-terrier", "pytrec_eval, trec_eval's C code"),
     "ir_measures": _python_part("ir_measures", "ir-measures", "ir_measures"),
@@ -176,8 +181,6 @@ def missing_parts() -> list[str]:
 
 
 def skip_unless_ci(reason: str) -> None:
-    """Skip for lack of something that is not one of :data:`PARTS` as a whole (a collection inside the
-    shared folder), except in CI, where it must be there."""
-    if in_ci():
-        pytest.fail(f"missing part: {reason} (CI must provide it)", pytrace=False)
-    pytest.skip(reason)
+    """A collection inside the shared data folder is missing (``reason`` says which): skip, saying where the
+    shared data goes, except in CI, where it must be there."""
+    missing_part(PARTS["shared_data"], reason)

@@ -1,5 +1,6 @@
-"""Real servers for tests, started on 127.0.0.1 and a free port: a PostgreSQL 15 cluster in a temporary
-folder, and `mlflow server` (single worker, job execution off) backed by SQLite or by that PostgreSQL.
+"""Real servers for tests, started on 127.0.0.1 and a free port: a PostgreSQL cluster in a temporary
+folder (initdb and pg_ctl from PATH, or from Debian's /usr/lib/postgresql/<version>/bin, newest version),
+and `mlflow server` (single worker, job execution off) backed by SQLite or by that PostgreSQL.
 
 Nothing is mocked: the tests log to these exactly as a team's tracking server is used. Fixtures at the end;
 a test module imports the ones it uses (``from support.servers import mlflow_server  # noqa: F401``).
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from support.environment import PARTS, missing_part, postgres_tools, require, require_module
 
 __all__ = [
     "MlflowServer",
@@ -49,6 +52,7 @@ class Postgres:
     folder: Path
     port: int
     as_user: list[str]
+    pg_ctl: str
 
     @property
     def uri(self) -> str:
@@ -56,7 +60,7 @@ class Postgres:
 
     def stop(self) -> None:
         subprocess.run(
-            [*self.as_user, "pg_ctl", "-D", str(self.folder / "data"), "stop", "-m", "fast", "-w"],
+            [*self.as_user, self.pg_ctl, "-D", str(self.folder / "data"), "stop", "-m", "fast", "-w"],
             capture_output=True,
             timeout=60,
             check=False,
@@ -70,45 +74,44 @@ def _as_postgres_user(folder: Path) -> list[str]:
         return []
     import pwd
 
-    try:
-        account = pwd.getpwnam("postgres")
-    except KeyError:
-        pytest.skip("running as root and there is no 'postgres' user to run PostgreSQL as")
+    require("postgres_user")
+    account = pwd.getpwnam("postgres")
     os.chown(folder, account.pw_uid, account.pw_gid)
     return ["runuser", "-u", "postgres", "--"]
 
 
 def start_postgres() -> Postgres:
     """initdb + pg_ctl start into a new temporary folder (trust authentication, fsync off: test data only),
-    then create the ``mlflow`` database. Skips the test when PostgreSQL is not installed."""
-    if shutil.which("initdb") is None or shutil.which("pg_ctl") is None:
-        pytest.skip("PostgreSQL (initdb, pg_ctl) is not installed")
+    then create the ``mlflow`` database. Without PostgreSQL or psycopg the test is skipped (failed in CI)."""
+    tools = postgres_tools()
+    if tools is None:
+        missing_part(PARTS["postgresql"])
+    initdb, pg_ctl = tools
+    psycopg = require_module("psycopg")
     folder = Path(tempfile.mkdtemp(prefix="abcompare-test-pg-"))
     folder.chmod(0o755)
     as_user = _as_postgres_user(folder)
     port = free_port()
     data = folder / "data"
     subprocess.run(
-        [*as_user, "initdb", "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"],
+        [*as_user, initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"],
         capture_output=True,
         timeout=120,
         check=True,
     )
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=100"
     started = subprocess.run(
-        [*as_user, "pg_ctl", "-D", str(data), "-o", options, "-l", str(folder / "server.log"), "-w", "start"],
+        [*as_user, pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "server.log"), "-w", "start"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    server = Postgres(folder, port, as_user)
+    server = Postgres(folder, port, as_user, pg_ctl)
     if started.returncode != 0:
         log = (folder / "server.log").read_text() if (folder / "server.log").exists() else ""
         server.stop()
         pytest.fail(f"PostgreSQL did not start: {started.stderr}{log[-2000:]}")
-    import psycopg
-
     with psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres", autocommit=True) as db:
         db.execute("CREATE DATABASE mlflow")
     return server
@@ -188,7 +191,7 @@ def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Postgres]:
-    """A real PostgreSQL 15 cluster in a temporary folder, for the module's tests."""
+    """A real PostgreSQL cluster in a temporary folder, for the module's tests."""
     server = start_postgres()
     yield server
     server.stop()
