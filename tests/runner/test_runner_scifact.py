@@ -205,6 +205,18 @@ def test_the_statistics_docs_scifact_paragraph_is_this_run(scifact_run, holm_tab
     assert as_printed(rows["f1@100"]["p_adjusted"], secondary[3]) == secondary[3]
 
 
+def test_the_statistics_docs_quote_this_runs_sentences(scifact_run) -> None:
+    """docs/statistics.md's "The sentences" quotes the verdict and secondary lines of this very run."""
+    payload, _ = scifact_run
+    text = " ".join((REPO / "docs" / "statistics.md").read_text(encoding="utf-8").split())
+    verdict = re.search(r'`verdict_sentence\(table, treatment\)`: "([^"]+)"', text).group(1)
+    secondary = re.search(r'`secondary_summary\(table, treatment\)`: "([^"]+)"', text).group(1)
+    assert (verdict, secondary) == (
+        payload["verdicts"][TREATMENT]["sentence"],
+        payload["verdicts"][TREATMENT]["secondary"],
+    )
+
+
 def test_the_helpers_count_words_and_adjust_as_holm_by_hand() -> None:
     assert [count(w) for w in ("none", "4", "four")] == [0, 4, 4]
     # m = 3: 0.01 * 3 = 0.03; 0.03 * 2 = 0.06; 0.04 * 1 = 0.04, raised to the running maximum 0.06
