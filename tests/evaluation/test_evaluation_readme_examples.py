@@ -1,5 +1,6 @@
 """The README's two worked examples ("Metrics and the two conventions"), read out of the README itself and
-checked in both conventions through the public API: ``evaluate_run`` and the per-query evaluators.
+checked in both conventions through the public API: ``evaluate_run`` and the per-query evaluators; and the
+unjudged-hits warning's threshold and example sentence ("Incomplete judgments").
 
 Each expected value is also worked out by hand below, so a README figure that drifts from the arithmetic
 fails as surely as code that drifts from the README.
@@ -15,6 +16,7 @@ import pytest
 from support.readme import as_printed, readme_match, readme_section
 
 from abcompare import RagEvaluator, RagHit, TrecEvaluator, evaluate_run
+from abcompare.evaluation.judgments import JudgedCoverage, judged_gap_warnings
 
 MEASURES = {"P": "precision", "R": "recall", "F1": "f1", "MRR": "mrr", "nDCG": "ndcg"}
 NUMBER = r"([0-9]+(?:\.[0-9]+|/[0-9]+)?)"
@@ -111,3 +113,37 @@ def test_a_repeated_relevant_hit_at_10_gives_the_readme_figures_of_each_conventi
     assert {m: got[m] for m in SECOND_BY_HAND[convention]} == pytest.approx(
         SECOND_BY_HAND[convention], abs=1e-12
     )
+
+
+# -------------------------------------------------- the unjudged-hits warning, as the README shows it
+def readme_warning() -> tuple[float, str]:
+    """The README's threshold ("0.05 or more below the control's") and its example warning."""
+    found = readme_match(
+        r"\*\*A warning\*\* when a treatment's `judged@k` is ([0-9.]+) or more below the control's, "
+        r"naming the unjudged hits involved: `([^`]+)`"
+    )
+    return float(found.group(1)), found.group(2)
+
+
+def coverage(control: float, treatment: float, unjudged: tuple[int, int] = (31, 142)) -> dict:
+    return {
+        "control": JudgedCoverage("control", 10, control, unjudged[0]),
+        "dense": JudgedCoverage("dense", 10, treatment, unjudged[1]),
+    }
+
+
+def test_the_readme_example_warning_is_the_one_written_for_its_figures() -> None:
+    _, example = readme_warning()
+    figures = re.search(r"judged@10 ([0-9.]+) vs ([0-9.]+); (\d+) unjudged hits against (\d+)\)", example)
+    treatment, control, many, few = figures.groups()
+    (sentence,) = judged_gap_warnings(coverage(float(control), float(treatment), (int(few), int(many))))
+    pattern = ".*?".join(re.escape(part.strip()) for part in example.split("..."))
+    assert re.match(pattern, sentence.replace("`", "")), sentence
+    gap = round(100 * (float(control) - float(treatment)))
+    assert example.startswith(f"dense: {gap}% more of its top 10 is unjudged")  # 0.93 - 0.81 = 12%
+
+
+def test_the_warning_starts_at_the_readme_gap() -> None:
+    threshold, _ = readme_warning()
+    assert len(judged_gap_warnings(coverage(0.90, 0.90 - threshold))) == 1  # exactly the gap: warned
+    assert judged_gap_warnings(coverage(0.90, 0.90 - threshold + 0.001)) == []  # just under it: not
