@@ -205,6 +205,21 @@ def test_the_statistics_docs_scifact_paragraph_is_this_run(scifact_run, holm_tab
     assert as_printed(rows["f1@100"]["p_adjusted"], secondary[3]) == secondary[3]
 
 
+def test_the_retrieval_docs_reference_levels_are_this_runs_means(scifact_run) -> None:
+    """docs/retrieval.md's SciFact table: BM25 0.686 (the control), hybrid ``rrf`` 0.717 (the treatment)."""
+    payload, _ = scifact_run
+    text = " ".join((REPO / "docs" / "retrieval.md").read_text(encoding="utf-8").split())
+    bm25 = re.search(
+        r"\| BM25 \(bm25s, Lucene, English stemmer \+ stopwords, title \+ text\) \| ([0-9.]+) \|", text
+    )
+    hybrid = re.search(
+        r"\| hybrid BM25 \+ dense, `rrf` / `rsf` / `dbsf` / `dbsf-3sigma` \| ([0-9.]+) / ", text
+    )
+    means = payload["means"]
+    assert as_printed(means["control"]["ndcg@10"], bm25.group(1)) == bm25.group(1)
+    assert as_printed(means[TREATMENT]["ndcg@10"], hybrid.group(1)) == hybrid.group(1)
+
+
 def test_the_statistics_docs_quote_this_runs_sentences(scifact_run) -> None:
     """docs/statistics.md's "The sentences" quotes the verdict and secondary lines of this very run."""
     payload, _ = scifact_run
