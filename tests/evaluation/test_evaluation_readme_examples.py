@@ -13,7 +13,7 @@ import re
 import warnings
 
 import pytest
-from support.readme import as_printed, readme_match, readme_section
+from support.readme import README, as_printed, readme_match, readme_section
 
 from abcompare import RagEvaluator, RagHit, TrecEvaluator, evaluate_run
 from abcompare.evaluation.judgments import JudgedCoverage, judged_gap_warnings
@@ -147,3 +147,25 @@ def test_the_warning_starts_at_the_readme_gap() -> None:
     threshold, _ = readme_warning()
     assert len(judged_gap_warnings(coverage(0.90, 0.90 - threshold))) == 1  # exactly the gap: warned
     assert judged_gap_warnings(coverage(0.90, 0.90 - threshold + 0.001)) == []  # just under it: not
+
+
+# -------------------------------------------------------- the same examples in docs/evaluation.md
+def docs_table(after: str, columns: list[str]) -> dict[str, dict[str, str]]:
+    """The first table after ``after`` in docs/evaluation.md: per convention, each cell's leading figure."""
+    text = (README.parent / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    start = text.index(after)
+    rows = {}
+    for convention in ("ai4j", "trec"):
+        cells = re.search(rf"^\| {convention} \|(.*)\|$", text[start:], re.M).group(1).split("|")
+        rows[convention] = dict(zip(columns, (cell.split()[0] for cell in cells), strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("convention", ["ai4j", "trec"])
+def test_the_evaluation_docs_tables_give_the_same_figures(convention) -> None:
+    first = docs_table("An example. The hits are `a, b, c, d`", list(MEASURES.values()))[convention]
+    got = batch_row(["a", "b", "c", "d"], ["b", "d"], 4, convention)
+    assert {m: as_printed(got[m], text) for m, text in first.items()} == first
+    second = docs_table("With hits\n`a, a, b`, relevant `{a}` and k = 10", ["precision", "recall", "ndcg"])
+    got = batch_row(["a", "a", "b"], ["a"], 10, convention)
+    assert {m: as_printed(got[m], text) for m, text in second[convention].items()} == second[convention]
