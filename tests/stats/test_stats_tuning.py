@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
@@ -173,9 +174,14 @@ def test_everything_after_the_data_is_keyword_only(grid):
 
 # ------------------------------------------------------------------------------------------ simulation
 REPS, N_QUERIES, N_CANDIDATES, B, ALPHA = 1500, 120, 20, 199, 0.05
-REPO_DOCS = README.parent / "docs"
+
 NOISE = np.array([-0.2, -0.1, 0.0, 0.0, 0.1, 0.2])
 SD_NOISE = float(np.sqrt(NOISE.var() + 0.05**2))
+
+
+def docs_text() -> str:
+    """docs/statistics.md, where this module's simulated rates are quoted."""
+    return (README.parent / "docs" / "statistics.md").read_text(encoding="utf-8")
 
 
 def draw(rng: np.random.Generator, gains: np.ndarray) -> np.ndarray:
@@ -242,7 +248,7 @@ def test_the_readme_and_docs_state_this_simulations_rates(null_runs):
     assert as_printed(rate["best_then_t"], naive[1]) == naive[1]
     assert as_printed(rate["best_then_t"], trap[0]) == trap[0]
     assert as_printed(rate["tuned"], kept) == kept
-    docs = (REPO_DOCS / "statistics.md").read_text(encoding="utf-8")
+    docs = docs_text()
     rows = {
         "best_then_t": r"\| best mean, then a paired t-test on the same queries \| ([0-9.]+)% \|",
         "cv_then_flip": r"\| 5-fold CV, then a plain sign-flip test of the concatenated held-out differences "
@@ -258,18 +264,24 @@ def test_a_planted_gain_is_found():
     gains[3] = 0.06
     runs = simulate(gains, seed=9, reps=300)
     assert (runs["tuned"] <= ALPHA).sum() >= 0.85 * 300  # measured here: 282 of 300 (94%)
+    rate, reps = readme_match(
+        r"`tuned_comparison` rejects in (\d+)% of (\d+) replicates", docs_text()
+    ).groups()
+    assert int(reps) == 300 and as_printed(100 * float((runs["tuned"] <= ALPHA).mean()), rate) == rate
 
 
 @pytest.mark.parametrize(
     ("name", "gains"),
     [
-        ("all equal to the control", np.zeros(N_CANDIDATES)),
-        ("all gain 0.02", np.full(N_CANDIDATES, 0.02)),
-        ("one gains 0.06", np.r_[0.06, np.zeros(N_CANDIDATES - 1)]),
-        ("gains spread over -0.03..0.03", np.linspace(-0.03, 0.03, N_CANDIDATES)),
+        ("all 0", np.zeros(N_CANDIDATES)),
+        ("all +0.02", np.full(N_CANDIDATES, 0.02)),
+        ("one +0.06, 19 at 0", np.r_[0.06, np.zeros(N_CANDIDATES - 1)]),
+        ("spread evenly over −0.03 … +0.03", np.linspace(-0.03, 0.03, N_CANDIDATES)),
     ],
 )
 def test_the_interval_covers_what_tuning_gains_on_unseen_queries(name, gains):
+    """Each case is a row of docs/statistics.md's coverage table (named as there), whose target and
+    coverage are this simulation's to the digits printed."""
     reps = 1000
     runs = simulate(gains, seed=31, reps=reps)
     target = expected_gain(gains, N_QUERIES * 4 // 5, np.random.default_rng(0))
@@ -278,3 +290,5 @@ def test_the_interval_covers_what_tuning_gains_on_unseen_queries(name, gains):
     # exact when every candidate has the same gain, conservative when they differ; measured here: 945,
     # 945, 973 and 950 of 1000 for the four cases
     assert low <= covered <= (high if np.ptp(gains) == 0 else 0.995 * reps), (name, covered)
+    row = readme_match(rf"\| {re.escape(name)} \| ([0-9.]+) \| ([0-9.]+)% \|", docs_text()).groups()
+    assert (as_printed(target, row[0]), as_printed(100 * covered / reps, row[1])) == row
