@@ -5,12 +5,15 @@ marked ``needs(...)`` requires its parts before it runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+from support.cli import REPO, run_cli
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
 
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
@@ -19,6 +22,7 @@ from support.environment import SHARED_DIR, in_ci, missing_parts, require
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
 settings.register_profile(
     "dev", derandomize=False, print_blob=True, deadline=None,
+    database=DirectoryBasedExampleDatabase(str(REPO / ".hypothesis" / "examples")),  # even where CI=false
     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
 )  # fmt: skip
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if in_ci() else "dev"))
@@ -64,3 +68,29 @@ def datasets_dir(shared_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def trec_conformance_dir(shared_dir: Path) -> Path:
     return shared_dir / "conformance" / "trec_eval"
+
+
+# ------------------------------------------------------------------------- runs the whole suite shares
+@pytest.fixture(scope="session")
+def embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One embedding cache for the whole session (every CLI run and the execution backends' tests), so the
+    example corpus is encoded once per session."""
+    return tmp_path_factory.mktemp("embedding-cache")
+
+
+@pytest.fixture(scope="session")
+def example_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
+    """`abcompare run configs/rrf_vs_dbsf.yaml --json` in a fresh folder with the default SQLite store."""
+    workdir = tmp_path_factory.mktemp("example-run")
+    result = run_cli(["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json"], workdir, embedding_cache)
+    return workdir, result
+
+
+@pytest.fixture(scope="session")
+def sweep_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
+    """`abcompare run configs/fusion_sweep.yaml --json` as shipped (B = 10,000, the README's figures), once
+    per session: its folder (with ``mlflow.db``), the parsed JSON and stderr."""
+    workdir = tmp_path_factory.mktemp("sweep")
+    result = run_cli(["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json"], workdir, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir, json.loads(result.stdout), result.stderr

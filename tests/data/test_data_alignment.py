@@ -6,14 +6,10 @@ import math
 
 import pandas as pd
 import pytest
+from support.frames import run_of_keys
 
 from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.data import alignment_report, check_alignment
-
-
-def _run(keys_by_query):
-    rows = [(q, r + 1, k, 1.0 / (r + 1)) for q, keys in keys_by_query.items() for r, k in enumerate(keys)]
-    return pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"])
 
 
 def _ann(pairs, grade=1):
@@ -22,7 +18,7 @@ def _ann(pairs, grade=1):
 
 @pytest.mark.parametrize("suffix", ["#chunk-0", "#0"])
 def test_document_annotations_against_chunk_keys_are_diagnosed(suffix):
-    run = _run({"q1": [f"doc-1{suffix}", f"doc-2{suffix}"], "q2": [f"doc-3{suffix}"]})
+    run = run_of_keys({"q1": [f"doc-1{suffix}", f"doc-2{suffix}"], "q2": [f"doc-3{suffix}"]})
     report = alignment_report(run, _ann([("q1", "doc-1"), ("q2", "doc-3")]))
     assert (report.annotated_ids, report.annotated_ids_in_run, report.fraction_in_run) == (2, 0, 0.0)
     assert report.queries_without_annotated_hits == ("q1", "q2")
@@ -35,31 +31,33 @@ def test_document_annotations_against_chunk_keys_are_diagnosed(suffix):
 
 
 def test_chunk_annotations_against_document_keys_are_diagnosed():
-    report = alignment_report(_run({"q": ["doc-1", "doc-2"]}), _ann([("q", "doc-1#0"), ("q", "doc-2#3")]))
+    report = alignment_report(
+        run_of_keys({"q": ["doc-1", "doc-2"]}), _ann([("q", "doc-1#0"), ("q", "doc-2#3")])
+    )
     assert "look like chunk keys" in report.diagnosis
     assert "chunk_index" in report.fix
 
 
 def test_case_and_whitespace_differences_are_diagnosed():
-    case = alignment_report(_run({"q": ["DOC-1", "DOC-2"]}), _ann([("q", "doc-1"), ("q", "doc-2")]))
+    case = alignment_report(run_of_keys({"q": ["DOC-1", "DOC-2"]}), _ann([("q", "doc-1"), ("q", "doc-2")]))
     assert "upper/lower case" in case.diagnosis
-    space = alignment_report(_run({"q": ["doc 1", "doc 2"]}), _ann([("q", "doc1"), ("q", "doc2")]))
+    space = alignment_report(run_of_keys({"q": ["doc 1", "doc 2"]}), _ann([("q", "doc1"), ("q", "doc2")]))
     assert "whitespace" in space.diagnosis
 
 
 def test_positional_fallback_keys_are_diagnosed():
-    report = alignment_report(_run({"q": ["0", "1", "2"]}), _ann([("q", "doc-1")]))
+    report = alignment_report(run_of_keys({"q": ["0", "1", "2"]}), _ann([("q", "doc-1")]))
     assert "list positions" in report.diagnosis
 
 
 def test_query_ids_that_never_meet_are_diagnosed():
-    report = alignment_report(_run({"1": ["a"]}), _ann([("q1", "a")]))
+    report = alignment_report(run_of_keys({"1": ["a"]}), _ann([("q1", "a")]))
     assert "no query id of the run appears in the annotations" in report.diagnosis
     assert report.queries_missing_from_run == ("q1",)
 
 
 def test_aligned_run_has_no_diagnosis_and_passes():
-    run = _run({"q1": ["a", "b", "a"], "q2": ["c"], "q3": ["x"]})
+    run = run_of_keys({"q1": ["a", "b", "a"], "q2": ["c"], "q3": ["x"]})
     ann = pd.concat(
         [_ann([("q1", "a"), ("q2", "z"), ("q3", "x"), ("q4", "y")]), _ann([("q1", "b")], grade=0)]
     )
@@ -76,7 +74,7 @@ def test_aligned_run_has_no_diagnosis_and_passes():
 
 
 def test_to_dict_is_flat_scalars_for_mlflow():
-    report = alignment_report(_run({"q": ["doc-1#0"]}), _ann([("q", "doc-1")]))
+    report = alignment_report(run_of_keys({"q": ["doc-1#0"]}), _ann([("q", "doc-1")]))
     flat = report.to_dict()
     assert all(isinstance(v, (int, float, str)) for v in flat.values())
     assert flat["queries_without_annotated_hits"] == 1
@@ -84,20 +82,20 @@ def test_to_dict_is_flat_scalars_for_mlflow():
 
 
 def test_allow_misaligned_warns_instead_of_failing():
-    report = alignment_report(_run({"q": ["doc-1#0"]}), _ann([("q", "doc-1")]))
+    report = alignment_report(run_of_keys({"q": ["doc-1#0"]}), _ann([("q", "doc-1")]))
     with pytest.warns(AbcompareWarning, match="allow_misaligned"):
         check_alignment(report, allow_misaligned=True)
 
 
 def test_min_fraction_is_the_threshold():
-    report = alignment_report(_run({"q": ["a", "b"]}), _ann([("q", "a"), ("q", "c")]))  # 1 of 2 = 50%
+    report = alignment_report(run_of_keys({"q": ["a", "b"]}), _ann([("q", "a"), ("q", "c")]))  # 1 of 2 = 50%
     assert check_alignment(report, min_fraction=0.5) is report
     with pytest.raises(AlignmentError, match="only 1 of 2"):
         check_alignment(report, min_fraction=0.75)
 
 
 def test_no_relevant_annotations_fails():
-    report = alignment_report(_run({"q": ["a"]}), _ann([("q", "a")], grade=0))
+    report = alignment_report(run_of_keys({"q": ["a"]}), _ann([("q", "a")], grade=0))
     assert report.annotated_ids == 0 and math.isnan(report.fraction_in_run)
     with pytest.raises(AlignmentError, match="no relevant annotations"):
         check_alignment(report)

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from support.frames import run_frame
 
 from abcompare.core.errors import AbcompareWarning, DataError
 from abcompare.data import apply_level, read_corpus, read_spans
@@ -15,19 +16,15 @@ from abcompare.data import apply_level, read_corpus, read_spans
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _run(rows, columns=("query_id", "rank", "key", "score")):
-    return pd.DataFrame(rows, columns=list(columns))
-
-
 def test_chunk_level_returns_inputs_unchanged():
-    run = _run([["q", 1, "a#0", 1.0]])
+    run = run_frame([["q", 1, "a#0", 1.0]])
     ann = pd.DataFrame({"query_id": ["q"], "key": ["a#0"], "grade": [1]})
     out_run, out_ann = apply_level(run, ann, "chunk")
     assert out_run is run and out_ann is ann
 
 
 def test_document_level_collapses_by_key_prefix_first_occurrence_wins_and_renumbers():
-    run = _run(
+    run = run_frame(
         [
             ["q", 1, "doc-1#chunk-0", 0.9],
             ["q", 2, "doc-2#0", 0.8],
@@ -46,7 +43,7 @@ def test_document_level_collapses_by_key_prefix_first_occurrence_wins_and_renumb
 
 
 def test_document_level_prefers_the_document_id_column_over_the_key():
-    run = _run(
+    run = run_frame(
         [["q", 1, "custom-a", 1.0, "D1"], ["q", 2, "custom-b", 0.5, "D1"], ["q", 3, "x#1", 0.2, None]],
         columns=("query_id", "rank", "key", "score", "document_id"),
     )
@@ -56,7 +53,7 @@ def test_document_level_prefers_the_document_id_column_over_the_key():
 
 
 def test_document_level_follows_rank_not_row_order():
-    run = _run([["q", 2, "d1#1", 0.1], ["q", 1, "d1#0", 0.9]])
+    run = run_frame([["q", 2, "d1#1", 0.1], ["q", 1, "d1#0", 0.9]])
     out, _ = apply_level(run, pd.DataFrame(columns=["query_id", "key", "grade"]), "document")
     assert out[["rank", "key", "score"]].values.tolist() == [[1, "d1", 0.9]]
 
@@ -122,7 +119,7 @@ def test_span_level_finds_offsets_of_hit_content_in_the_corpus():
 
 
 def test_span_level_without_offsets_is_an_error_and_partial_offsets_warn():
-    run = _run([["q", 1, "d#0", 1.0]])
+    run = run_frame([["q", 1, "d#0", 1.0]])
     spans = pd.DataFrame({"query_id": ["q"], "document_id": ["d"], "start": [0], "end": [5]})
     with pytest.raises(DataError, match="needs each hit's character offsets"):
         apply_level(run, None, "span", spans=spans)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import frames
 
 from abcompare.core.errors import DataError
 from abcompare.data.annotations import read_annotation_files, read_annotations
@@ -20,7 +21,8 @@ QUERIES = pd.DataFrame({"query_id": ["q2", "q1"], "text": ["second question", "f
 
 
 def run_frame(rows):
-    return pd.DataFrame(rows, columns=["query_id", "rank", "key", "score", "document_id", "content"])
+    """A run with each hit's document and text, the pool's reading columns."""
+    return frames.run_frame(rows, [*frames.RUN_COLUMNS, "document_id", "content"])
 
 
 def test_the_pool_holds_each_unjudged_top_hit_once_with_who_retrieved_it_where():

@@ -6,16 +6,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from support.environment import require_module
+from support.frames import qrels_dict
 
 
 def load_qrels(folder: Path) -> dict[str, dict[str, int]]:
-    frame = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype=str)
-    qrels: dict[str, dict[str, int]] = {}
-    for qid, doc, grade in frame.itertuples(index=False):
-        qrels.setdefault(qid, {})[doc] = int(grade)
-    return qrels
+    """A BEIR folder's test qrels as ``{query: {doc: grade}}``."""
+    return qrels_dict(folder / "qrels" / "test.tsv")
 
 
 def load_jsonl(path: Path) -> list[dict]:

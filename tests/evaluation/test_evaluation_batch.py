@@ -8,14 +8,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from support.frames import run_frame
 
 from abcompare.core.errors import AbcompareWarning, ConfigError, DataError
 from abcompare.core.hits import RagHit
 from abcompare.evaluation.batch import evaluate_run
-
-
-def run_frame(rows):
-    return pd.DataFrame(rows, columns=["query_id", "rank", "key", "score"])
 
 
 def test_reference_example_in_batch():

@@ -1,5 +1,5 @@
 """Fixtures for the execution backends: one in-process Ray for the whole session (starting one costs
-seconds), one warm embedding cache, and the local backend's numbers on the fusion sweep as the reference."""
+seconds) and the local backend's numbers on the fusion sweep as the reference."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from execution_support import REPO, SWEEP_OVERRIDES, run_cli
+from execution_support import SWEEP_OVERRIDES
+from support.cli import REPO, run_cli
 from support.environment import require_module
 
 
@@ -32,16 +33,10 @@ def ray_in_process():
 
 
 @pytest.fixture(scope="session")
-def execution_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One embedding cache for these tests: only the first run encodes the example corpus."""
-    return tmp_path_factory.mktemp("execution-cache")
-
-
-@pytest.fixture(scope="session")
-def local_sweep(tmp_path_factory: pytest.TempPathFactory, execution_cache: Path) -> dict:
+def local_sweep(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path) -> dict:
     """``abcompare run configs/fusion_sweep.yaml --json`` on the local backend (the reference numbers)."""
     workdir = tmp_path_factory.mktemp("local-sweep")
     args = ["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json", *SWEEP_OVERRIDES]
-    result = run_cli(args, workdir, execution_cache)
+    result = run_cli(args, workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)

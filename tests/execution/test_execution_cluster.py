@@ -16,18 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-from execution_support import REPO, SWEEP_OVERRIDES, run_cli, same_numbers
+from execution_support import SWEEP_OVERRIDES, same_numbers
+from support.cli import REPO, error_lines, run_cli
 from support.environment import needs, require_module
+from support.servers import free_port
 
 pytestmark = [pytest.mark.slow, needs("ray")]
 # keeps Ray on the loopback interface: without it Ray swaps 127.0.0.1 for this machine's network address
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def ray_environment(folder: Path) -> dict[str, str]:
@@ -36,10 +32,6 @@ def ray_environment(folder: Path) -> dict[str, str]:
     last ``ray start --head``, from /tmp/ray to ``folder/ray``."""
     folder.mkdir(parents=True, exist_ok=True)
     return {**LOOPBACK, "RAY_TMPDIR": str(folder)}
-
-
-def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
 def wait_for_port(port: int, head: subprocess.Popen, log: Path, timeout: float = 120) -> None:
@@ -76,7 +68,7 @@ def stop(head: subprocess.Popen) -> None:
 
 
 def test_a_head_node_gives_the_local_numbers_and_refuses_a_driver_without_its_token(
-    tmp_path: Path, execution_cache: Path, local_sweep: dict
+    tmp_path: Path, embedding_cache: Path, local_sweep: dict
 ) -> None:
     ray = require_module("ray")
     ray_bin = Path(ray.__file__).parents[3].parent / "bin" / "ray"
@@ -100,14 +92,14 @@ def test_a_head_node_gives_the_local_numbers_and_refuses_a_driver_without_its_to
         args = ["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json", *SWEEP_OVERRIDES,
                 "--set", "execution.backend=ray", "--set", f"execution.address=127.0.0.1:{port}"]  # fmt: skip
 
-        refused = run_cli(args, tmp_path, execution_cache, timeout=120, **LOOPBACK)
+        refused = run_cli(args, tmp_path, embedding_cache, timeout=120, **LOOPBACK)
         assert refused.returncode == 2, refused.stderr[-3000:]
         (line,) = error_lines(refused.stderr)
         expected = f"execution.address: the Ray cluster at 127.0.0.1:{port} requires an authentication token"
         assert expected in line
         assert "RAY_AUTH_MODE=token" in line and "Traceback" not in refused.stderr
 
-        joined = run_cli(args, tmp_path, execution_cache, timeout=600, **LOOPBACK, **auth)
+        joined = run_cli(args, tmp_path, embedding_cache, timeout=600, **LOOPBACK, **auth)
         assert joined.returncode == 0, joined.stderr[-3000:]
         same_numbers(json.loads(joined.stdout), local_sweep)
     finally:
@@ -117,13 +109,13 @@ def test_a_head_node_gives_the_local_numbers_and_refuses_a_driver_without_its_to
 
 
 def test_an_address_where_no_cluster_listens_is_exit_2_naming_the_setting(
-    tmp_path: Path, execution_cache: Path
+    tmp_path: Path, embedding_cache: Path
 ) -> None:
     port = free_port()  # nothing listens there
     config = REPO / "configs" / "rrf_vs_dbsf.yaml"
     address = f"execution.address=127.0.0.1:{port}"
     args = ["run", str(config), "--set", "execution.backend=ray", "--set", address]
-    result = run_cli(args, tmp_path, execution_cache, timeout=60, **LOOPBACK)
+    result = run_cli(args, tmp_path, embedding_cache, timeout=60, **LOOPBACK)
     assert result.returncode == 2, result.stderr[-3000:]
     (line,) = error_lines(result.stderr)
     assert line.startswith(f"error: execution.address: no Ray cluster answers at 127.0.0.1:{port}"), line
@@ -135,9 +127,9 @@ AUTO = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--set", "execution.b
         "--set", "execution.address=auto"]  # fmt: skip
 
 
-def test_auto_without_a_cluster_says_how_to_start_one(tmp_path: Path, execution_cache: Path) -> None:
+def test_auto_without_a_cluster_says_how_to_start_one(tmp_path: Path, embedding_cache: Path) -> None:
     env = ray_environment(tmp_path / "ray-temp")  # empty: no record, no RAY_ADDRESS
-    result = run_cli(AUTO, tmp_path, execution_cache, timeout=60, **env)
+    result = run_cli(AUTO, tmp_path, embedding_cache, timeout=60, **env)
     assert result.returncode == 2, result.stderr[-3000:]
     (line,) = error_lines(result.stderr)
     assert line == (
@@ -149,7 +141,7 @@ def test_auto_without_a_cluster_says_how_to_start_one(tmp_path: Path, execution_
 
 
 def test_auto_with_the_stale_record_of_a_stopped_cluster_names_the_record(
-    tmp_path: Path, execution_cache: Path
+    tmp_path: Path, embedding_cache: Path
 ) -> None:
     """A ``ray_current_cluster`` record left by a head that is gone: ``auto`` reads it, and the error says
     that nothing answers at that address and where the address came from (not that a cluster runs)."""
@@ -158,7 +150,7 @@ def test_auto_with_the_stale_record_of_a_stopped_cluster_names_the_record(
     record.parent.mkdir()
     port = free_port()  # nothing listens there
     record.write_text(f"127.0.0.1:{port}")
-    result = run_cli(AUTO, tmp_path, execution_cache, timeout=60, **env)
+    result = run_cli(AUTO, tmp_path, embedding_cache, timeout=60, **env)
     assert result.returncode == 2, result.stderr[-3000:]
     (line,) = error_lines(result.stderr)
     assert line.startswith(

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from execution_support import REPO, cli_command, cli_env, run_cli, same_numbers
+from execution_support import same_numbers
 from mlflow import MlflowClient
+from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
 
 pytestmark = pytest.mark.slow
 CONFIG = REPO / "configs" / "rrf_vs_dbsf.yaml"
@@ -96,10 +97,10 @@ def run_and_kill(args: list[str], workdir: Path, cache: Path, deadline: float = 
 
 
 @pytest.fixture(scope="module")
-def local_reference(tmp_path_factory, execution_cache: Path) -> dict:
+def local_reference(tmp_path_factory, embedding_cache: Path) -> dict:
     workdir = tmp_path_factory.mktemp("local-reference")
     args = ["run", str(CONFIG), "--json", *LEAN[:2], "--set", "tracking.enabled=false"]
-    result = run_cli(args, workdir, execution_cache)
+    result = run_cli(args, workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
 
@@ -117,7 +118,7 @@ def test_with_no_retries_a_killed_encoder_fails_the_run_in_one_line(tmp_path: Pa
     code, _, stderr, killed = run_and_kill(args, tmp_path, tmp_path / "cold-cache")
     assert killed, "no encoder actor was seen working"
     assert code == 1, stderr[-3000:]
-    lines = [line for line in stderr.splitlines() if line.startswith("error:")]
+    lines = error_lines(stderr)
     assert len(lines) == 1 and "Traceback" not in stderr, stderr[-3000:]
     # killed in its first block: no block had reached the driver
     assert lines[0].startswith("error: execution: encoding on Ray failed after 0 of "), lines[0]

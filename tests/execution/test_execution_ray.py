@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from execution_support import REPO
+from support.cli import REPO
 
 from abcompare.config import ExecutionSettings, load_config
 from abcompare.core.errors import RetrievalError
@@ -37,8 +37,8 @@ def assert_same_results(local, on_ray) -> None:
     pd.testing.assert_frame_equal(on_ray.comparison, local.comparison, check_exact=True)
 
 
-def test_the_fusion_sweep_on_an_in_process_ray_equals_local(ray_in_process, execution_cache: Path) -> None:
-    local, on_ray = both_backends(REPO / "configs" / "fusion_sweep.yaml", execution_cache)
+def test_the_fusion_sweep_on_an_in_process_ray_equals_local(ray_in_process, embedding_cache: Path) -> None:
+    local, on_ray = both_backends(REPO / "configs" / "fusion_sweep.yaml", embedding_cache)
     assert len(local.variants) == 25
     assert_same_results(local, on_ray)
     assert "execution" in on_ray.timings and on_ray.timings["retrieval"] > 0
@@ -47,14 +47,14 @@ def test_the_fusion_sweep_on_an_in_process_ray_equals_local(ray_in_process, exec
     assert cost["efficiency.seconds_per_query"] > 0 and cost["efficiency.index_seconds"] > 0
 
 
-def test_a_precomputed_run_is_read_in_the_driver_beside_ray_variants(ray_in_process, execution_cache) -> None:
-    local, on_ray = both_backends(REPO / "configs" / "precomputed_run.yaml", execution_cache)
+def test_a_precomputed_run_is_read_in_the_driver_beside_ray_variants(ray_in_process, embedding_cache) -> None:
+    local, on_ray = both_backends(REPO / "configs" / "precomputed_run.yaml", embedding_cache)
     assert on_ray.variants["production"].efficiency == {}
     assert_same_results(local, on_ray)
 
 
-def test_a_user_error_raised_in_a_ray_task_is_the_same_one_line(ray_in_process, execution_cache) -> None:
-    overrides = [*LEAN, f"cache_dir={execution_cache}", "control.retrievers.bm25.stemmer=klingon"]
+def test_a_user_error_raised_in_a_ray_task_is_the_same_one_line(ray_in_process, embedding_cache) -> None:
+    overrides = [*LEAN, f"cache_dir={embedding_cache}", "control.retrievers.bm25.stemmer=klingon"]
     path = REPO / "configs" / "rrf_vs_dbsf.yaml"
     with pytest.raises(RetrievalError) as local:
         run_comparison(load_config(path, overrides))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from support.environment import needs, require_module, skip_unless_ci
+from support.frames import qrels_dict
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
@@ -33,14 +34,11 @@ def scifact(datasets_dir: Path):
     if not folder.is_dir():
         skip_unless_ci(f"SciFact not found at {folder}")
     corpus = _jsonl(folder / "corpus.jsonl").rename(columns={"_id": "doc_id"})[["doc_id", "title", "text"]]
-    qrels = pd.read_csv(folder / "qrels" / "test.tsv", sep="\t", dtype=str)
-    qrels_dict: dict[str, dict[str, int]] = {}
-    for qid, did, grade in qrels[["query-id", "corpus-id", "score"]].itertuples(index=False):
-        qrels_dict.setdefault(qid, {})[did] = int(grade)
+    qrels = qrels_dict(folder / "qrels" / "test.tsv")
     queries = _jsonl(folder / "queries.jsonl").rename(columns={"_id": "query_id"})
-    queries = queries[queries["query_id"].isin(qrels_dict)][["query_id", "text"]].reset_index(drop=True)
+    queries = queries[queries["query_id"].isin(qrels)][["query_id", "text"]].reset_index(drop=True)
     assert len(queries) == 300
-    return corpus, queries, qrels_dict
+    return corpus, queries, qrels
 
 
 def ndcg_at_10(hits_by_query, qrels) -> float:

@@ -17,9 +17,9 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
 from support.browser import DevTools, chromium, render
+from support.cli import REPO, run_cli
 from support.servers import start_mlflow_server
 
 from abcompare.tracking.layout import vs_control_key

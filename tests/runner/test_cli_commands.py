@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from e2e_support import REPO, run_cli
+from support.cli import REPO, error_lines, run_cli
 
 SHIPPED = sorted((REPO / "configs").glob("*.yaml"))
 POOL_CONFIG = """\
@@ -88,7 +88,7 @@ def test_validate_refuses_a_bad_value_with_one_located_line_and_exits_2(
     assert result.returncode == 2, result.stderr[-3000:]
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
-    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    (line,) = error_lines(result.stderr)
     assert line.startswith(f"error: {config}:8: control.top_k: Input should be a valid integer"), line
 
 

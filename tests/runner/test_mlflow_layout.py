@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from e2e_support import REPO
 from mlflow import MlflowClient
+from support.cli import REPO
 
 from abcompare.tracking import layout as L
 from abcompare.tracking.reader import load_comparison
@@ -241,7 +241,7 @@ def test_abcompare_report_writes_the_latest_comparison_and_refuses_an_unknown_ru
 ) -> None:
     """``abcompare report`` finds the store the main job wrote (here: the current folder's mlflow.db) and
     writes the parent's report.html for the latest comparison; an unknown run id is one located line."""
-    from e2e_support import run_cli
+    from support.cli import run_cli
 
     workdir, payload, client, parent, _ = logged
     output = tmp_path / "shared.html"

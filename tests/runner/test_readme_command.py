@@ -6,7 +6,7 @@ import re
 import shlex
 from pathlib import Path
 
-from e2e_support import REPO, run_cli
+from support.cli import REPO, run_cli
 
 
 def readme_run_command() -> list[str]:

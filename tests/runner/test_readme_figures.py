@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from e2e_support import REPO, run_cli
+from support.cli import REPO, error_lines, run_cli
 from support.readme import readme_section
 
 DOCUMENT_QRELS = REPO / "abcompare" / "examples" / "hr_docs" / "qrels" / "test.tsv"
@@ -38,7 +38,7 @@ def test_the_alignment_pitfall_error_has_the_readme_figures(tmp_path: Path, embe
         ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *at_chunk_level], tmp_path, embedding_cache
     )
     assert result.returncode == 2, result.stderr[-3000:]
-    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    (line,) = error_lines(result.stderr)
     said = re.search(FIGURES, line)
     assert said, line
     assert said.groupdict() == readme.groupdict()

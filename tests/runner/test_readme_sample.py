@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, cli_env
+from support.cli import REPO, cli_env
 
 pytestmark = pytest.mark.slow
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from e2e_support import run_cli
 from mlflow import MlflowClient
-from support.cli import cli_command
+from support.cli import cli_command, error_lines, run_cli
 
 BASE = """\
 name: bad-input
@@ -37,10 +36,10 @@ def write_config(folder: Path, treatment: str) -> Path:
 def assert_clean_failure(result, *fragments: str) -> None:
     assert result.returncode == 2, (result.returncode, result.stderr[-3000:])
     assert "Traceback" not in result.stderr
-    error_lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(error_lines) == 1, result.stderr
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1, result.stderr
     for fragment in fragments:
-        assert fragment in error_lines[0], error_lines[0]
+        assert fragment in lines[0], lines[0]
 
 
 def run_statuses(workdir: Path) -> list[tuple[str, str]]:
@@ -167,7 +166,7 @@ def test_ctrl_c_marks_the_open_runs_killed(tmp_path: Path, embedding_cache: Path
     import signal
     import subprocess
 
-    from e2e_support import cli_env
+    from support.cli import cli_env
 
     pipe = tmp_path / "production.trec"
     os.mkfifo(pipe)

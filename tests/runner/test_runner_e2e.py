@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
+from support.cli import REPO, run_cli
 
 
 def client_for(workdir: Path) -> MlflowClient:

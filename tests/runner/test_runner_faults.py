@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_support import cli_env
 from mlflow import MlflowClient
-from support.cli import cli_command
+from support.cli import cli_command, cli_env, error_lines
 from support.environment import PARTS, missing_part, require
 from support.servers import start_mlflow_server
 
@@ -73,10 +72,6 @@ def wait_for_running(db: Path, process: subprocess.Popen, timeout: float = 180) 
             return
         time.sleep(0.05)
     pytest.fail("no run became RUNNING")
-
-
-def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
 def comparisons(client: MlflowClient, experiment: str) -> list:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from e2e_support import cli_env, run_cli
 from mlflow import MlflowClient
-from support.cli import cli_command
+from support.cli import cli_command, cli_env, run_cli
 from test_runner_bad_input import assert_clean_failure, assert_opened_runs_failed
 
 CONFIG = """\

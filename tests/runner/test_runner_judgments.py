@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_support import REPO, cli_env, run_cli
 from mlflow import MlflowClient
-from support.cli import cli_command
+from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
 from support.environment import require_module
+from support.frames import qrels_dict
 from support.readme import readme_match, readme_section
 
 from abcompare.data.annotations import read_annotations
@@ -63,10 +63,7 @@ def test_cli_api_and_trec_eval_agree_on_cranfield_at_thresholds_1_to_3(
     """The same queries (all 225 judged ones, whatever the threshold) and the same numbers to 1e-9."""
     pytrec_eval = require_module("pytrec_eval")
     config = cranfield_config(tmp_path, datasets_dir)
-    qrels_frame = pd.read_csv(datasets_dir / "cranfield" / "qrels" / "test.tsv", sep="\t", dtype=str)
-    qrels: dict[str, dict[str, int]] = {}
-    for qid, doc, grade in qrels_frame.itertuples(index=False):
-        qrels.setdefault(qid, {})[doc] = int(grade)
+    qrels = qrels_dict(datasets_dir / "cranfield" / "qrels" / "test.tsv")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     for threshold in (1, 2, 3):
         result = run_cli(
@@ -317,7 +314,7 @@ def test_pool_writes_jsonl_and_refuses_span_level_in_one_line(tmp_path, embeddin
         embedding_cache,
     )
     assert span.returncode == 2
-    (line,) = [line for line in span.stderr.splitlines() if line.startswith("error:")]
+    (line,) = error_lines(span.stderr)
     assert (
         "dataset.level" in line and "nothing to pool at span level" in line and "Traceback" not in span.stderr
     )

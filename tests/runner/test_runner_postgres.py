@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, cli_env, execute_notebook
+from e2e_support import execute_notebook
 from mlflow import MlflowClient
-from support.cli import cli_command
+from support.cli import REPO, cli_command, cli_env
 
 
 @pytest.mark.server

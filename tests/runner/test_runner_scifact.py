@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from e2e_support import REPO, run_cli
+from support.cli import REPO, run_cli
 from support.corrections import holm_by_hand, retested
 from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, readme_match, readme_section

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
+from support.cli import REPO, run_cli
 
 
 @pytest.mark.server

@@ -8,9 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from e2e_support import REPO, cli_env, run_cli
 from mlflow import MlflowClient
-from support.cli import cli_command
+from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
 
 QUICK = ["--json", "--set", "significance.n_resamples=2000"]
 
@@ -83,7 +82,7 @@ def test_an_unexpected_failure_is_one_line_and_exit_code_1(tmp_path, embedding_c
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    (line,) = error_lines(result.stderr)
     assert line == "error: unexpected failure: RuntimeError: a bug (ABCOMPARE_DEBUG=1 shows the traceback)"
     debug_env = {**env, "ABCOMPARE_DEBUG": "1"}
     debug = subprocess.run(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from e2e_support import REPO, run_cli
 from mlflow import MlflowClient
+from support.cli import REPO, run_cli
 from support.corrections import holm_by_hand, retested
 from support.readme import as_printed, readme_match, readme_section
 
