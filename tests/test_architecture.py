@@ -114,3 +114,10 @@ def test_every_module_is_covered_by_a_rule():
 def test_the_top_level_holds_at_most_eight_modules_beside_the_packages():
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(modules) <= 8, modules
+
+
+def test_the_tests_mirror_the_packages():
+    """Each package's tests live in ``tests/<package>/``, so a newcomer finds them where the code is."""
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    tests = PACKAGE.parent / "tests"
+    assert [name for name in packages if not (tests / name).is_dir()] == []

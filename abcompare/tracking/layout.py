@@ -1,8 +1,8 @@
 """What a comparison writes to MLflow, named once.
 
 The writer (``logger``, ``store``) and the reader (``reader``) both use these names; the README's
-"In MLflow" section describes the same layout, and ``tests/runner/test_mlflow_layout.py`` reads the whole of
-it back from a real run. Change a name here and both sides move together.
+"In MLflow" section describes the same layout, and ``tests/tracking/test_tracking_layout.py`` reads the
+whole of it back from a real run. Change a name here and both sides move together.
 
 Keys with ``@`` (``ndcg@10``) become ``ndcg_at_10`` here, at the MLflow boundary (:func:`metric_key`).
 """
