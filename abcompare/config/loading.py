@@ -8,6 +8,7 @@ import copy
 import difflib
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,14 @@ from pydantic import (
 from abcompare.config.models import (
     ExperimentConfig,
 )
-from abcompare.config.sweep import SweepPlan, SweepSettings, expand_sweep
+from abcompare.config.sweep import (
+    SweepPlan,
+    SweepSettings,
+    expand_sweep,
+    grid_points,
+    nested,
+    select_metric_problem,
+)
 from abcompare.config.yaml_reader import load_yaml, load_yaml_value
 from abcompare.core.errors import AbcompareWarning, ConfigError
 from abcompare.retrieval.settings import VariantSettings
@@ -274,50 +282,151 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
 
 def _expand_sweep(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> SweepPlan | None:
     """Expand ``sweep:`` into treatments of ``raw`` (in place, after any explicit ones); errors are
-    located at the sweep's keys. Returns the plan, or None when the config has no sweep."""
+    located at the sweep's keys as the user wrote them. What is known before expanding (an unknown setting,
+    a size past ``max_variants``, a ``select.metric`` that is not computed, a missing swept file) is refused
+    before a single point is built; each point's paths resolve against the config's folder, as the same
+    setting written in a treatment does. Returns the plan, or None when the config has no sweep."""
     block = raw.get("sweep")
     if block is None:
         return None
+    at = _SweepLocator(path, lines)
     try:
         sweep = SweepSettings.model_validate(block)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ("sweep", *(str(p) for p in first["loc"]))
-        line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
-        raise ConfigError(
-            _describe(first, _all_field_names(SweepSettings)), file=path, line=line, field=".".join(loc)
-        ) from None
+        message = _describe(first, _all_field_names(SweepSettings)).removeprefix("Value error, ")
+        raise at.error(message, "sweep", *(str(p) for p in first["loc"])) from None
     control = raw.get("control")
     if not isinstance(control, dict):
         return None  # validation reports the missing control
-    for setting in sweep.grid or {k: None for point in sweep.points or [] for k in point}:
-        head = setting.split(".")[0]
-        if head not in VariantSettings.model_fields:
-            close = difflib.get_close_matches(head, list(VariantSettings.model_fields), n=1)
-            raise ConfigError(
-                f"unknown setting {setting!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
-                file=path,
-                line=lines.get(("sweep", "grid", setting)) or lines.get(("sweep",)),
-                field=f"sweep.grid.{setting}" if sweep.grid else "sweep.points",
-                hint="a sweep varies settings of the control, written as paths like fusion.k",
-            )
+    where = _swept_settings(sweep)
+    _check_sweep_before_expanding(sweep, raw, where, at)
+    base = path.resolve().parent
+
+    def resolve(override: dict[str, Any]) -> dict[str, Any]:
+        holder = {"treatments": {"point": override}}
+        _resolve_paths(holder, base)  # the one rule for a treatment's paths
+        return holder["treatments"]["point"]
+
+    def build(override: dict[str, Any]) -> VariantSettings:
+        try:
+            return VariantSettings.model_validate(deep_merge(control, override))
+        except ValidationError as exc:
+            raise _point_error(exc, where, at) from None
+
+    _check_swept_files(sweep, resolve, where, at)
     explicit = raw.get("treatments") if isinstance(raw.get("treatments"), dict) else {}
-    plan = expand_sweep(
-        sweep,
-        build=lambda override: VariantSettings.model_validate(deep_merge(control, override)),
-        identity=VariantSettings.pipeline_identity,
-        taken={"control", *explicit},
-    )
-    where = {"file": path, "line": lines.get(("sweep",)), "field": "sweep"}
+    taken = {"control", *explicit}
+    plan = expand_sweep(sweep, build, VariantSettings.pipeline_identity, taken=taken, resolve=resolve)
     if not plan.candidates:
         reason = plan.invalid[0] if plan.invalid else "every point repeats another"
-        raise ConfigError(f"the sweep has no valid candidate ({reason})", **where)
-    if len(plan.candidates) > sweep.max_variants:
-        raise ConfigError(
-            f"the sweep expands into {len(plan.candidates)} candidates, more than max_variants "
-            f"({sweep.max_variants})",
-            hint="narrow the grid, or raise sweep.max_variants (at most 1000) if you mean it",
-            **where,
-        )
+        raise at.error(f"the sweep has no valid candidate ({reason})", "sweep", _axis(sweep))
     raw["treatments"] = {**explicit, **plan.candidates}
     return plan
+
+
+class _SweepLocator:
+    """Errors at a sweep's keys: the file, the line of the deepest key written, the key path."""
+
+    def __init__(self, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+        self.path, self.lines = path, lines
+
+    def error(self, message: str, *loc: str, hint: str | None = None) -> ConfigError:
+        lines = self.lines
+        line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
+        return ConfigError(message, file=self.path, line=line, field=".".join(loc), hint=hint)
+
+
+def _axis(sweep: SweepSettings) -> str:
+    return "grid" if sweep.grid is not None else "points"
+
+
+def _swept_settings(sweep: SweepSettings) -> dict[str, tuple[str, ...]]:
+    """Each swept setting path -> where it is written (``sweep.grid.<path>``, or its first point's key)."""
+    where = {setting: ("sweep", "grid", setting) for setting in sweep.grid or {}}
+    for i, point in enumerate(sweep.points or []):
+        for setting in point:
+            where.setdefault(setting, ("sweep", "points", str(i), setting))
+    return where
+
+
+def _unknown_setting(
+    setting: str, unknown: str, known: list[str], loc: tuple[str, ...], at: _SweepLocator
+) -> ConfigError:
+    """``setting`` (as written) names a key ``unknown`` that does not exist; suggest the nearest ``known``."""
+    close = difflib.get_close_matches(unknown, known, n=1)
+    return at.error(
+        f"unknown setting {setting!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+        *loc,
+        hint="a sweep varies settings of the control, written as paths like fusion.k",
+    )
+
+
+def _check_sweep_before_expanding(
+    sweep: SweepSettings, raw: dict[str, Any], where: dict[str, tuple[str, ...]], at: _SweepLocator
+) -> None:
+    """What is known from the sweep's text alone, refused before any point is built: a setting the control
+    does not have, a size past ``max_variants`` (the product of the grid's list lengths), a
+    ``select.metric`` the evaluation does not compute."""
+    from abcompare.config.models import EvaluationSettings
+
+    for setting, loc in where.items():
+        head = setting.split(".")[0]
+        if head not in VariantSettings.model_fields:
+            raise _unknown_setting(setting, head, list(VariantSettings.model_fields), loc, at)
+    too_large = sweep.size_problem()
+    if too_large is not None:
+        hint = "narrow the grid, or raise sweep.max_variants (at most 1000) if you mean it"
+        raise at.error(too_large, "sweep", _axis(sweep), hint=hint)
+    try:
+        evaluation = EvaluationSettings.model_validate(raw.get("evaluation") or {})
+    except ValidationError:
+        return  # the config's validation reports it, at its own key
+    if sweep.select.metric is not None:
+        problem = select_metric_problem(sweep.select.metric, list(evaluation.metrics), evaluation.cutoffs)
+        if problem is not None:
+            raise at.error(problem, "sweep", "select", "metric")
+
+
+def _point_error(
+    exc: ValidationError, where: dict[str, tuple[str, ...]], at: _SweepLocator
+) -> ValueError | ConfigError:
+    """An invalid point: a ``ValueError`` naming the setting as written (no discriminator tag), so the
+    point is skipped; an unknown key under a swept setting is the config's error (every point has it)."""
+    first = exc.errors()[0]
+    loc = _yaml_path(tuple(str(p) for p in first["loc"]) + tuple((first.get("ctx") or {}).get("at", ())))
+    written = ".".join(loc)
+    if first["type"] == "extra_forbidden":
+        for setting, key in where.items():
+            if setting == written or setting.startswith(f"{written}."):
+                return _unknown_setting(setting, loc[-1], sorted(_all_field_names(VariantSettings)), key, at)
+    message = _describe(first, _all_field_names(VariantSettings)).removeprefix("Value error, ")
+    return ValueError(f"{written}: {message}" if written else message)
+
+
+def _check_swept_files(
+    sweep: SweepSettings,
+    resolve: Callable[[dict[str, Any]], dict[str, Any]],
+    where: dict[str, tuple[str, ...]],
+    at: _SweepLocator,
+) -> None:
+    """A swept path setting (a run file per point) names a file that exists, located at the sweep's key."""
+
+    def leaf(override: Any, setting: str) -> Any:
+        for key in setting.split("."):
+            override = override.get(key) if isinstance(override, dict) else None
+        return override
+
+    probe = "relative-probe"  # a setting is a path when the path rule changes a relative value
+    is_path = {setting: leaf(resolve(nested({setting: probe})), setting) != probe for setting in where}
+    for point in grid_points(sweep):
+        for setting, value in point.items():
+            if not is_path[setting] or not isinstance(value, str):
+                continue
+            resolved = leaf(resolve(nested({setting: value})), setting)
+            if not Path(resolved).exists():
+                raise at.error(
+                    f"file not found: {resolved} (written {value!r})",
+                    *where[setting],
+                    hint="relative paths are resolved against the config file's folder",
+                )

@@ -11,14 +11,19 @@ protects against a grid that a typo made huge. Choosing among the candidates is 
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from abcompare.core.limits import MAX_VARIANTS
+from abcompare.core.errors import ConfigError
+from abcompare.core.limits import MAX_NAME_LENGTH, MAX_VARIANTS
+from abcompare.core.naming import label_problem, mlflow_safe_name
+from abcompare.core.vocabulary import metric_name, parse_metric
 
 
 class _Model(BaseModel):
@@ -32,6 +37,17 @@ class SelectSettings(_Model):
         None, description="The metric the choice maximises, e.g. ndcg@10; default: the primary metric."
     )
     folds: int = Field(5, ge=2, le=50, description="Cross-validation folds over the queries.")
+
+    @field_validator("metric")
+    @classmethod
+    def _a_metric_name(cls, value: str | None) -> str | None:
+        """Written canonically (``NDCG_at_10`` is ``ndcg@10``), so it names a column of the metrics table."""
+        if value is None:
+            return None
+        try:
+            return metric_name(*parse_metric(value))
+        except ConfigError as exc:
+            raise ValueError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
 
 
 class SweepSettings(_Model):
@@ -47,16 +63,33 @@ class SweepSettings(_Model):
     )
     select: SelectSettings = Field(default_factory=SelectSettings)
     max_variants: int = Field(
-        200, ge=1, le=MAX_VARIANTS, description="Refuse a sweep with more candidates than this."
+        200,
+        ge=1,
+        le=MAX_VARIANTS,
+        description="Refuse a sweep with more points than this (the grid's size, before invalid and "
+        "repeated points are left out).",
     )
 
     @field_validator("grid")
     @classmethod
     def _values_are_lists(cls, value: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
         if value is not None:
+            if not value:
+                raise ValueError("the grid is empty: give each setting to sweep a list of values")
             for path, values in value.items():
+                _check_setting_path(path)
                 if not values:
                     raise ValueError(f"grid path {path!r} has no values")
+        return value
+
+    @field_validator("points")
+    @classmethod
+    def _points_set_something(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        for i, point in enumerate(value or []):
+            if not point:
+                raise ValueError(f"point {i + 1} sets nothing: give it {{setting path: value}}")
+            for path in point:
+                _check_setting_path(path)
         return value
 
     @model_validator(mode="after")
@@ -66,6 +99,44 @@ class SweepSettings(_Model):
         if self.points is not None and not self.points:
             raise ValueError("'points' is empty")
         return self
+
+    def size(self) -> int:
+        """How many points the sweep has, known before expanding it: the product of the grid's list lengths
+        (or the number of explicit points)."""
+        if self.points is not None:
+            return len(self.points)
+        assert self.grid is not None
+        return math.prod(len(values) for values in self.grid.values())
+
+    def size_problem(self) -> str | None:
+        """Why the sweep is too large to expand (its size and where it comes from), or None."""
+        size = self.size()
+        if size <= self.max_variants:
+            return None
+        if self.grid is None:
+            return f"the sweep lists {size:,} points, more than max_variants ({self.max_variants})"
+        factors = " x ".join(f"{len(values)} of {path}" for path, values in self.grid.items())
+        bound = self.max_variants
+        return f"the sweep's grid has {size:,} points ({factors}), more than max_variants ({bound})"
+
+
+def _check_setting_path(path: str) -> None:
+    """A setting path is dotted names, none empty (``fusion.k``; not ``fusion..k`` or ``.k``)."""
+    if not path.strip() or any(not part.strip() for part in path.split(".")):
+        raise ValueError(f"setting path {path!r} has an empty part: write it as dotted names, e.g. fusion.k")
+
+
+def select_metric_problem(metric: str, measures: list[str], cutoffs: list[int]) -> str | None:
+    """Why ``select.metric`` is not one of the computed metrics (``measures`` at ``cutoffs``), or None."""
+    measure, k = parse_metric(metric)
+    missing = [f"{measure} to evaluation.metrics"] * (measure not in measures)
+    missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
+    if not missing:
+        return None
+    return (
+        f"{metric!r} is not computed (metrics {list(measures)}, cutoffs {sorted(set(cutoffs))}): "
+        f"add {' and '.join(missing)}, or name a computed metric"
+    )
 
 
 @dataclass(frozen=True)
@@ -105,21 +176,74 @@ def nested(path_values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def candidate_name(path_values: Mapping[str, Any], varying: list[str]) -> str:
+def candidate_name(path_values: Mapping[str, Any], varying: list[str], *, whole_paths: bool = False) -> str:
     """A candidate's name from the settings that vary across the sweep: ``fusion.k=30``,
-    ``fusion.method=rrf,fusion.k=30`` (all of them when nothing varies)."""
+    ``fusion.method=rrf,fusion.k=30`` (all of them when nothing varies).
+
+    The name is one abcompare accepts (:func:`abcompare.core.naming.name_problem`): a value that is a path
+    shows its file name (``run.path=a.trec``; the whole path with ``_`` for its separators when
+    ``whole_paths``), an invisible character becomes ``_``, and a name too long ends in a digest.
+    """
     shown = [p for p in path_values if p in varying] or list(path_values)
-    return ",".join(f"{p}={_text(path_values[p])}" for p in shown)
+    text = ",".join(f"{p}={_text(path_values[p], whole_paths)}" for p in shown)
+    return _bounded(_visible(text).strip())
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, whole_paths: bool = False) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return repr(value)
-    return str(value) if not isinstance(value, (dict, list)) else _compact(value)
+    text = str(value) if not isinstance(value, (dict, list)) else _compact(value)
+    if "/" in text or "\\" in text:
+        parts = [part for part in text.replace("\\", "/").split("/") if part not in ("", ".")]
+        text = "_".join(parts) if whole_paths or isinstance(value, (dict, list)) else (parts or ["_"])[-1]
+    return text
+
+
+def _visible(text: str) -> str:
+    """``text`` with every control or invisible character (the names' rule) as ``_``."""
+    return "".join("_" if label_problem(f"x{char}") is not None else char for char in text)
+
+
+def _bounded(name: str) -> str:
+    """``name`` within the names' length bound: a long one keeps its start and ends in a digest of itself."""
+    if len(name) <= MAX_NAME_LENGTH:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME_LENGTH - 9]}~{digest}"
+
+
+def _clash_key(name: str) -> str:
+    """Two names meet when their MLflow keys do, ignoring case (as ``core.naming.first_collision``)."""
+    return mlflow_safe_name(name).casefold()
+
+
+def candidate_names(points: list[dict[str, Any]], varying: list[str], taken: set[str]) -> list[str]:
+    """Each point's name, readable and distinct: equal points share one name (they are one pipeline), a
+    file name shared by different paths shows the whole paths, and a name that still meets another (or
+    a ``taken`` one other than itself) gets ``-2``, ``-3``."""
+    short = [candidate_name(point, varying) for point in points]
+    written = [_compact(point) for point in points]
+    meaning: dict[str, set[str]] = {}
+    for name, point in zip(short, written, strict=True):
+        meaning.setdefault(_clash_key(name), set()).add(point)
+    used = {_clash_key(name): name for name in taken}
+    names: dict[str, str] = {}  # the point as written -> its name
+    for point, name, text in zip(points, short, written, strict=True):
+        if text in names:
+            continue
+        if len(meaning[_clash_key(name)]) > 1:
+            name = candidate_name(point, varying, whole_paths=True)
+        unique, n = name, 1
+        while _clash_key(unique) in used and used[_clash_key(unique)] != unique:
+            n += 1
+            unique = _bounded(f"{name}-{n}") if len(name) + 4 <= MAX_NAME_LENGTH else _bounded(f"{name}~{n}")
+        used[_clash_key(unique)] = unique
+        names[text] = unique
+    return [names[text] for text in written]
 
 
 def _compact(value: Any) -> str:
@@ -143,23 +267,30 @@ def expand_sweep(
     identity: Callable[[Any], Any],
     *,
     taken: set[str] = frozenset(),
+    resolve: Callable[[dict[str, Any]], dict[str, Any]] = lambda override: override,
 ) -> SweepPlan:
     """The sweep's candidates, each as an override of the control.
 
     ``build(override)`` merges an override into the control and validates it (raising ``ValueError``
     for an invalid combination); ``identity(variant)`` says when two candidates are the same pipeline.
-    ``taken`` are names already used (the control and explicit treatments).
+    ``taken`` are names already used (the control and explicit treatments). ``resolve(override)`` makes a
+    point's override what the same settings written in a treatment become (relative paths resolved);
+    names and ``settings`` keep the values as written. A sweep larger than ``max_variants`` is refused
+    (``ValueError``) before a single point is built.
     """
+    problem = sweep.size_problem()
+    if problem is not None:
+        raise ValueError(problem)
     points = grid_points(sweep)
     varying = [p for p in dict.fromkeys(k for point in points for k in point) if _varies(points, p)]
+    names = candidate_names(points, varying, set(taken))
     candidates: dict[str, dict[str, Any]] = {}
     settings: dict[str, dict[str, Any]] = {}
     seen: dict[Any, str] = {}
     invalid: list[str] = []
     duplicates: list[str] = []
-    for point in points:
-        name = candidate_name(point, varying)
-        override = nested(point)
+    for point, name in zip(points, names, strict=True):
+        override = resolve(nested(point))
         try:
             variant = build(override)
         except ValueError as exc:
