@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import typing
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -33,18 +34,59 @@ from abcompare.core.errors import AbcompareWarning, ConfigError
 from abcompare.retrieval.settings import VariantSettings
 
 
-def deep_merge(base: Any, override: Any) -> Any:
-    """``override`` laid over ``base``: mappings merge key by key, ``null`` removes a key (back to its
-    default, e.g. ``rerank: null`` or ``retrievers: {dense: null}``), anything else replaces."""
-    if isinstance(base, dict) and isinstance(override, dict):
-        merged = dict(base)
-        for key, value in override.items():
-            if value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
-        return merged
-    return copy.deepcopy(override)
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation names (through unions, ``Annotated`` and containers)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
+
+
+def _entry_mappings(model: type[BaseModel], at: tuple[str, ...] = ()) -> frozenset[tuple[str, ...]]:
+    """The setting paths whose value is a mapping keyed by the user's names (``retrievers``,
+    ``fusion.weights``); ``*`` stands for such a name in a longer path."""
+    paths: set[tuple[str, ...]] = set()
+    for name, field in model.model_fields.items():
+        kinds = [field.annotation, *typing.get_args(field.annotation)]
+        mapping = next((tp for tp in kinds if typing.get_origin(tp) is dict), None)
+        if mapping is not None:
+            paths.add((*at, name))
+            for inner in _models_in(typing.get_args(mapping)[1]):
+                paths |= _entry_mappings(inner, (*at, name, "*"))
+        else:
+            for inner in _models_in(field.annotation):
+                paths |= _entry_mappings(inner, (*at, name))
+    return frozenset(paths)
+
+
+#: Where a ``null`` in an override removes an entry: a retriever, a fusion weight.
+ENTRY_MAPPINGS = _entry_mappings(VariantSettings)
+
+
+def _is_entry_mapping(at: tuple[str, ...]) -> bool:
+    return any(
+        len(path) == len(at) and all(p in ("*", a) for p, a in zip(path, at, strict=True))
+        for path in ENTRY_MAPPINGS
+    )
+
+
+def deep_merge(base: Any, override: Any, _at: tuple[str, ...] = ()) -> Any:
+    """``override`` laid over ``base``: mappings merge key by key, anything else replaces. ``null`` is the
+    value None, as written in the control: ``stemmer: null`` is no stemming, ``rerank: null`` no rerank;
+    an entry of a mapping keyed by names (a retriever under ``retrievers``, a weight under
+    ``fusion.weights``) is removed by ``null``. A ``null`` for a setting that cannot be None is left for
+    validation to refuse at its key."""
+    if not (isinstance(base, dict) and isinstance(override, dict)):
+        return copy.deepcopy(override)
+    merged = dict(base)
+    for key, value in override.items():
+        if value is None and _is_entry_mapping(_at):
+            merged.pop(key, None)
+        elif isinstance(value, dict):
+            below = base.get(key)
+            merged[key] = deep_merge(below if isinstance(below, dict) else {}, value, (*_at, key))
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
 
 
 def changed_settings(base: Any, override: Any, prefix: str = "") -> list[str]:
@@ -109,6 +151,24 @@ def _yaml_path(loc: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(path)
 
 
+def _null_at(error: dict[str, Any]) -> tuple[str, ...] | None:
+    """Where a ``null`` was refused, relative to the error's location (``()`` or ``("type",)`` for a
+    retriever whose kind is null), or None when the error is about something else."""
+    if error["type"] in ("missing", "abcompare", "value_error", "assertion_error"):
+        return None
+    if error["type"] == "union_tag_invalid":
+        given = error.get("input")
+        return ("type",) if isinstance(given, dict) and "type" in given and given["type"] is None else None
+    return () if error.get("input", ...) is None else None
+
+
+def _null_message(yaml_loc: tuple[str, ...]) -> str:
+    """A ``null`` for a setting that cannot be None: say so, and what to write instead."""
+    keep = "to keep the control's" if yaml_loc[:1] == ("treatments",) else "for its default"
+    key = ".".join(yaml_loc)
+    return f"null is not a value of {key}: it cannot be none (give a value, or leave the key out {keep})"
+
+
 def _describe(error: dict[str, Any], vocabulary: set[str]) -> str:
     loc = [str(p) for p in error["loc"]]
     kind = error["type"]
@@ -124,7 +184,10 @@ def _describe(error: dict[str, Any], vocabulary: set[str]) -> str:
 def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...], int]) -> ConfigError:
     vocabulary = _all_field_names(ExperimentConfig)
     first = exc.errors()[0]
-    loc = tuple(str(p) for p in first["loc"]) + tuple((first.get("ctx") or {}).get("at", ()))
+    null_at = _null_at(first)
+    loc = (
+        tuple(str(p) for p in first["loc"]) + tuple((first.get("ctx") or {}).get("at", ())) + (null_at or ())
+    )
     yaml_loc = _yaml_path(loc)
     line = None
     for cut in range(len(yaml_loc), 0, -1):
@@ -132,7 +195,8 @@ def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...],
         if line is not None:
             break
     more = len(exc.errors()) - 1
-    message = _describe(first, vocabulary) + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+    described = _null_message(yaml_loc) if null_at is not None else _describe(first, vocabulary)
+    message = described + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
     return ConfigError(message, file=path, line=line, field=".".join(yaml_loc) or None)
 
 
@@ -187,6 +251,64 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
             )
 
 
+def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> dict[str, Any]:
+    """``raw`` with each treatment replaced by the control with its overrides laid over it."""
+    control, treatments = raw.get("control"), raw.get("treatments")
+    if not (isinstance(treatments, dict) and isinstance(control, dict)):
+        return raw  # validation reports what is missing
+    merged = {}
+    for name, override in treatments.items():
+        if not isinstance(override, dict | None):
+            raise ConfigError(
+                "a treatment must be a mapping of settings that override the control",
+                file=path,
+                line=lines.get(("treatments", str(name))),
+                field=f"treatments.{name}",
+            )
+        merged[name] = deep_merge(control, override or {})
+    return {**raw, "treatments": merged}
+
+
+def _differences(control: Any, treatment: Any, prefix: str = "") -> list[str]:
+    """The setting paths where two validated variants (as dumped) differ; an entry only one of them has
+    (a retriever, a weight) is one path."""
+    if isinstance(control, dict) and isinstance(treatment, dict):
+        paths: list[str] = []
+        for key in dict.fromkeys([*control, *treatment]):
+            if key not in control or key not in treatment:
+                paths.append(f"{prefix}{key}")
+            else:
+                paths += _differences(control[key], treatment[key], f"{prefix}{key}.")
+        return paths
+    return [] if control == treatment else [prefix.rstrip(".")]
+
+
+def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -> None:
+    """A treatment that changes nothing, or more than one setting, is probably not what was meant; the
+    comparison is between the validated variants, so a ``null`` that equals the default is caught too."""
+    control = config.control.model_dump(mode="json")
+    for name, treatment in config.treatments.items():
+        if name in swept:  # a sweep changes several settings by design
+            continue
+        changed = _differences(control, treatment.model_dump(mode="json"))
+        added = [p for p in changed if p.count(".") == 1 and p.startswith("retrievers.")]
+        if added and control["fusion"] is None and "fusion" in changed:
+            changed.remove("fusion")  # a second retriever needs a fusion: one change, not two
+        if len(changed) > 1:
+            warnings.warn(
+                f"{path}: treatment {name!r} changes {len(changed)} settings ({', '.join(changed)}): "
+                "a difference can then not be attributed to one change",
+                AbcompareWarning,
+                stacklevel=3,
+            )
+        elif not changed:
+            warnings.warn(
+                f"{path}: treatment {name!r} changes nothing relative to the control",
+                AbcompareWarning,
+                stacklevel=3,
+            )
+
+
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
     """Read, override, validate and resolve a YAML experiment config.
 
@@ -238,43 +360,13 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     # a sweep expands into treatments before anything else sees the config
     plan = _expand_sweep(raw, path, lines)
     swept = set(plan.candidates) if plan is not None else set()
-    # treatments are overrides of the control: merge before validation, remember where each came from
-    control = raw.get("control")
-    treatments = raw.get("treatments")
-    if isinstance(treatments, dict) and isinstance(control, dict):
-        merged = {}
-        for name, override in treatments.items():
-            if override is None:
-                override = {}
-            if not isinstance(override, dict):
-                raise ConfigError(
-                    "a treatment must be a mapping of settings that override the control",
-                    file=path,
-                    line=lines.get(("treatments", str(name))),
-                    field=f"treatments.{name}",
-                )
-            merged[name] = deep_merge(control, override)
-            if name in swept:  # a sweep changes several settings by design
-                continue
-            changed = changed_settings(control, override)
-            if len(changed) > 1:
-                warnings.warn(
-                    f"{path}: treatment {name!r} changes {len(changed)} settings ({', '.join(changed)}): "
-                    "a difference can then not be attributed to one change",
-                    AbcompareWarning,
-                    stacklevel=2,
-                )
-            elif not changed:
-                warnings.warn(
-                    f"{path}: treatment {name!r} changes nothing relative to the control",
-                    AbcompareWarning,
-                    stacklevel=2,
-                )
-        raw = {**raw, "treatments": merged}
+    # treatments are overrides of the control: merged before validation, so errors point at their keys
+    raw = _merge_treatments(raw, path, lines)
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
+    _warn_about_changes(config, swept, path)
     _check_files(config, path, lines)
     config._sweep_plan = plan
     return config

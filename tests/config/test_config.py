@@ -136,11 +136,11 @@ def test_primary_test_must_be_among_the_tests(tmp_path: Path) -> None:
         load_config(write(tmp_path, text))
 
 
-def test_null_in_a_treatment_removes_the_setting() -> None:
+def test_null_in_a_treatment_is_none_and_removes_a_named_entry() -> None:
     base = {"retrievers": {"bm25": {}, "dense": {"model": "m"}}, "fusion": {"method": "rrf"}}
-    merged = deep_merge(base, {"retrievers": {"dense": None}, "fusion": None})
-    assert merged == {"retrievers": {"bm25": {}}}
-    assert base["retrievers"]["dense"] == {"model": "m"}
+    merged = deep_merge(base, {"retrievers": {"dense": None, "bm25": {"stemmer": None}}, "fusion": None})
+    assert merged == {"retrievers": {"bm25": {"stemmer": None}}, "fusion": None}
+    assert base["retrievers"] == {"bm25": {}, "dense": {"model": "m"}}
 
 
 def test_changed_settings_lists_leaf_paths() -> None:

@@ -1,0 +1,408 @@
+"""``null`` has one meaning in every override (a treatment, ``--set``, a sweep point): the value None.
+
+The schema documents ``stemmer: null`` as "no stemming"; a treatment that writes it must then differ from a
+control that stems, as ``stemmer: ""`` does. For a block whose absence is None (``rerank``, ``fusion``) the
+None is that absence; an entry of a mapping keyed by names (a retriever, a fusion weight) is removed. A
+``null`` for a setting that cannot be None is refused at its file, line and key.
+
+The settings are enumerated from the pydantic models here (not from the code under test), so a new
+optional setting is covered by these tests as soon as it exists: it fails until a sample value is given.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import BaseModel
+from support.cli import error_lines, run_cli
+
+from abcompare.config import ExperimentConfig, load_config
+from abcompare.core.errors import ConfigError
+from abcompare.retrieval.settings import VariantSettings
+
+# ---------------------------------------------------------------------------------------------------------
+# the schema's settings, enumerated from the models
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The alternatives of a union (``X | None``, ``Annotated[A | B, ...]``), else the annotation itself."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def settings_of(model: type[BaseModel], at: tuple[str, ...] = ()) -> dict[tuple[str, ...], bool]:
+    """Every setting path below ``model`` -> whether its annotation admits None. A mapping of retrievers
+    is entered once per retriever kind, named as its kind (``retrievers.bm25.stemmer``)."""
+    found: dict[tuple[str, ...], bool] = {}
+    for name, field in model.model_fields.items():
+        members = _members(field.annotation)
+        found[(*at, name)] = type(None) in members
+        for member in members:
+            if _is_model(member):
+                found |= settings_of(member, (*at, name))
+            elif typing.get_origin(member) is dict:
+                for kind in _members(typing.get_args(member)[1]):
+                    if _is_model(kind):
+                        entry = kind.model_fields["type"].default if "type" in kind.model_fields else "*"
+                        found |= settings_of(kind, (*at, name, entry))
+    return found
+
+
+def named_mappings(model: type[BaseModel], at: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The setting paths whose value is a mapping keyed by the user's names (``retrievers``, weights)."""
+    found: list[tuple[str, ...]] = []
+    for name, field in model.model_fields.items():
+        for member in _members(field.annotation):
+            if typing.get_origin(member) is dict:
+                found.append((*at, name))
+            elif _is_model(member):
+                found += named_mappings(member, (*at, name))
+    return found
+
+
+VARIANT_SETTINGS = settings_of(VariantSettings)
+OPTIONAL = sorted(path for path, optional in VARIANT_SETTINGS.items() if optional)
+REQUIRED = sorted(path for path, optional in VARIANT_SETTINGS.items() if not optional)
+
+
+def test_the_enumeration_finds_the_documented_optional_settings() -> None:
+    """The schema's own descriptions say these may be null (docs/retrieval.md's table agrees)."""
+    assert {
+        ("retrievers", "bm25", "stemmer"),
+        ("retrievers", "bm25", "stopwords"),
+        ("retrievers", "dense", "max_seq_length"),
+        ("rerank",),
+        ("fusion",),
+        ("fusion", "weights"),
+        ("run",),
+    } <= set(OPTIONAL)
+    assert ("chunking", "size") in REQUIRED and ("retrievers", "bm25", "type") in REQUIRED
+
+
+# ---------------------------------------------------------------------------------------------------------
+# controls in which every optional setting has a value that is not None
+
+
+def samples(run_file: Path) -> list[dict[str, Any]]:
+    return [
+        {
+            "chunking": {"strategy": "none"},
+            "retrievers": {"bm25": {"stemmer": "english", "stopwords": "en"}},
+            "fusion": {"method": "rrf", "weights": {"bm25": 2.0}},
+            "rerank": {"type": "bi-encoder", "model": "all-MiniLM-L6-v2"},
+            "run": {"path": str(run_file)},
+        },
+        {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "max_seq_length": 128}}},
+    ]
+
+
+def get(data: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def nested(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    out: Any = value
+    for key in reversed(path):
+        out = {key: out}
+    return out
+
+
+def sample_for(path: tuple[str, ...], run_file: Path) -> dict[str, Any]:
+    chosen = [s for s in samples(run_file) if get(s, path) is not None]
+    assert chosen, f"no sample control gives {'.'.join(path)} a value: add one to samples()"
+    return chosen[0]
+
+
+@pytest.fixture
+def run_file(tmp_path: Path) -> Path:
+    path = tmp_path / "production.run"
+    path.write_text("q1 Q0 d1 1 2.0 prod\n")
+    return path
+
+
+def write_config(folder: Path, control: dict[str, Any], treatment: dict[str, Any]) -> Path:
+    """A config in block style, one key a line, so the line of every key can be found in the text."""
+    document = {
+        "name": "null",
+        "dataset": {"name": "hr-docs"},
+        "control": control,
+        "treatments": {"t": treatment},
+    }
+    path = folder / "null.yaml"
+    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
+    return path
+
+
+def dumped(variant: VariantSettings) -> dict[str, Any]:
+    return variant.model_dump(mode="json")
+
+
+def _written_with_null(control: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """What the control means when it writes this setting as null itself (plain pydantic validation)."""
+    data = json.loads(json.dumps(control))
+    get(data, path[:-1])[path[-1]] = None
+    return dumped(VariantSettings.model_validate(data))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a null in a treatment or --set is None
+
+
+@pytest.mark.parametrize("path", OPTIONAL, ids=[".".join(p) for p in OPTIONAL])
+def test_a_null_in_a_treatment_is_none_as_in_the_control(tmp_path: Path, run_file: Path, path) -> None:
+    control = sample_for(path, run_file)
+    config = load_config(write_config(tmp_path, control, nested(path, None)))
+    treatment, baseline = dumped(config.treatments["t"]), dumped(config.control)
+    assert get(baseline, path) is not None
+    assert get(treatment, path) is None
+    assert treatment == _written_with_null(control, path)
+
+
+@pytest.mark.filterwarnings("ignore:.*changes nothing")
+@pytest.mark.parametrize("path", OPTIONAL, ids=[".".join(p) for p in OPTIONAL])
+def test_a_null_given_with_set_is_none(tmp_path: Path, run_file: Path, path) -> None:
+    control = sample_for(path, run_file)
+    file = write_config(tmp_path, control, {})
+    dotted = ".".join(path)
+    treated = load_config(file, [f"treatments.t.{dotted}=null"])
+    assert get(dumped(treated.treatments["t"]), path) is None
+    assert get(dumped(treated.control), path) is not None
+    empty = load_config(file, [f"control.{dotted}="])  # `key=` with nothing after it is null too
+    assert dumped(empty.control) == _written_with_null(control, path)
+
+
+def test_a_null_in_a_sweep_point_is_none(tmp_path: Path) -> None:
+    control = {"retrievers": {"bm25": {}}}
+    file = tmp_path / "sweep.yaml"
+    text = yaml.safe_dump({"name": "s", "dataset": {"name": "hr-docs"}, "control": control})
+    file.write_text(text + "sweep:\n  grid:\n    retrievers.bm25.stemmer: [english, null]\n")
+    config = load_config(file)
+    stemmers = sorted(str(v.retrievers["bm25"].stemmer) for v in config.treatments.values())
+    assert config.control.retrievers["bm25"].stemmer == "english"
+    assert "None" in stemmers
+
+
+@pytest.mark.parametrize("mapping", named_mappings(VariantSettings), ids=".".join)
+def test_a_null_entry_of_a_named_mapping_removes_that_entry(tmp_path: Path, mapping) -> None:
+    control = {
+        "retrievers": {"bm25": {}, "dense": {"model": "all-MiniLM-L6-v2"}},
+        "fusion": {"method": "rrf", "weights": {"bm25": 2.0, "dense": 3.0}},
+    }
+    entries = get(control, mapping)
+    assert isinstance(entries, dict) and len(entries) == 2, f"give {'.'.join(mapping)} two entries here"
+    kept = {"bm25": entries["bm25"]}
+    treatment = nested(mapping, {"dense": None})
+    if mapping == ("retrievers",):  # the weights must then name only the retriever that is left
+        treatment["fusion"] = {"weights": {"dense": None}}
+    warned = pytest.warns(UserWarning, match="changes 2 settings") if len(treatment) > 1 else nullcontext()
+    with warned:  # removing a retriever removes its weight too
+        config = load_config(write_config(tmp_path, control, treatment))
+    assert get(dumped(config.treatments["t"]), mapping).keys() == kept.keys()
+    assert get(dumped(config.control), mapping).keys() == {"bm25", "dense"}
+
+
+def test_a_treatment_that_nulls_what_the_control_leaves_at_none_changes_nothing(tmp_path: Path) -> None:
+    file = write_config(tmp_path, {"retrievers": {"bm25": {}}}, {"rerank": None})
+    with pytest.warns(UserWarning, match="'t' changes nothing"):
+        load_config(file)
+
+
+def test_a_null_stemmer_is_a_change_when_the_control_stems_by_default(tmp_path: Path) -> None:
+    """The control writes no stemmer (the default, english): `stemmer: null` changes one setting."""
+    import warnings
+
+    file = write_config(tmp_path, {"retrievers": {"bm25": {}}}, {"retrievers": {"bm25": {"stemmer": None}}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config = load_config(file)
+    assert config.control.retrievers["bm25"].stemmer == "english"
+    assert config.treatments["t"].retrievers["bm25"].stemmer is None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a null for a setting that cannot be None is refused at its key
+
+
+def _reachable(path: tuple[str, ...], run_file: Path) -> dict[str, Any] | None:
+    """A sample control that has the block holding ``path`` (so the treatment's null lands on it)."""
+    for sample in samples(run_file):
+        if len(path) == 1 or get(sample, path[:-1]) is not None:
+            return sample
+    return None
+
+
+@pytest.mark.parametrize("path", REQUIRED, ids=[".".join(p) for p in REQUIRED])
+def test_a_null_for_a_setting_that_cannot_be_none_is_refused_at_its_line(
+    tmp_path: Path, run_file: Path, path
+) -> None:
+    control = _reachable(path, run_file)
+    assert control is not None, f"no sample control holds {'.'.join(path[:-1])}: add one to samples()"
+    file = write_config(tmp_path, control, nested(path, None))
+    with pytest.raises(ConfigError) as info:
+        load_config(file)
+    error = info.value
+    key = ".".join(("treatments", "t", *path))
+    lines = file.read_text().splitlines()
+    treatment_start = lines.index("treatments:")
+    expected = next(
+        i for i, text in enumerate(lines) if i > treatment_start and text.strip() == f"{path[-1]}: null"
+    )
+    assert (error.file, error.line, error.field) == (str(file), expected + 1, key)
+    assert error.message.startswith(f"null is not a value of {key}: it cannot be none")
+
+
+def test_a_null_given_with_set_for_a_setting_that_cannot_be_none_names_the_key(tmp_path: Path) -> None:
+    file = write_config(tmp_path, {"retrievers": {"bm25": {}}}, {"depth": 50})
+    with pytest.raises(ConfigError) as info:
+        load_config(file, ["treatments.t.chunking.size=null"])
+    assert info.value.field == "treatments.t.chunking.size"
+    assert "null is not a value of treatments.t.chunking.size" in info.value.message
+
+
+def test_a_null_for_a_required_setting_of_the_other_sections_names_the_key(tmp_path: Path) -> None:
+    """Outside the variants too: every setting that cannot be None, given null with --set."""
+    file = write_config(tmp_path, {"retrievers": {"bm25": {}}}, {"depth": 50})
+    sections = {
+        path: optional
+        for path, optional in settings_of(ExperimentConfig).items()
+        if path[0] not in ("control", "treatments", "sweep")
+    }
+    required = [path for path, optional in sections.items() if not optional and path != ("dataset",)]
+    assert ("evaluation", "cutoffs") in required and ("significance", "alpha") in required
+    for path in required:
+        key = ".".join(path)
+        with pytest.raises(ConfigError) as info:
+            load_config(file, [f"{key}=null"])
+        assert (info.value.field, info.value.message[:22]) == (key, "null is not a value of"), key
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the other sections: a null given with --set is None (or the default that None documents)
+
+#: Settings whose None stands for a documented default (the schema's descriptions).
+NONE_MEANS = {("evaluation", "primary_metric"): "ndcg@10"}  # "Default: ndcg@10 when nDCG and cutoff 10..."
+
+
+def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
+    folder = tmp_path / "beir"
+    folder.mkdir()
+    files = {name: tmp_path / f"{name}.jsonl" for name in ("queries", "annotations", "spans", "corpus")}
+    for file in files.values():
+        file.write_text("")
+    dataset = {
+        "name": "hr-docs",
+        "path": str(folder),
+        **{k: str(v) for k, v in files.items()},
+        "max_queries": 5,
+    }
+    common = {
+        "dataset": dataset,
+        "evaluation": {"primary_metric": "mrr@5"},
+        "significance": {"min_effect": 0.01},
+        "tracking": {"uri": "sqlite:///x.db", "run_name": "r", "artifact_location": "/tmp/a"},
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    return [
+        {
+            **common,
+            "execution": {"backend": "ray", "address": "auto", "num_gpus_per_encoder": 1, "encoders": 2},
+        },
+        {**common, "execution": {"backend": "ray", "num_cpus": 2}},
+    ]
+
+
+def test_a_null_given_with_set_is_none_in_every_other_section(tmp_path: Path) -> None:
+    bases = other_sections(tmp_path)
+    optional = [
+        path
+        for path, admits in settings_of(ExperimentConfig).items()
+        if admits and path[0] not in ("control", "treatments", "sweep")
+    ]
+    assert ("tracking", "uri") in optional and ("execution", "num_cpus") in optional
+    for path in optional:
+        base = next((b for b in bases if get(b, path) is not None), None)
+        assert base is not None, f"no base gives {'.'.join(path)} a value: add one to other_sections()"
+        file = tmp_path / "other.yaml"
+        document = {
+            "name": "o",
+            **base,
+            "control": {"retrievers": {"bm25": {}}},
+            "treatments": {"t": {"depth": 5}},
+        }
+        file.write_text(yaml.safe_dump(document))
+        config = load_config(file, [f"{'.'.join(path)}=null"])
+        value = get(config.model_dump(mode="json"), path)
+        assert value == NONE_MEANS.get(path), ".".join(path)
+        assert get(load_config(file).model_dump(mode="json"), path) is not None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# on a real collection: no stemming is a real difference
+
+
+CRANFIELD_CONFIG = """\
+name: cranfield-nostem
+dataset:
+  path: {folder}
+  level: document
+control:
+  chunking: {{strategy: none}}
+  retrievers:
+    bm25: {{}}
+  top_k: 50
+treatments:
+  nostem-null:
+    retrievers:
+      bm25: {{stemmer: null}}
+  nostem-empty:
+    retrievers:
+      bm25: {{stemmer: ""}}
+evaluation:
+  convention: trec
+significance:
+  tests: [t, permutation]
+  n_resamples: 1000
+tracking:
+  enabled: false
+"""
+
+
+def test_on_cranfield_no_stemming_written_as_null_is_the_real_difference(
+    tmp_path: Path, datasets_dir: Path, embedding_cache: Path
+) -> None:
+    """The issue measured `stemmer: ""` on Cranfield: ndcg@10 -0.021, p = 0.02. `stemmer: null` must give
+    the same numbers, not the control's."""
+    folder = datasets_dir / "cranfield"
+    if not folder.is_dir():
+        from support.environment import skip_unless_ci
+
+        skip_unless_ci("shared Cranfield not present")
+    config = tmp_path / "cranfield.yaml"
+    config.write_text(CRANFIELD_CONFIG.format(folder=folder))
+    result = run_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert error_lines(result.stderr) == [] and "changes nothing" not in result.stderr
+    payload = json.loads(result.stdout)
+    means = payload["means"]
+    assert means["nostem-null"] == means["nostem-empty"] != means["control"]
+    rows = {r["treatment"]: r for r in payload["comparison"] if r["metric"] == "ndcg@10"}
+    assert round(rows["nostem-null"]["delta"], 3) == -0.021
+    assert round(rows["nostem-null"]["p_t"], 2) == 0.02
+    assert rows["nostem-null"]["p_t"] == rows["nostem-empty"]["p_t"]
+    assert rows["nostem-null"]["wins"] == rows["nostem-empty"]["wins"]
