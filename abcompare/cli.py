@@ -4,13 +4,40 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+
+def _plain(params: list[Any]) -> list[Any]:
+    """Help in plain words: an argument is its name in capitals (``CONFIG``, ``[RUN_ID]``), never a Python
+    type (``<path>``) or braces (``{config}``); a flag shows no value (no ``<bool>``)."""
+    for param in params:
+        if isinstance(param, TyperArgument):
+            name = (param.name or "").upper()
+            param.metavar = name
+            param.display_type_rich = lambda ctx: None
+            param._usage_display_name = lambda name=name, param=param: name if param.required else f"[{name}]"
+        elif isinstance(param, TyperOption) and param.is_flag:
+            param.metavar = ""
+    return params
+
+
+class _PlainCommand(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain(super().get_params(ctx))
+
+
+class _PlainGroup(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain(super().get_params(ctx))
+
 
 app = typer.Typer(
     name="abcompare",
@@ -18,15 +45,84 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=_PlainGroup,
 )
-
 ConfigArg = Annotated[Path, typer.Argument(help="The experiment config (YAML).", show_default=False)]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--set", "-s", help="Override a config value: key.path=value (repeatable).", show_default=False
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a config value: key.path=value (repeatable).",
+        show_default=False,
     ),
 ]
+#: MLflow's own rule for a run id (``mlflow.utils.validation``): a letter or digit, then up to 255 of
+#: letters, digits, ``_`` and ``-``.
+RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from abcompare import __version__
+
+        typer.echo(f"abcompare {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Did a retrieval change really help? Paired A/B comparison of retrieval variants, logged to MLflow."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C, with what it left behind (said on the one ``interrupted`` line; exit 130)."""
+
+    exit_code = 130
+
+
+def check_output(path: Path, example: str, option: str = "--output") -> None:
+    """The one rule for a file a command writes, checked before any work: not a folder, in a folder that
+    exists (nothing is created for it) and that can be written. A problem is a ``ConfigError`` at
+    ``option`` (exit 2)."""
+    from abcompare.core.errors import ConfigError
+
+    def refuse(message: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(f"{path}: {message}", field=option, hint=hint)
+
+    if path.is_dir():
+        raise refuse("is a folder", hint=f"give a file name, e.g. {path / example}")
+    folder = path.absolute().parent
+    if not folder.exists():
+        raise refuse(f"the folder {folder} does not exist", hint="create it first, or write elsewhere")
+    if not folder.is_dir():
+        raise refuse(f"{folder} is not a folder")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise refuse("cannot write the file: permission denied")
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise refuse(f"cannot write into {folder}: permission denied")
+
+
+def check_run_id(run_id: str | None) -> str | None:
+    """A run id as typed (surrounding blanks dropped), or a located error (exit 2) when it cannot be one,
+    before any store is opened."""
+    from abcompare.core.errors import ConfigError
+
+    if run_id is None:
+        return None
+    if not RUN_ID.fullmatch(run_id.strip()):
+        raise ConfigError(
+            f"{run_id!r} is not an MLflow run id (a letter or digit, then letters, digits, '_' or '-')",
+            field="RUN_ID",
+            hint="give the comparison's parent run id that `abcompare run` printed, or none for the latest",
+        )
+    return run_id.strip()
 
 
 def _route_warnings(stderr) -> None:
@@ -44,7 +140,7 @@ def _route_warnings(stderr) -> None:
 
 def _catch_interrupts(reporter) -> None:
     """Ctrl-C raises KeyboardInterrupt and is remembered, so the runner acts on it even if a library
-    swallowed the first one; the runs are then marked KILLED."""
+    swallowed the first one; open runs are then marked KILLED (``tracking.lifecycle.closing_runs``)."""
 
     def on_interrupt(signum, frame):  # noqa: ANN001 - signal handler signature
         reporter.interrupted = True
@@ -60,7 +156,7 @@ def _catch_interrupts(reporter) -> None:
     sys.unraisablehook = unraisable
 
 
-@app.command()
+@app.command(cls=_PlainCommand)
 def run(
     config: ConfigArg,
     set_: SetOpt = None,
@@ -85,7 +181,18 @@ def run(
         if lost.result is not None:
             _show(lost.result, as_json, result_as_json, print_report)
         raise
+    except KeyboardInterrupt as stop:
+        raise Interrupted(_left_behind(stop, settings.tracking.enabled)) from None
     _show(result, as_json, result_as_json, print_report)
+
+
+def _left_behind(stop: KeyboardInterrupt, tracking: bool) -> str:
+    """What an interrupted ``run`` left in MLflow: the runs it had opened, now KILLED, or none."""
+    if not tracking:
+        return "tracking is off: no MLflow run was opened"
+    if getattr(stop, "runs_ended", None) == "KILLED":
+        return "the open MLflow runs were marked KILLED"
+    return "no MLflow run had been opened yet"
 
 
 def _show(result, as_json: bool, result_as_json, print_report) -> None:  # noqa: ANN001 - late imports
@@ -95,15 +202,21 @@ def _show(result, as_json: bool, result_as_json, print_report) -> None:  # noqa:
         print_report(result)
 
 
-@app.command()
+@app.command(cls=_PlainCommand)
 def pool(
     config: ConfigArg,
-    depth: Annotated[int, typer.Option("--depth", "-d", min=1, max=1000, help="Hits per variant.")] = 10,
+    depth: Annotated[
+        int, typer.Option("--depth", "-d", min=1, max=1000, metavar="N", help="Hits per variant.")
+    ] = 10,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="The pool file (default: <name>-pool.csv).")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="The pool file (default: <name>-pool.csv)."),
     ] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", help="csv or jsonl (default: from the file name, else csv).")
+        str | None,
+        typer.Option(
+            "--format", metavar="csv|jsonl", help="csv or jsonl (default: from the file name, else csv)."
+        ),
     ] = None,
     set_: SetOpt = None,
 ) -> None:
@@ -111,15 +224,20 @@ def pool(
     from rich.console import Console
 
     from abcompare.config import load_config
+    from abcompare.core.errors import ConfigError
     from abcompare.core.progress import ConsoleReporter
     from abcompare.runner import pool_to_file
 
+    if fmt is not None and fmt.strip().lower() not in POOL_FORMATS:
+        raise ConfigError(f"unknown format {fmt!r} (csv or jsonl)", field="--format")
     reporter = ConsoleReporter()
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
     settings = load_config(config, set_ or [])
-    path = output or Path(f"{settings.name}-pool.csv")
-    chosen = fmt or ("jsonl" if path.suffix.lower() in (".jsonl", ".json", ".ndjson") else "csv")
+    default = f"{_file_name(settings.name)}-pool.csv"
+    path = output or Path(default)
+    check_output(path, example=default)
+    chosen = (fmt or "").strip().lower() or ("jsonl" if path.suffix.lower() in JSONL_SUFFIXES else "csv")
     table = pool_to_file(settings, path, fmt=chosen, depth=depth, reporter=reporter)
     queries = table["query_id"].nunique()
     Console(stderr=True).print(
@@ -129,19 +247,29 @@ def pool(
     )
 
 
-@app.command()
+POOL_FORMATS = ("csv", "jsonl")
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def _file_name(name: str) -> str:
+    """A comparison's name as a file name in this folder (a label may hold ``/``; a file name may not)."""
+    return name.replace("/", "_").replace("\\", "_")
+
+
+@app.command(cls=_PlainCommand)
 def report(
     run_id: Annotated[
         str | None,
         typer.Argument(help="The comparison's parent run id (default: the latest).", show_default=False),
     ] = None,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the page.")] = Path(
-        "report.html"
-    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the page.")
+    ] = Path("report.html"),
     tracking_uri: Annotated[
         str | None,
         typer.Option(
             "--tracking-uri",
+            metavar="URI",
             help="The MLflow store (default: $MLFLOW_TRACKING_URI, else the nearest "
             "mlflow.db here or above).",
             show_default=False,
@@ -149,7 +277,12 @@ def report(
     ] = None,
     experiment: Annotated[
         str | None,
-        typer.Option("--experiment", help="The latest comparison of this experiment.", show_default=False),
+        typer.Option(
+            "--experiment",
+            metavar="NAME",
+            help="The latest comparison of this experiment.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Write report.html for a logged comparison: verdicts, plots, tables, per-query wins and losses."""
@@ -157,6 +290,8 @@ def report(
 
     from abcompare.tracking.reader import logged_report
 
+    run_id = check_run_id(run_id)
+    check_output(output, example="report.html")
     html, loaded = logged_report(run_id, tracking_uri=tracking_uri, experiment=experiment)
     output.write_text(html, encoding="utf-8")
     Console(stderr=True).print(
@@ -168,7 +303,7 @@ def report(
     )
 
 
-@app.command()
+@app.command(cls=_PlainCommand)
 def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     """Check a config (keys, types, files) without running anything."""
     from rich.console import Console
@@ -182,7 +317,7 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     typer.echo(f"{config}: valid — control vs {names} on {settings.dataset.name or settings.dataset.path}")
 
 
-@app.command()
+@app.command(cls=_PlainCommand)
 def schema() -> None:
     """Print the JSON schema of the experiment config."""
     from abcompare.config import config_schema
@@ -190,13 +325,29 @@ def schema() -> None:
     typer.echo(json.dumps(config_schema(), indent=2))
 
 
+def usage_line(exc: Any) -> str:
+    """A usage error (click's, as vendored by typer) as one ``error:`` line: the command, the option or
+    argument and what is wrong, and where the options are listed."""
+    from abcompare.core.errors import one_line
+
+    ctx = getattr(exc, "ctx", None)
+    command_path = ctx.command_path if ctx is not None else "abcompare"
+    commands = {info.name or info.callback.__name__ for info in app.registered_commands if info.callback}
+    if command_path == "abcompare" and len(sys.argv) > 1 and sys.argv[1] in commands:
+        command_path = f"abcompare {sys.argv[1]}"  # an option's error, raised in the group's context
+    return one_line(f"error: {command_path}: {exc.format_message()} (see '{command_path} --help')")
+
+
 def main() -> None:
     """Entry point: every failure is one line on stderr, and the exit code says what kind it is.
 
-    0 success; 2 bad input (config, data, runs, annotations, an unusable tracking store); 3 the comparison
-    was computed but the tracking server stopped answering, so it is not recorded (the result is printed
-    with --json and saved to a local file); 1 any other failure (a full disk says so); 130 Ctrl-C.
+    0 success; 2 bad input (config, data, runs, annotations, an unusable tracking store, a bad option or
+    argument, an output path that cannot be written); 3 the comparison was computed but the tracking server
+    stopped answering, so it is not recorded (the result is printed with --json and saved to a local
+    file); 1 any other failure (a full disk says so); 130 Ctrl-C (the line says what it left behind).
     """
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
     from abcompare.core.errors import AbcompareError, disk_full
 
     try:
@@ -204,20 +355,26 @@ def main() -> None:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code != 0:
             if code == 130:
-                typer.echo("interrupted: the open MLflow runs were marked KILLED", err=True)
+                typer.echo("interrupted", err=True)
             sys.exit(code)
     except AbcompareError as exc:
         typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except Interrupted as exc:
+        typer.echo(f"interrupted: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
     except (typer.Abort, typer.Exit) as exc:
         sys.exit(getattr(exc, "exit_code", 1))
+    except NoArgsIsHelpError as exc:  # `abcompare` alone: the help, as asked
+        exc.show()
+        sys.exit(2)
+    except UsageError as exc:  # a bad option or argument: missing, unknown, out of range
+        typer.echo(usage_line(exc), err=True)
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()  # a usage error (click's, as vendored by typer): missing argument, unknown option
-            sys.exit(2)
         if os.environ.get("ABCOMPARE_DEBUG"):
             raise
         full = disk_full(exc)

@@ -60,11 +60,13 @@ def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dat
 @contextmanager
 def closing_runs(end: Callable[[str], None]) -> Iterator[None]:
     """Whatever happens inside, no run is left RUNNING: ``end("FAILED")`` on an error, ``end("KILLED")`` on
-    Ctrl-C (``end`` is ``StoreClient.end_all`` or ``Logger.abort``)."""
+    Ctrl-C (``end`` is ``StoreClient.end_all`` or ``Logger.abort``). The interrupt carries
+    ``runs_ended = "KILLED"``, so the command line says the open runs were marked so only when they were."""
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         end("KILLED")
+        stop.runs_ended = "KILLED"
         raise
     except BaseException:
         end("FAILED")
