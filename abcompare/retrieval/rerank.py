@@ -42,15 +42,18 @@ def order_by(hits: Sequence[RagHit], scores: Sequence[float]) -> list[RagHit]:
 
 @functools.lru_cache(maxsize=2)
 def load_cross_encoder(name: str) -> Any:
-    """A sentence_transformers.CrossEncoder on CPU (memoised); local folders load with no network."""
-    from abcompare.retrieval.dense import resolve_model
+    """A sentence_transformers.CrossEncoder on CPU (memoised), loaded with no network from the folder
+    ``locate_model`` finds."""
+    from abcompare.retrieval.dense import locate_model
 
-    resolved = resolve_model(name)
-    local = Path(resolved).is_dir()
+    try:
+        resolved = locate_model(name)
+    except RetrievalError as error:
+        raise RetrievalError(error.message, field="rerank.model", hint=error.hint) from None
     from sentence_transformers import CrossEncoder
 
     try:
-        return CrossEncoder(resolved, device="cpu", local_files_only=local)
+        return CrossEncoder(resolved, device="cpu", local_files_only=True)
     except Exception as exc:  # any loading failure is a configuration problem the user can fix
         raise RetrievalError(
             f"cannot load cross-encoder {name!r}: {type(exc).__name__}: {exc}".splitlines()[0],

