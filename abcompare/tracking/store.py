@@ -1,6 +1,6 @@
-"""MLflow logging: one parent run per comparison, one child run per variant; consumes tables only.
+"""The MLflow store: which one, whether it answers, and :class:`StoreClient`, the calls for one experiment.
 
-Keys with ``@`` (``ndcg@10``) become ``ndcg_at_10`` here, at the MLflow boundary. Every run this module
+Keys with ``@`` (``ndcg@10``) become ``ndcg_at_10`` here, at the MLflow boundary. Every run a client
 opens is closed: FINISHED on success, FAILED on an error, KILLED on Ctrl-C. A process that is killed
 (SIGKILL) cannot close its runs: every run is tagged with its owner (host, PID, start time), and the next
 run on the same host marks the runs of owners that no longer exist FAILED. A fresh SQLite store is
