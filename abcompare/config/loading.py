@@ -248,28 +248,75 @@ def _resolve_model_folder(holder: dict[str, Any], base_dir: Path) -> None:
         holder["model"] = str(candidate.resolve())
 
 
-def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
-    """Every file or folder named in the config must exist, reported with its YAML path."""
-    checks: list[tuple[tuple[str, ...], Path | None]] = []
-    for key in _PATH_FIELDS:
-        value = getattr(config.dataset, key)
-        if isinstance(value, list):
-            checks += [(("dataset", key, str(i)), item) for i, item in enumerate(value)]
-        else:
-            checks.append((("dataset", key), value))
+#: What a BEIR folder must hold for the settings it stands in for (the data stage reads these names).
+BEIR_QUERIES = "queries.jsonl"
+
+
+def _named_files(config: ExperimentConfig) -> list[tuple[tuple[str, ...], Path, str]]:
+    """Every file or folder the config names, with its key and what it must be (``file`` or ``folder``)."""
+    named: list[tuple[tuple[str, ...], Path, str]] = []
+    dataset = config.dataset
+    if dataset.path is not None:
+        named.append((("dataset", "path"), dataset.path, "folder"))
+    for key in ("queries", "spans", "corpus"):
+        if getattr(dataset, key) is not None:
+            named.append((("dataset", key), getattr(dataset, key), "file"))
+    annotations = dataset.annotations
+    if isinstance(annotations, list):
+        named += [(("dataset", "annotations", str(i)), item, "file") for i, item in enumerate(annotations)]
+    elif annotations is not None:
+        named.append((("dataset", "annotations"), annotations, "file"))
     for name, variant in config.variants().items():
         if variant.run is not None:
             where = ("control",) if name == "control" else ("treatments", name)
-            checks.append(((*where, "run", "path"), Path(variant.run.path)))
-    for loc, value in checks:
-        if value is not None and not Path(value).exists():
-            raise ConfigError(
-                f"file not found: {value}",
-                file=path,
-                line=lines.get(loc) or lines.get(loc[:-1]),
-                field=".".join(loc),
-                hint="relative paths are resolved against the config file's folder",
-            )
+            named.append(((*where, "run", "path"), Path(variant.run.path), "file"))
+    if config.cache_dir is not None and config.cache_dir.exists():
+        named.append((("cache_dir",), config.cache_dir, "folder"))
+    return named
+
+
+def _file_problem(value: Path, kind: str) -> str | None:
+    """Why ``value`` is not the ``kind`` (file or folder) a setting needs, or None."""
+    if not value.exists():
+        return f"file not found: {value}"
+    if kind == "file" and value.is_dir():
+        return f"expected a file, found a folder: {value}"
+    if kind == "folder" and not value.is_dir():
+        return f"expected a folder, found a file: {value}"
+    return None
+
+
+def _beir_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | None:
+    """What a BEIR folder lacks for the settings it stands in for (its queries, the split's qrels), at the
+    key to change; None when the folder has them or the config names its own files."""
+    dataset = config.dataset
+    folder = dataset.path
+    if folder is None or not folder.is_dir():
+        return None
+    if dataset.queries is None and not (folder / BEIR_QUERIES).is_file():
+        return ("dataset", "path"), f"the dataset folder has no {BEIR_QUERIES}: {folder}"
+    qrels = folder / "qrels"
+    wanted = [f"{dataset.split}.tsv"] + [f"{dataset.split}.chunks.tsv"] * (dataset.level == "chunk")
+    if dataset.annotations is None and not any((qrels / name).is_file() for name in wanted):
+        splits = sorted(p.name.split(".")[0] for p in qrels.glob("*.tsv")) if qrels.is_dir() else []
+        there = f" (splits there: {', '.join(dict.fromkeys(splits))})" if splits else " (it has none)"
+        return ("dataset", "split"), f"no qrels for split {dataset.split!r} in {qrels}{there}"
+    return None
+
+
+def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+    """Every file or folder named in the config exists and is what its setting needs (a file, a folder,
+    a BEIR folder with the split's qrels), reported with its YAML path before anything runs."""
+    hint = "relative paths are resolved against the config file's folder"
+    problems = [(loc, _file_problem(Path(value), kind), hint) for loc, value, kind in _named_files(config)]
+    beir = _beir_problem(config)
+    if beir is not None:
+        problems.append((*beir, "give a folder with queries.jsonl and qrels/<split>.tsv, or name the files"))
+    for loc, problem, advice in problems:
+        if problem is not None:
+            near = [loc[:cut] for cut in range(len(loc), 0, -1)] + [("dataset", "path")]
+            line = next((lines[key] for key in near if key in lines), None)
+            raise ConfigError(problem, file=path, line=line, field=".".join(loc), hint=advice)
 
 
 def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str]]:

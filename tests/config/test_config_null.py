@@ -301,7 +301,9 @@ NONE_MEANS = {("evaluation", "primary_metric"): "ndcg@10"}  # "Default: ndcg@10 
 
 def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
     folder = tmp_path / "beir"
-    folder.mkdir()
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_text("")
+    (folder / "qrels" / "test.tsv").write_text("")
     files = {name: tmp_path / f"{name}.jsonl" for name in ("queries", "annotations", "spans", "corpus")}
     for file in files.values():
         file.write_text("")

