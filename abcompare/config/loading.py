@@ -304,6 +304,25 @@ def _beir_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | Non
     return None
 
 
+def _spans_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | None:
+    """Judging at span level needs evidence spans: named, or in the dataset's folder (``spans/<split>.jsonl``
+    or ``spans.jsonl``, where the data stage looks)."""
+    dataset = config.dataset
+    if dataset.level != "span" or dataset.spans is not None:
+        return None
+    folder = dataset.path
+    from_example = dataset.queries is None or dataset.annotations is None
+    if folder is None and dataset.name is not None and from_example:
+        from abcompare.examples import example_path
+
+        folder = example_path(dataset.name)
+    candidates = [folder / "spans" / f"{dataset.split}.jsonl", folder / "spans.jsonl"] if folder else []
+    if any(candidate.is_file() for candidate in candidates):
+        return None
+    where = f" (none in {folder})" if folder else ""
+    return ("dataset", "level"), f"judging at span level needs evidence spans: give dataset.spans{where}"
+
+
 def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
     """Every file or folder named in the config exists and is what its setting needs (a file, a folder,
     a BEIR folder with the split's qrels), reported with its YAML path before anything runs."""
@@ -312,6 +331,9 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
     beir = _beir_problem(config)
     if beir is not None:
         problems.append((*beir, "give a folder with queries.jsonl and qrels/<split>.tsv, or name the files"))
+    spans = _spans_problem(config)
+    if spans is not None:
+        problems.append((*spans, "JSONL lines {query_id, document_id, start, end}; docs/data.md"))
     for loc, problem, advice in problems:
         if problem is not None:
             near = [loc[:cut] for cut in range(len(loc), 0, -1)] + [("dataset", "path")]

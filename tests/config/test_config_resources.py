@@ -341,3 +341,15 @@ def test_a_cache_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
 def test_a_complete_beir_folder_validates(tmp_path: Path) -> None:
     config = load_config(dataset_config(tmp_path, {"path": str(beir_folder(tmp_path))}))
     assert config.dataset.split == "test"
+
+
+def test_judging_at_span_level_without_spans_is_refused_at_the_level(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    config = dataset_config(tmp_path, {"path": str(folder), "level": "span"})
+    error = refused(config)
+    assert (error.field, error.line) == ("dataset.level", line_of(config, "level: span"))
+    assert (
+        error.message == f"judging at span level needs evidence spans: give dataset.spans (none in {folder})"
+    )
+    (folder / "spans.jsonl").write_text('{"query_id": "q1", "document_id": "d1", "start": 0, "end": 1}\n')
+    assert load_config(config).dataset.level == "span"  # the folder's spans.jsonl is found
