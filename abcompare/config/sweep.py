@@ -190,17 +190,29 @@ def candidate_name(path_values: Mapping[str, Any], varying: list[str], *, whole_
 
 
 def _text(value: Any, whole_paths: bool = False) -> str:
+    """A value as a name part: a path shows its file name (or, ``whole_paths``, its parts joined by ``_``)."""
+    text = _written(value)
+    if "/" in text or "\\" in text:
+        parts = [part for part in text.replace("\\", "/").split("/") if part not in ("", ".")]
+        text = "_".join(parts) if whole_paths or isinstance(value, (dict, list)) else (parts or ["_"])[-1]
+    return text
+
+
+def _written(value: Any) -> str:
+    """A value as YAML writes it: ``null``, ``true``, ``1.0``, ``{"a":1}``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return repr(value)
-    text = str(value) if not isinstance(value, (dict, list)) else _compact(value)
-    if "/" in text or "\\" in text:
-        parts = [part for part in text.replace("\\", "/").split("/") if part not in ("", ".")]
-        text = "_".join(parts) if whole_paths or isinstance(value, (dict, list)) else (parts or ["_"])[-1]
-    return text
+    return str(value) if not isinstance(value, (dict, list)) else _compact(value)
+
+
+def _written_name(path_values: Mapping[str, Any], varying: list[str]) -> str:
+    """The name as the values are written, before anything is made safe."""
+    shown = [p for p in path_values if p in varying] or list(path_values)
+    return ",".join(f"{p}={_written(path_values[p])}" for p in shown)
 
 
 def _visible(text: str) -> str:
@@ -230,20 +242,29 @@ def candidate_names(points: list[dict[str, Any]], varying: list[str], taken: set
     meaning: dict[str, set[str]] = {}
     for name, point in zip(short, written, strict=True):
         meaning.setdefault(_clash_key(name), set()).add(point)
-    used = {_clash_key(name): name for name in taken}
+    reserved = {_clash_key(name): name for name in taken}
+    given: set[str] = set()  # the clash keys of the names given so far
     names: dict[str, str] = {}  # the point as written -> its name
     for point, name, text in zip(points, short, written, strict=True):
         if text in names:
             continue
         if len(meaning[_clash_key(name)]) > 1:
             name = candidate_name(point, varying, whole_paths=True)
+        as_written = _written_name(point, varying)
         unique, n = name, 1
-        while _clash_key(unique) in used and used[_clash_key(unique)] != unique:
+        while _clashes(unique, as_written, given, reserved):
             n += 1
-            unique = _bounded(f"{name}-{n}") if len(name) + 4 <= MAX_NAME_LENGTH else _bounded(f"{name}~{n}")
-        used[_clash_key(unique)] = unique
+            unique = _bounded(f"{name}-{n}")
+        given.add(_clash_key(unique))
         names[text] = unique
     return [names[text] for text in written]
+
+
+def _clashes(name: str, as_written: str, given: set[str], reserved: dict[str, str]) -> bool:
+    """``name`` meets a name given before, or a taken one (unless it is that very name as written: the
+    point is then reported as listed twice)."""
+    key = _clash_key(name)
+    return key in given or (key in reserved and not reserved[key] == name == as_written)
 
 
 def _compact(value: Any) -> str:
