@@ -168,9 +168,14 @@ def _existing_store(uri: str) -> str:
 
 def _client(tracking_uri: str | None) -> tuple[Any, str]:
     from mlflow import MlflowClient
+    from mlflow.exceptions import MlflowException
 
     uri = _existing_store(tracking_uri) if tracking_uri else find_store()[0]
-    return MlflowClient(tracking_uri=uri), uri
+    try:
+        return MlflowClient(tracking_uri=uri), uri
+    except MlflowException as exc:  # a URI the user typed that MLflow cannot use (an unknown scheme)
+        first = str(exc.message).strip().splitlines()[0]
+        raise TrackingError(f"cannot use the MLflow store {uri}: {first}", field="tracking_uri") from None
 
 
 def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None = None) -> str:
