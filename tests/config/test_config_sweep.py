@@ -79,7 +79,8 @@ def test_a_grid_over_the_bound_is_refused_before_anything_runs(tmp_path):
     rest = (
         "sweep:\n  grid:\n    fusion.k: [1, 2, 3, 4, 5, 6]\n    depth: [10, 20, 30, 40]\n  max_variants: 20\n"
     )
-    with pytest.raises(ConfigError, match=r"grid has 24 points \(6 of fusion\.k x 4 of depth\), more than max_variants \(20\)"):
+    bound = r"grid has 24 points \(6 of fusion\.k x 4 of depth\), more than max_variants \(20\)"
+    with pytest.raises(ConfigError, match=bound):
         load_config(config_from(tmp_path, rest))
     with pytest.raises(ConfigError, match="sweep.max_variants"):
         load_config(config_from(tmp_path, "sweep:\n  grid: {fusion.k: [1]}\n  max_variants: 5000\n"))
