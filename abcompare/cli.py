@@ -187,12 +187,13 @@ def run(
 
 
 def _left_behind(stop: KeyboardInterrupt, tracking: bool) -> str:
-    """What an interrupted ``run`` left in MLflow: the runs it had opened, now KILLED, or none."""
+    """What an interrupted ``run`` left in MLflow: the runs it had open, now KILLED, or none open (not yet
+    opened, or already finished: an interrupt outside ``closing_runs``)."""
     if not tracking:
         return "tracking is off: no MLflow run was opened"
     if getattr(stop, "runs_ended", None) == "KILLED":
         return "the open MLflow runs were marked KILLED"
-    return "no MLflow run had been opened yet"
+    return "no MLflow run was open"
 
 
 def _show(result, as_json: bool, result_as_json, print_report) -> None:  # noqa: ANN001 - late imports

@@ -415,7 +415,7 @@ def test_ctrl_c_before_any_run_opened_says_so(tmp_path: Path, embedding_cache: P
     result = interrupt(["run", str(config)], tmp_path, embedding_cache, stage="loading the dataset")
     assert result.returncode == 130, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
-    assert result.stderr.splitlines()[-1] == "interrupted: no MLflow run had been opened yet"
+    assert result.stderr.splitlines()[-1] == "interrupted: no MLflow run was open"
     assert "KILLED" not in result.stderr
     db = tmp_path / "mlflow.db"
     assert not db.exists() or all_runs(db) == []  # the store may have been checked: it holds no run
