@@ -347,7 +347,7 @@ def main() -> None:
     stopped answering, so it is not recorded (the result is printed with --json and saved to a local
     file); 1 any other failure (a full disk says so); 130 Ctrl-C (the line says what it left behind).
     """
-    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     from abcompare.core.errors import AbcompareError, disk_full
 
@@ -375,6 +375,11 @@ def main() -> None:
     except UsageError as exc:  # a bad option or argument: missing, unknown, out of range
         typer.echo(usage_line(exc), err=True)
         sys.exit(2)
+    except ClickException as exc:  # any other error the CLI framework raises (a file it cannot open)
+        from abcompare.core.errors import one_line
+
+        typer.echo(one_line(f"error: {exc.format_message()}"), err=True)
+        sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
         if os.environ.get("ABCOMPARE_DEBUG"):
             raise
