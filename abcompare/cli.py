@@ -30,11 +30,15 @@ def _plain(params: list[Any]) -> list[Any]:
 
 
 class _PlainCommand(TyperCommand):
+    """A command whose help reads as plain words (:func:`_plain`)."""
+
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain(super().get_params(ctx))
 
 
 class _PlainGroup(TyperGroup):
+    """The command group, with the same plain help (its ``--version`` and ``--help`` show no type)."""
+
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain(super().get_params(ctx))
 
@@ -64,6 +68,7 @@ RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
 
 
 def _version(value: bool) -> None:
+    """``--version``: ``abcompare <version>`` on stdout, then exit 0 before any command runs."""
     if value:
         from abcompare import __version__
 
