@@ -148,7 +148,7 @@ def _compare_variants(
             with timer("statistics"):
                 reporter.stage("paired significance tests")
                 treatments = {n: frame for n, frame in per_query_tables.items() if n != "control"}
-                with reporter.progress("paired tests", total=len(treatments) * len(metrics)) as advance:
+                with reporter.progress("paired tests") as advance:  # the tests report their own total
                     comparison = paired_comparison(
                         per_query_tables["control"], treatments, metrics=metrics, primary_metric=primary,
                         progress=advance, **config.significance.testing_options(),

@@ -109,6 +109,7 @@ class _Progress:
 
     def __init__(self, callback: Progress, total: int) -> None:
         self.callback, self.total, self.offset = callback, total, 0
+        callback(0, total)  # the whole count from the start: a bar never shows a total that later jumps
 
     def __call__(self, done: int, of: int) -> None:
         self.callback(self.offset + done, self.total)

@@ -54,3 +54,31 @@ def _the_bar(reporter: ConsoleReporter):
     """The rich Progress behind the live display (rich keeps it as the Live's renderable source)."""
     live = reporter.console._live_stack[-1]  # noqa: SLF001
     return live._get_renderable.__self__  # noqa: SLF001
+
+
+def test_the_paired_tests_bar_shows_one_total_from_its_first_frame() -> None:
+    """The bar of ``paired tests`` starts with the count the tests will report (one permutation pass of
+    B sign flips over every column, then per treatment a bootstrap of B resamples and one step for its
+    table rows: 300 + 2 x (300 + 1) = 902 for two treatments), never another total first."""
+    import numpy as np
+    import pandas as pd
+
+    from abcompare.stats.comparison import paired_comparison
+
+    ids = pd.Index([f"q{i}" for i in range(12)], name="query_id")
+    control = pd.DataFrame({"ndcg@10": np.linspace(0, 1, 12)}, index=ids)
+    treatments = {"a": control + 0.05, "b": control - 0.02}
+    reporter, _ = _reporter(terminal=True)
+    shown: list[tuple[float, float | None]] = []  # (completed, total) as the bar has them after each report
+    with reporter.progress("paired tests") as advance:
+        bar = _the_bar(reporter)
+
+        def watched(step: int, total: int | None = None) -> None:
+            advance(step, total)
+            shown.append((bar.tasks[0].completed, bar.tasks[0].total))
+
+        paired_comparison(control, treatments, n_resamples=300, tests=["permutation", "bootstrap"],
+                          progress=watched)  # fmt: skip
+        completed = bar.tasks[0].completed
+    assert shown[0] == (0, 902)  # before the first resample: the whole count
+    assert {total for _, total in shown} == {902} and completed == 902
