@@ -180,6 +180,7 @@ def _compare_variants(
                 comparison=comparison,
                 timings=timer.seconds,
                 judged=coverage,
+                judgments_relevant_only=_relevant_only(dataset.annotations, evaluation.relevance_threshold),
                 judgment_warnings=judgment_warnings,
                 tuned=tuned,
                 grid=grid,
@@ -191,6 +192,12 @@ def _compare_variants(
         if recorded is not None:
             record(result, recorded, logger)
     return result
+
+
+def _relevant_only(annotations: pd.DataFrame, threshold: float) -> bool:
+    """Whether the judgments list relevant items only (every row at or above the threshold)."""
+    grades = annotations.get("grade", pd.Series(dtype=float))
+    return len(grades) > 0 and bool((grades >= threshold).all())
 
 
 # ------------------------------------------------------------------------------------------ pooling

@@ -27,6 +27,8 @@ _VOLATILE = [
     (re.compile(r"\b[0-9a-f]{32}\b"), "<run id>"),
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"), "<time>"),
     (re.compile(r"/#/experiments/\d+/"), "/#/experiments/<id>/"),
+    (re.compile(r"runs=%5B.*?%5D"), "runs=<run ids>"),  # the compare view's link: its runs, JSON-quoted
+    (re.compile(r"experiments=%5B.*?%5D"), "experiments=<ids>"),
 ]
 
 

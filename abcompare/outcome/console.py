@@ -105,20 +105,11 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         summary = report.summary().removeprefix("alignment: ")
         console.print(f"  alignment of {plain_text(name)}: {plain_text(summary)}")
     if len(alignment) > 4:
-        name, worst = min(alignment[1:], key=lambda item: item[1].fraction_in_run)
-        console.print(
-            f"  alignment of {len(alignment) - 1} treatments: at least {worst.fraction_in_run:.0%} of "
-            f"annotated ids appear among hit keys (lowest: {plain_text(name)})"
-        )
+        console.print(f"  {plain_text(treatments_alignment(alignment[1:]))}")
     if result.judged:
-        k = next(iter(result.judged.values())).cutoff
-        if len(result.judged) <= 4:
-            shares = ", ".join(f"{name} {cov.mean_judged:.2f}" for name, cov in result.judged.items())
-        else:
-            values = [cov.mean_judged for name, cov in result.judged.items() if name != "control"]
-            control = result.judged["control"].mean_judged
-            shares = f"control {control:.2f}, the treatments {min(values):.2f}-{max(values):.2f}"
-        console.print(f"  judged@{k} (share of the top {k} with a judgment): {plain_text(shares)}")
+        judged = {name: asdict(coverage) for name, coverage in result.judged.items()}
+        line = shared.judged_line(judged, result.judgments_relevant_only)
+        console.print(f"  {plain_text(line)}")
     for note in result.judgment_warnings:
         console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
     swept = set(result.grid["candidate"]) if result.grid is not None else set()
@@ -137,6 +128,18 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
         console.print(plain_text(line), highlight=False)
+
+
+def treatments_alignment(reports: list[tuple[str, Any]]) -> str:
+    """Many treatments' alignment in one line: ``all`` when every one finds every annotated id, else the
+    lowest share and whose it is."""
+    name, worst = min(reports, key=lambda item: item[1].fraction_in_run)
+    if worst.fraction_in_run >= 1:
+        return f"alignment of {len(reports)} treatments: all annotated ids appear among hit keys"
+    return (
+        f"alignment of {len(reports)} treatments: at least {worst.fraction_in_run:.0%} of annotated ids "
+        f"appear among hit keys (lowest: {name})"
+    )
 
 
 def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = None) -> Any:
@@ -182,6 +185,7 @@ def result_as_json(result: ComparisonResult) -> dict[str, Any]:
         "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
         "comparison": comparison.to_dict(orient="records"),
         "judged": {name: asdict(cov) for name, cov in result.judged.items()},
+        "judgments_relevant_only": result.judgments_relevant_only,
         "judgment_warnings": list(result.judgment_warnings),
         "tuned": _tuned_json(result.tuned),
         "grid": None

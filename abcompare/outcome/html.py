@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from abcompare.core.vocabulary import BETTER, PRIMARY, SIGNIFICANT, WORSE, plural, relevance_mark
+from abcompare.core.vocabulary import (
+    BETTER,
+    PRIMARY,
+    SIGNIFICANT,
+    WORSE,
+    parse_metric,
+    plural,
+    relevance_mark,
+)
 from abcompare.outcome import rows as shared
 from abcompare.outcome.sentences import settings_line, treatments
 from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
@@ -27,7 +35,8 @@ from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdi
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
 
-#: How many wins and losses per treatment, and how many hits per variant beside each.
+#: How many wins and losses per treatment, and at least how many hits per variant beside each (more when
+#: the change is decided deeper: :func:`deciding_depth`).
 CHANGES_SHOWN = 5
 HITS_SHOWN = 5
 #: At most this many treatments get their own wins/losses section (a sweep shows its tuned choice).
@@ -51,6 +60,7 @@ class ReportInputs:
     relevance_threshold: float = 1
     judged: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # variant -> cutoff, mean_judged
     judgment_warnings: Sequence[str] = ()
+    judgments_relevant_only: bool = False  # no judgment below the threshold: unjudged means not relevant
     tuned_sentence: str | None = None
     grid: pd.DataFrame | None = None
     grid_settings: Sequence[str] = ()
@@ -126,9 +136,7 @@ def _judgments(inputs: ReportInputs) -> str:
         return ""
     parts = []
     if inputs.judged:
-        cutoff = int(next(iter(inputs.judged.values()))["cutoff"])
-        shares = ", ".join(f"{escape(n)} {float(c['mean_judged']):.2f}" for n, c in inputs.judged.items())
-        parts.append(f"<p>judged@{cutoff} (share of the top {cutoff} with a judgment): {shares}</p>")
+        parts.append(f"<p>{escape(shared.judged_line(inputs.judged, inputs.judgments_relevant_only))}</p>")
     for note in inputs.judgment_warnings:
         parts.append(f'<p class="warning">warning: {escape(note)}</p>')
     return "<section><h2>Judgments</h2>" + "".join(parts) + "</section>"
@@ -253,7 +261,9 @@ def _changes(inputs: ReportInputs, treatment: str, metric: str) -> str:
         f"{escape(metric)}</h2>",
         f"<p>{int((delta > 0).sum())} queries better, {int((delta < 0).sum())} worse, "
         f"{int((delta == 0).sum())} unchanged. Hits marked ✓ are annotated relevant "
-        f"(grade ≥ {inputs.relevance_threshold:g}); ○ judged not relevant; unmarked: not judged.</p>",
+        f"(grade ≥ {inputs.relevance_threshold:g}); ○ judged not relevant; unmarked: not judged. Both lists "
+        f"run through the deepest rank within {escape(metric)}'s cutoff at which their relevant hits differ "
+        f"(at least {HITS_SHOWN}), so the hit that decides the change is shown.</p>",
     ]
     for label, changes in (("Largest wins", wins), ("Largest losses", losses)):
         parts.append(f"<h3>{label}</h3>")
@@ -277,17 +287,45 @@ def _query_block(
         f"{control.get(query_id, math.nan):.3f}, {escape(treatment)} {other.get(query_id, math.nan):.3f} "
         f'(<span style="color:{colour};font-weight:600">{change:+.3f}</span>)</p><div class="side">'
     )
-    columns = [_hits_list(inputs, name, query_id) for name in ("control", treatment)]
+    lists = {name: _query_hits(inputs, name, query_id) for name in ("control", treatment)}
+    depth = deciding_depth(*lists.values(), parse_metric(_primary_metric(inputs.comparison))[1],
+                           inputs.relevance_threshold)  # fmt: skip
+    columns = [_hits_list(inputs, name, hits, depth) for name, hits in lists.items()]
     return head + "".join(columns) + "</div></div>"
 
 
-def _hits_list(inputs: ReportInputs, variant: str, query_id: str) -> str:
+def _query_hits(inputs: ReportInputs, variant: str, query_id: str) -> pd.DataFrame | None:
+    """One variant's hits for one query, by rank (None when its hits were not recorded)."""
     run = inputs.hits.get(variant)
     if run is None or run.empty:
+        return None
+    return run[run["query_id"].astype(str) == query_id].sort_values("rank")
+
+
+def _relevant_at(hits: pd.DataFrame | None, cutoff: int, threshold: float) -> dict[int, str]:
+    """rank -> key of the annotated-relevant hits in the top ``cutoff``."""
+    if hits is None or "grade" not in hits:
+        return {}
+    top = hits[(hits["rank"] <= cutoff) & (hits["grade"] >= threshold)]
+    return dict(zip(top["rank"].astype(int), top["key"].astype(str), strict=True))
+
+
+def deciding_depth(
+    control: pd.DataFrame | None, treatment: pd.DataFrame | None, cutoff: int, threshold: float
+) -> int:
+    """How many hits a per-query change needs shown: through the deepest rank, within the metric's
+    ``cutoff``, at which the two lists' relevant hits differ (a relevant hit in one list and not at that
+    rank in the other), at least :data:`HITS_SHOWN`, at most ``cutoff``."""
+    ours, theirs = _relevant_at(control, cutoff, threshold), _relevant_at(treatment, cutoff, threshold)
+    differing = [rank for rank in set(ours) | set(theirs) if ours.get(rank) != theirs.get(rank)]
+    return max(HITS_SHOWN, min(max(differing, default=0), cutoff))
+
+
+def _hits_list(inputs: ReportInputs, variant: str, hits: pd.DataFrame | None, depth: int) -> str:
+    if hits is None:
         return f"<div><h4>{escape(variant)}</h4><p>hits not recorded</p></div>"
-    rows = run[run["query_id"].astype(str) == query_id].sort_values("rank").head(HITS_SHOWN)
     items = []
-    for hit in rows.to_dict(orient="records"):
+    for hit in hits.head(depth).to_dict(orient="records"):
         mark = relevance_mark(hit.get("grade"), inputs.relevance_threshold)
         content = str(hit.get("content") or "")
         snippet = escape(content[:180] + ("…" if len(content) > 180 else ""))
@@ -312,6 +350,7 @@ def inputs_summary(inputs: ReportInputs) -> dict[str, Any]:
         "relevance_threshold": inputs.relevance_threshold,
         "judged": {k: dict(v) for k, v in inputs.judged.items()},
         "judgment_warnings": list(inputs.judgment_warnings),
+        "judgments_relevant_only": inputs.judgments_relevant_only,
         "tuned_sentence": inputs.tuned_sentence,
         "grid_settings": list(inputs.grid_settings),
         "control_seconds_per_query": inputs.control_seconds_per_query,
@@ -376,6 +415,7 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         relevance_threshold=cfg.evaluation.relevance_threshold,
         judged={name: asdict(coverage) for name, coverage in result.judged.items()},
         judgment_warnings=list(result.judgment_warnings),
+        judgments_relevant_only=result.judgments_relevant_only,
         tuned_sentence=tuned_sentence(result.tuned) if result.tuned is not None else None,
         grid=result.grid,
         grid_settings=settings,

@@ -48,6 +48,9 @@ class ComparisonResult:
     ui_hint: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     judged: dict[str, JudgedCoverage] = field(default_factory=dict)  # per variant, at the primary cutoff
+    #: The judgments list relevant items only (no row below the relevance threshold): an unjudged hit is
+    #: then by construction not relevant, and judged@k the share of relevant hits, not a gap.
+    judgments_relevant_only: bool = False
     judgment_warnings: list[str] = field(default_factory=list)
     tuned: TunedComparison | None = None  # a sweep's: what choosing among its candidates gains, unseen
     grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency

@@ -10,7 +10,7 @@ digit.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +82,29 @@ def primary_first(table: pd.DataFrame) -> pd.DataFrame:
     return table.iloc[np.lexsort((secondary, codes))]
 
 
+# ------------------------------------------------------------------------------------------ judgments
+#: Up to this many variants' judged@k are listed by name; more (a sweep's) are summarised as a range.
+JUDGED_LISTED = 4
+
+
+def judged_line(judged: Mapping[str, Mapping[str, Any]], relevant_only: bool = False) -> str:
+    """judged@k in one line, for every view (``judged``: variant -> ``cutoff``, ``mean_judged``): each
+    variant's share, or, for more than :data:`JUDGED_LISTED` variants (a sweep's), the control's and the
+    treatments' range; and, when the judgments list relevant items only (``relevant_only``), that an
+    unjudged hit is then not relevant, so a low share is no gap in the judgments."""
+    k = int(next(iter(judged.values()))["cutoff"])
+    if len(judged) <= JUDGED_LISTED:
+        shares = ", ".join(f"{name} {float(cov['mean_judged']):.2f}" for name, cov in judged.items())
+    else:
+        values = [float(cov["mean_judged"]) for name, cov in judged.items() if name != "control"]
+        control = float(judged["control"]["mean_judged"]) if "control" in judged else math.nan
+        shares = f"control {control:.2f}, the {len(values)} treatments {min(values):.2f}-{max(values):.2f}"
+    line = f"judged@{k} (share of the top {k} with a judgment): {shares}"
+    if relevant_only:
+        line += "; the judgments list relevant items only, so every unjudged hit counts as not relevant"
+    return line
+
+
 # ------------------------------------------------------------------------------------------ sweep grid
 def grid_headers(settings: Sequence[str]) -> list[str]:
     """A grid's header row: the swept settings (or ``candidate`` when none are named), then
@@ -117,6 +140,7 @@ class VerdictLine:
     kind: str
     text: str
     verdict: str = ""
+    head: str = ""  # a ``verdict`` line's verdict itself (its text's start), which views may set in bold
 
 
 def verdict_lines(
@@ -129,7 +153,7 @@ def verdict_lines(
         secondary_summary,
         sentence_treatments,
         sweep_sentence,
-        verdict_sentence,
+        verdict_parts,
     )
 
     lines: list[VerdictLine] = []
@@ -138,7 +162,8 @@ def verdict_lines(
     if grid is not None:
         lines.append(VerdictLine("sweep", sweep_sentence(grid, table)))
     for name in sentence_treatments(table, grid):
-        lines.append(VerdictLine("verdict", verdict_sentence(table, name), primary_verdict(table, name)))
+        head, rest = verdict_parts(table, name)
+        lines.append(VerdictLine("verdict", head + rest, primary_verdict(table, name), head))
         secondary = secondary_summary(table, name)
         if secondary:
             lines.append(VerdictLine("secondary", secondary))

@@ -103,26 +103,32 @@ def verdict_sentence(table: pd.DataFrame, treatment: str) -> str:
     A non-significant difference adds the minimum detectable effect, at the level the primary test was
     actually held to after its correction (and says why, if the difference is larger than it).
     """
+    return "".join(verdict_parts(table, treatment))
+
+
+def verdict_parts(table: pd.DataFrame, treatment: str) -> tuple[str, str]:
+    """:func:`verdict_sentence` in two parts: the verdict itself (the treatment, the verdict, the change,
+    its interval and p), which a view may set in bold, and what follows it (the detectable effect, ...)."""
     rows = _rows(table, treatment, PRIMARY)
     if rows.empty:
-        return f"Verdict {treatment}: the primary metric was not compared."
+        return f"Verdict {treatment}: the primary metric was not compared", "."
     row = rows.iloc[0]
     metric, verdict = row["metric"], row["verdict"]
     if bool(row.get("all_zero", False)):
-        return f"Verdict {treatment}: {NO_DIFFERENCE} on {metric}: every query scored the same in both runs."
+        same = ": every query scored the same in both runs."
+        return f"Verdict {treatment}: {NO_DIFFERENCE} on {metric}", same
     change = format_change(row["delta"], row["relative_delta"], row["ci_low"], row["ci_high"])
     note = _family_note(table, int(row["family_size"]), "treatments")
     p = _p_clause(row["p_adjusted"]) + (f" ({note})" if note else "")
     head = f"Verdict {treatment}: {verdict} on {metric}, {change}, {p}"
     if verdict in SIGNIFICANT:
-        return head + "."
+        return head, "."
     min_effect = table.attrs.get("min_effect")
     if verdict == INCONCLUSIVE:
-        return (
-            f"{head}: the interval includes both zero and the smallest effect you care about "
-            f"({min_effect:g})."
+        return head, (
+            f": the interval includes both zero and the smallest effect you care about ({min_effect:g})."
         )
-    return head + _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
+    return head, _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
 
 
 def _mde_clause(table: pd.DataFrame, row: pd.Series) -> str:
@@ -232,7 +238,8 @@ def _cell(row: pd.Series, key: str, digits: int) -> str:
 
 
 def markdown_table(table: pd.DataFrame, treatments: Sequence[str] | None = None, *, digits: int = 3) -> str:
-    """The comparison as a compact markdown table: rounded, cells padded so the text lines up.
+    """The comparison as a compact markdown table (MLflow renders it as a table): rounded, cells padded so
+    the source text lines up too.
 
     One row per (treatment, metric), the primary metric first within each treatment; ``treatments``
     restricts it to some treatments.
@@ -241,8 +248,12 @@ def markdown_table(table: pd.DataFrame, treatments: Sequence[str] | None = None,
     rows = primary_first(rows)
     cells = [[_cell(row, key, digits) for _, key, _ in _TABLE_COLUMNS] for _, row in rows.iterrows()]
     headers = [title for title, _, _ in _TABLE_COLUMNS]
+    return _markdown(headers, cells, [numeric for _, _, numeric in _TABLE_COLUMNS])
+
+
+def _markdown(headers: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    """A markdown table, its cells padded to their column's width; ``right`` columns right-aligned."""
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
-    right = [numeric for _, _, numeric in _TABLE_COLUMNS]
 
     def line(values: Sequence[str]) -> str:
         padded = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)]
@@ -337,20 +348,10 @@ def sweep_sentence(grid: pd.DataFrame, table: pd.DataFrame) -> str:
     return f"{head}; the largest difference is {best['candidate']}, {best['delta']:+.3f}{rel}."
 
 
-def grid_text_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, digits: int = 3) -> str:
-    """A sweep's grid as an aligned text table, best first; significant candidates are starred."""
+def grid_markdown_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, digits: int = 3) -> str:
+    """A sweep's grid as a markdown table, best first; significant candidates are starred."""
     cells = [grid_cells(row, settings, digits) for row in grid.to_dict(orient="records")]
-    return _aligned(grid_headers(settings), cells, grid_numeric(settings))
-
-
-def _aligned(headers: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
-
-    def line(values: Sequence[str]) -> str:
-        padded = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=True)]
-        return "  ".join(padded).rstrip()
-
-    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(c) for c in cells)])
+    return _markdown(grid_headers(settings), cells, grid_numeric(settings))
 
 
 # ------------------------------------------------------------------------------------------ description
@@ -363,19 +364,24 @@ def description_markdown(
     grid_settings: Sequence[str] = (),
 ) -> str:
     """The text a comparison opens with (MLflow's run description, ``summary.md``): the verdict sentences
-    (with the detectable effect when not significant) and the secondary lines first, then the compact table
-    (rounded and aligned, in a code block so every renderer keeps its columns), then what was compared
-    (``context``) and how it was tested.
+    (the verdict itself in bold, then the detectable effect when not significant) and the secondary lines
+    first, then the compact table (a markdown table, rounded; its source lines up too), then what was
+    compared (``context``) and how it was tested.
 
     A sweep opens with the tuned comparison and the sweep's count, gives sentences only for the candidates
     that differ, and tabulates the grid (best first) instead of every row.
     """
     paragraphs: list[str] = []
     for line in verdict_lines(table, tuned_sentence(tuned) if tuned is not None else None, grid):
-        bold = line.kind == "tuned" or (line.kind == "verdict" and tuned is None)
-        paragraphs.append(f"**{line.text}**" if bold else line.text)
-    body = grid_text_table(grid, grid_settings) if grid is not None else markdown_table(table)
-    paragraphs.append("```\n" + body + "\n```")
+        if line.kind == "tuned":
+            paragraphs.append(f"**{line.text}**")
+        elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):
+            # the verdict itself in bold, short enough to stay above MLflow's "Show more" fade
+            paragraphs.append(f"**{line.head}**{line.text[len(line.head) :]}")
+        else:
+            paragraphs.append(line.text)
+    body = grid_markdown_table(grid, grid_settings) if grid is not None else markdown_table(table)
+    paragraphs.append(body)
     paragraphs.append(context)
     paragraphs.append(f"_{settings_line(table)}_")
     return "\n\n".join(paragraphs) + "\n"

@@ -57,12 +57,16 @@ def secondary_tag(treatment: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ metrics
-#: Per (treatment, metric) on the parent, and per metric as ``vs_control.*`` on a treatment's own run.
+#: What is a metric (searchable, plotted): each variant's means, and the primary metric's comparison with
+#: the control. The secondary metrics' full statistics are in ``tables/comparison`` only, so the
+#: comparison people look for is not one row among a hundred.
+#: The primary comparison's fields, on the parent per treatment and on each treatment's own run.
 COMPARISON_FIELDS = ("delta", "ci_low", "ci_high", "p_raw", "p_adjusted", "verdict")
-#: Marks a secondary row (``.secondary`` = 1); the primary row has ``.primary`` = 1 on a treatment's run.
-SECONDARY_MARK = "secondary"
-PRIMARY_MARK = "primary"
-VS_CONTROL = "vs_control"
+#: The primary comparison's key prefix. MLflow's compare view sorts metric keys by code unit, where ``_``
+#: comes before every lowercase letter and every other key here is lowercase (metric names, ``efficiency.*``,
+#: ``mean.*``, ``tuned.*``; user-given names only ever follow a fixed prefix): these rows come first.
+VS_CONTROL = "_vs_control"
+MEAN_PREFIX = "mean"  # the parent's means: mean.control.ndcg_at_10
 N_QUERIES_METRIC = "n_queries"
 TUNED_PREFIX = "tuned"  # a sweep's parent: tuned.delta, tuned.ci_low, tuned.ci_high, tuned.p_value
 
@@ -73,18 +77,18 @@ def metric_key(metric: str) -> str:
 
 
 def comparison_key(treatment: str, metric: str, field: str) -> str:
-    """The parent's key of one comparison figure: ``dbsf.ndcg_at_10.delta``."""
-    return f"{mlflow_safe_name(treatment)}.{metric_key(metric)}.{field}"
+    """The parent's key of one primary comparison figure: ``_vs_control.dbsf.ndcg_at_10.delta``."""
+    return f"{VS_CONTROL}.{mlflow_safe_name(treatment)}.{metric_key(metric)}.{field}"
 
 
 def vs_control_key(metric: str, field: str) -> str:
-    """A treatment run's key of its comparison with the control: ``vs_control.ndcg_at_10.p_adjusted``."""
+    """A treatment run's key of its primary comparison with the control: ``_vs_control.ndcg_at_10.delta``."""
     return f"{VS_CONTROL}.{metric_key(metric)}.{field}"
 
 
 def mean_key(variant: str, metric: str) -> str:
-    """The parent's key of a variant's mean: ``control.ndcg_at_10``."""
-    return f"{mlflow_safe_name(variant)}.{metric_key(metric)}"
+    """The parent's key of a variant's mean: ``mean.control.ndcg_at_10``."""
+    return f"{MEAN_PREFIX}.{mlflow_safe_name(variant)}.{metric_key(metric)}"
 
 
 # ------------------------------------------------------------------------------------------ artifacts
@@ -123,9 +127,33 @@ def paired_plot(treatment: str) -> str:
     return f"{PLOTS_DIR}/paired_{mlflow_safe_name(treatment)}.svg"
 
 
+#: The query parameter every UI link carries: without it MLflow 3 opens its GenAI screens.
+WORKFLOW_QUERY = "workflowType=machine_learning"
+
+
+def ui_url(base: str, route: str, query: str = "") -> str:
+    """Every link to MLflow's UI abcompare prints or writes: ``base/#/route?query&workflowType=...``, so it
+    opens the classic "Machine learning" view, never the GenAI one. The route's own parameters come first:
+    the compare view reads ``runs`` and ``experiments`` only there ("undefined is not valid JSON" else)."""
+    head = f"{query}&" if query else ""
+    return f"{base.rstrip('/')}/#/{route.strip('/')}?{head}{WORKFLOW_QUERY}"
+
+
 def view_url(base: str, experiment_id: str) -> str:
     """The experiment's runs in MLflow's classic view with abcompare's headline columns."""
-    return (
-        f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs"
-        f"?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
-    )
+    return ui_url(base, f"experiments/{experiment_id}/runs", f"viewStateShareKey={VIEW_KEY}")
+
+
+def run_url(base: str, experiment_id: str, run_id: str) -> str:
+    """One run's page (the parent's: the description, verdict first)."""
+    return ui_url(base, f"experiments/{experiment_id}/runs/{run_id}")
+
+
+def compare_url(base: str, experiment_id: str, run_ids: list[str]) -> str:
+    """MLflow's compare view of some runs (the control and a treatment), as the runs view opens it."""
+    import json
+    import urllib.parse
+
+    runs = urllib.parse.quote(json.dumps(list(run_ids)), safe="")
+    experiments = urllib.parse.quote(json.dumps([experiment_id]), safe="")
+    return ui_url(base, "compare-runs", f"runs={runs}&experiments={experiments}")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from abcompare.core.vocabulary import PRIMARY, SECONDARY, VERDICT_CODE
+from abcompare.core.vocabulary import PRIMARY, VERDICT_CODE
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
@@ -42,13 +42,11 @@ from abcompare.tracking.layout import (
     NOTE_TAG,
     PER_QUERY_ALL_TABLE,
     PER_QUERY_TABLE,
-    PRIMARY_MARK,
     PRIMARY_METRIC_TAG,
     QUERIES_TABLE,
     RESOLVED_CONFIG_FILE,
     ROLE_COMPARISON,
     ROLE_TAG,
-    SECONDARY_MARK,
     SUMMARY_FILE,
     TIMINGS_FILE,
     TUNED_PREFIX,
@@ -56,9 +54,11 @@ from abcompare.tracking.layout import (
     VARIANT_TAG,
     VERDICT_TAG,
     VIEW_TAG,
+    compare_url,
     comparison_key,
     mean_key,
     metric_key,
+    run_url,
     secondary_tag,
     verdict_tag,
     view_url,
@@ -227,7 +227,9 @@ class ComparisonLogger:
         handle = variant_handle(outcome.name)
         tags = {**self._common_tags(), ROLE_TAG: outcome.role, VARIANT_TAG: outcome.name}
         self._send(Command.START_RUN, handle, outcome.name, tags, parent=PARENT)
-        metrics = {metric_key(k): shown(v) for k, v in outcome.means.items()}
+        primary = self.config.evaluation.primary_metric
+        means = sorted(outcome.means.items(), key=lambda item: item[0] != primary)  # the primary first
+        metrics = {metric_key(k): shown(v) for k, v in means}
         metrics[N_QUERIES_METRIC] = float(len(outcome.per_query))
         if "retrieved_count" in outcome.per_query:
             metrics["mean_retrieved_count"] = shown(outcome.per_query["retrieved_count"].mean())
@@ -260,16 +262,7 @@ class ComparisonLogger:
         )
 
         comparison = result.comparison
-        metrics: dict[str, float] = {}
-        for row in comparison.itertuples(index=False):
-            figures = _figures(row)
-            for name, value in figures.items():
-                metrics[comparison_key(row.treatment, row.metric, name)] = value
-            if row.role == SECONDARY:
-                metrics[comparison_key(row.treatment, row.metric, SECONDARY_MARK)] = 1.0
-        for name, means in result.means.items():
-            for metric, value in means.items():
-                metrics[mean_key(name, metric)] = shown(value)
+        metrics = _parent_metrics(comparison, result.means, result.primary_metric)
         tags = {PRIMARY_METRIC_TAG: result.primary_metric}
         sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
         for name, sentence in sentences.items():
@@ -316,14 +309,12 @@ class ComparisonLogger:
         self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
     def _log_vs_control(self, comparison: pd.DataFrame, treatment: str, sentence: str) -> None:
-        """A treatment's comparison with the control, on the treatment's own run (``vs_control.*``), and its
-        verdict ``sentence``."""
+        """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``),
+        and its verdict ``sentence``."""
         metrics: dict[str, float] = {}
-        for row in comparison[comparison["treatment"] == treatment].itertuples(index=False):
+        for row in _primary_rows(comparison, treatment):
             for name, value in _figures(row).items():
                 metrics[vs_control_key(row.metric, name)] = value
-            mark = PRIMARY_MARK if row.role == PRIMARY else SECONDARY_MARK
-            metrics[vs_control_key(row.metric, mark)] = 1.0
         tags = {VERDICT_TAG: sentence}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
@@ -347,6 +338,30 @@ class ComparisonLogger:
     def abort(self, status: str) -> None:
         """Something failed (``FAILED``) or was interrupted (``KILLED``): close every open run so."""
         self.session.abort(status)
+
+
+def _primary_rows(comparison: pd.DataFrame, treatment: str | None = None) -> list[Any]:
+    """The comparison's primary rows (of one treatment), in table order."""
+    rows = comparison[comparison["role"] == PRIMARY]
+    if treatment is not None:
+        rows = rows[rows["treatment"] == treatment]
+    return list(rows.itertuples(index=False))
+
+
+def _parent_metrics(
+    comparison: pd.DataFrame, means: Mapping[str, Mapping[str, float]], primary: str
+) -> dict[str, float]:
+    """The parent's metrics, in the order its run page lists them (MLflow keeps the order they were
+    logged in): each treatment's primary comparison, then every variant's means, the primary metric's
+    first. The secondary metrics' statistics are in ``tables/comparison``."""
+    metrics: dict[str, float] = {}
+    for row in _primary_rows(comparison):
+        for name, value in _figures(row).items():
+            metrics[comparison_key(row.treatment, row.metric, name)] = value
+    for name, values in means.items():
+        for metric in sorted(values, key=lambda m: m != primary):
+            metrics[mean_key(name, metric)] = shown(values[metric])
+    return metrics
 
 
 def _figures(row: Any) -> dict[str, float]:
@@ -373,8 +388,8 @@ def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 def headline_view(result: ComparisonResult) -> dict[str, Any]:
     """The runs table's columns that answer the question (MLflow's shared view state, read back by its UI
-    from the experiment tag ``mlflow.sharedViewState.abcompare``): the verdict, the primary metric's
-    difference and adjusted p on the parent, then its mean and comparison on each variant's run."""
+    from the experiment tag ``mlflow.sharedViewState.abcompare``): the primary metric's difference and
+    adjusted p on the parent, its mean and comparison on each variant's run, then the verdict sentence."""
     primary = result.primary_metric
     metrics: list[str] = []  # the parent's figures first: the parent rows are what the table shows folded
     for name in list(result.config.treatments)[:3] if result.tuned is None else []:
@@ -386,14 +401,24 @@ def headline_view(result: ComparisonResult) -> dict[str, Any]:
     if result.tuned is not None:
         metrics.append("efficiency.seconds_per_query")
     verdict = f"tags.`{VERDICT_TAG}`"
-    columns = [verdict] + [f"metrics.`{m}`" for m in metrics] + ["attributes.`Dataset`"]
+    # the figures beside the run's name, then the sentence: a narrow screen still shows the delta
+    columns = [f"metrics.`{m}`" for m in metrics] + [verdict, "attributes.`Dataset`"]
     return {
         "selectedColumns": columns,
         "columnOrder": ["attributes.`Run Name`", *columns, "runDateAndNestInfo", "duration"],
-        "columnWidths": {"attributes.`Run Name`": 240, verdict: 420},
+        "columnWidths": {
+            "attributes.`Run Name`": 240,
+            **{f"metrics.`{m}`": _header_width(m) for m in metrics},
+            verdict: 420,
+        },
         "orderByKey": "attributes.start_time",
         "orderByAsc": False,
     }
+
+
+def _header_width(key: str) -> int:
+    """A runs-table column wide enough to show its whole metric key (about 7 px a character)."""
+    return min(40 + 7 * len(key), 420)
 
 
 def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, str]) -> list[str]:
@@ -403,10 +428,30 @@ def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, 
 
     ids = recorded.run_ids
     lines = [f"MLflow: experiment {experiment}, parent run {names.get(PARENT, '')} ({ids.get(PARENT, '?')})"]
-    for handle, run_id in ids.items():
-        if handle != PARENT:
-            lines.append(f"  {handle.removeprefix('variant:')}: {run_id}")
+    variants = {handle.removeprefix("variant:"): run_id for handle, run_id in ids.items() if handle != PARENT}
+    lines += _variant_lines(variants)
     command, base = ui_command(recorded.uri)
-    url = view_url(base, recorded.experiment_id)
+    experiment_id = recorded.experiment_id
+    if PARENT in ids:
+        lines.append(f"  the comparison: {run_url(base, experiment_id, ids[PARENT])}")
+    if len(variants) == 2:  # the control and one treatment: MLflow's compare view, side by side
+        lines.append(f"  side by side: {compare_url(base, experiment_id, list(variants.values()))}")
+    url = view_url(base, experiment_id)
     lines.append(f"View: {command}, then open {url}" if command else f"View: {url}")
     return lines
+
+
+#: Up to this many variant runs are listed one per line; more (a sweep's) are summarised in one line.
+VARIANTS_LISTED = 5
+
+
+def _variant_lines(variants: Mapping[str, str]) -> list[str]:
+    """The variant runs' ids, one line each; a sweep's many in one line (the control's id, and where the
+    others are: the parent's child runs, each tagged with its variant name)."""
+    if len(variants) <= VARIANTS_LISTED:
+        return [f"  {name}: {run_id}" for name, run_id in variants.items()]
+    others = len(variants) - 1
+    return [
+        f"  control: {variants.get('control', '?')}; {others} treatment runs: the parent's child runs, "
+        f"each tagged {VARIANT_TAG}=<name> (--json lists every id)"
+    ]

@@ -356,6 +356,7 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         ),
         judged=extras.get("judged", {}),
         judgment_warnings=extras.get("judgment_warnings", []),
+        judgments_relevant_only=bool(extras.get("judgments_relevant_only", False)),
         tuned_sentence=extras.get("tuned_sentence"),
         grid=loaded.grid,
         grid_settings=extras.get("grid_settings", []),

@@ -2,10 +2,14 @@
 `mlflow server` on 127.0.0.1, its pages rendered by headless Chromium (Debian's ``chromium``; ``.ci/run``
 installs it when missing), and the rendered DOM checked for what the UI must show.
 
-The screenshots are kept as test artifacts in ``test-artifacts/browser/`` at the repository root (or in
-``$ABCOMPARE_TEST_ARTIFACTS/browser``): ``runs.png`` (the experiment's runs in the classic view with the
-headline columns), ``parent.png`` (the parent run's page: verdict first), ``compare.png`` (control vs
-treatment) and ``report.png`` (the parent's ``report.html``).
+Each page is looked at as a person first sees it: a 1600 x 1100 viewport, unscrolled, and the check is what
+the screen paints side by side (``DevTools.painted_row``: the browser's own hit test along a line), not
+where the DOM places cells. The screenshots are kept as test artifacts in ``test-artifacts/browser/`` at
+the repository root (or in ``$ABCOMPARE_TEST_ARTIFACTS/browser``): ``runs.png`` (the experiment's runs in
+the classic view with the headline columns), ``parent.png`` (the parent run's page: verdict first, then
+the primary comparison's metrics), ``compare.png`` (control vs treatment, first screen: the primary
+metric plotted), ``compare-metrics.png`` (its metrics box, scrolled to with the page's wheel: the primary
+comparison's rows first) and ``report.png`` (the parent's ``report.html``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -22,9 +25,12 @@ from support.browser import DevTools, chromium, render
 from support.cli import REPO, run_cli
 from support.servers import start_mlflow_server
 
-from abcompare.tracking.layout import vs_control_key
+from abcompare.tracking.layout import compare_url, comparison_key, run_url, view_url, vs_control_key
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
+
+#: The screen a person looks at (CSS pixels).
+SCREEN = (1600, 1100)
 
 
 def artifacts_dir() -> Path:
@@ -56,108 +62,135 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
         server.stop()
 
 
-def test_the_runs_view_opens_classic_with_distinct_names_and_headline_columns(two_runs) -> None:
+def shown(value: float) -> float:
+    """A figure as logged (four significant digits, as the README says)."""
+    return float(f"{value:.4g}")
+
+
+def painted_number(text: str) -> float:
+    """A number as MLflow paints it (``-6.633e-4``, ``0.944``)."""
+    return float(text.replace("−", "-"))
+
+
+def first_screen(page: str, until: str, screenshot: Path) -> DevTools:
+    """A browser showing ``page`` unscrolled on :data:`SCREEN`, once ``until`` is in its text."""
+    browser = DevTools(*SCREEN)
+    browser.open(page, until=until)
+    time.sleep(2)  # let the page finish laying out what it rendered (the checks read what is painted)
+    browser.screenshot(screenshot)
+    return browser
+
+
+def test_the_runs_view_opens_classic_with_the_primary_delta_on_the_first_screen(two_runs) -> None:
     url, payloads = two_runs
     client = MlflowClient(tracking_uri=url)
     parents = [client.get_run(p["parent_run_id"]) for p in payloads]
     names = [p.info.run_name for p in parents]
     assert names[0] != names[1] and all(n.startswith("rrf-vs-dbsf 20") for n in names)
     experiment = parents[0].info.experiment_id
-    view = f"{url}/#/experiments/{experiment}/runs?workflowType=machine_learning&viewStateShareKey=abcompare"
-    dom = render(view, artifacts_dir() / "runs.png", size="2400,900")
-    for name in names:
-        assert name in dom
-    assert "abcompare.verdict" in dom and vs_control_key("ndcg@10", "delta") in dom  # the headline columns
+    page = view_url(url, experiment)
+    assert page.endswith("?viewStateShareKey=abcompare&workflowType=machine_learning")
+    key = comparison_key("dbsf", "ndcg@10", "delta")
+    browser = first_screen(page, key, artifacts_dir() / "runs.png")
+    try:
+        header, newest = browser.painted_row(key), browser.painted_row(names[-1])
+        dom = browser.html()
+    finally:
+        browser.close()
     assert "Evaluation runs" not in dom  # not MLflow's GenAI screen
+    assert header is not None and header["texts"][0] == key  # the column's whole name, on screen
+    assert newest is not None, "the newest comparison's row is not on the first screen"
+    delta = next(r["delta"] for r in payloads[-1]["comparison"] if r["role"] == "primary")
+    figures = [t for t in newest["texts"] if t.lstrip("-").replace(".", "").replace("e", "").isdigit()]
+    assert figures and painted_number(figures[0]) == pytest.approx(shown(delta), rel=1e-3), newest
 
 
-def test_the_parent_run_page_opens_with_the_verdict_and_its_detectable_effect(two_runs) -> None:
+def test_the_parent_run_page_opens_with_the_whole_verdict_and_the_primary_delta(two_runs) -> None:
     url, payloads = two_runs
     payload = payloads[-1]
-    client = MlflowClient(tracking_uri=url)
-    parent = client.get_run(payload["parent_run_id"])
-    page = f"{url}/#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}"
-    page += "?workflowType=machine_learning"
-    dom = render(page, artifacts_dir() / "parent.png", size="1600,1400")
+    parent = MlflowClient(tracking_uri=url).get_run(payload["parent_run_id"])
+    page = run_url(url, parent.info.experiment_id, parent.info.run_id)
+    assert page.endswith("?workflowType=machine_learning")
+    key = comparison_key("dbsf", "ndcg@10", "delta")
+    browser = first_screen(page, key, artifacts_dir() / "parent.png")
+    try:
+        verdict = browser.evaluate(VERDICT_LINES)
+        row = browser.painted_row(key)
+        tables = browser.evaluate("[...document.querySelectorAll('table')].map(t => t.innerText)")
+    finally:
+        browser.close()
     sentence = payload["verdicts"]["dbsf"]["sentence"]
-    assert sentence.split(";")[0] in dom  # "Verdict dbsf: no significant difference on ndcg@10, ..."
-    assert "this query set detects differences of about" in dom
-    description = dom.index("Verdict dbsf")
-    assert description < dom.index("| treatment | metric")  # the verdict first, then the table
+    assert verdict is not None and verdict["text"] == sentence.split(";")[0]  # the verdict itself, bold
+    assert verdict["clipped"] == [], verdict  # every line of it painted up to its end, above the fade
+    assert " ".join(sentence.split()) in " ".join(verdict["paragraph"].split())  # and the rest after it
+    assert any(t.startswith("treatment\tmetric\trole") for t in tables)  # the compact table is a table
+    delta = next(r["delta"] for r in payload["comparison"] if r["role"] == "primary")
+    assert row is not None and row["texts"][0] == key, row  # the metrics list starts on the first screen
+    assert painted_number(row["texts"][1]) == pytest.approx(shown(delta), rel=1e-3), row  # beside its name
 
 
-#: Where the compare view's metrics table is (the grid of metric names, found once: scrolled, its first rows
-#: leave the DOM), as the point to turn the mouse wheel over, and how tall its content is.
-METRICS_GRID = """(() => {
-  if (!window.abcompareMetricsGrid) {  // the names' grid, or the values' beside it when it is the scroller
-    const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')];
-    const names = grids.find(g => g.innerText.includes('efficiency.'));
-    const section = grids.filter(g => g.scrollHeight === names.scrollHeight);
-    window.abcompareMetricsGrid = section.find(g => getComputedStyle(g).overflowY !== 'hidden') || names;
-  }
-  const grid = window.abcompareMetricsGrid;
-  grid.scrollIntoView({block: 'center'});
-  const box = grid.getBoundingClientRect();
-  return [box.x + box.width / 2, box.y + box.height / 2, grid.scrollHeight]; })()"""
+#: The description's bold verdict: its text, and the lines whose last character is not what the screen
+#: paints there (hidden behind something, or cut off at the edge of the viewport).
+VERDICT_LINES = """(() => {
+  const bold = [...document.querySelectorAll('strong, b')].find(e => e.innerText.startsWith('Verdict'));
+  if (!bold) return null;
+  const clipped = [...bold.getClientRects()].filter(r => {
+    const hit = document.elementFromPoint(r.right - 3, r.top + r.height / 2);
+    return r.right > window.innerWidth || !(hit === bold || bold.contains(hit));
+  }).map(r => [r.left, r.right, r.top]);
+  return {text: bold.innerText.trim(), clipped: clipped, paragraph: bold.parentElement.innerText}; })()"""
 
 
-#: The texts in the row of the metrics table whose name cell reads ``name``: the name's grid and the values'
-#: grid beside it place a row's cells at the same ``top``.
-ROW_OF = """((name) => {
-  const grid = window.abcompareMetricsGrid;
-  const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')]
-    .filter(g => g.scrollHeight === grid.scrollHeight);
-  const cell = grids.flatMap(g => [...g.querySelectorAll('[style*="top"]')])
-    .find(c => c.innerText.trim() === name);
-  if (!cell) return null;
-  const top = cell.style.top;
-  return grids.flatMap(g => [...g.querySelectorAll('[style*="top"]')])
-    .filter(c => c.style.top === top && c.parentElement.closest('.ReactVirtualized__Grid') !== null)
-    .map(c => c.innerText.trim()); })"""
-
-
-def test_the_compare_view_shows_delta_and_adjusted_p_beside_the_means(two_runs) -> None:
+def test_the_compare_view_plots_the_primary_metric_and_lists_its_comparison_first(two_runs) -> None:
+    """The compare view as a person reaches it (both variant runs selected): its first screen plots the
+    primary metric; turning the page's wheel brings the metrics box into view, and without scrolling the
+    box itself its first rows are the primary comparison, each name painted beside its own values."""
     url, payloads = two_runs
     payload = payloads[-1]
     runs = [payload["variant_run_ids"]["control"], payload["variant_run_ids"]["dbsf"]]
     experiment = MlflowClient(tracking_uri=url).get_run(runs[0]).info.experiment_id
-    query = urllib.parse.quote(json.dumps(runs), safe="")
-    page = (
-        f"{url}/#/compare-runs?runs={query}&experiments={urllib.parse.quote(json.dumps([experiment]))}"
-        "&workflowType=machine_learning"
-    )
-    browser = DevTools(1600, 2400)
+    page = compare_url(url, experiment, runs)
+    assert page.endswith("&workflowType=machine_learning")
+    browser = first_screen(page, "efficiency.seconds_per_query", artifacts_dir() / "compare.png")
     try:
-        browser.open(page, until="efficiency.seconds_per_query")
-        browser.wait_for("metric_distribution.svg")  # the per-variant figure, listed to compare side by side
-        # MLflow renders only the rows of its metrics table in view: scroll it to the comparison's rows
-        fields = ("delta", "p_adjusted", "ci_low", "ci_high", "verdict", "primary")
-        wanted = {vs_control_key("ndcg@10", field) for field in fields}
-        x, y, height = browser.evaluate(METRICS_GRID)
-        top, seen, rows = 0, set(), {}
-        while not wanted <= seen and top < height:
-            # the mouse wheel, as a person scrolls: MLflow then scrolls the names and the values together
-            top += 150
-            browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=x, y=y, deltaX=0, deltaY=150)
-            time.sleep(0.2)  # let React render the rows now in view (the loop ends on what is seen)
-            html = browser.html()
-            for key in wanted - seen:
-                if key in html:
-                    seen.add(key)
-                    rows[key] = browser.evaluate(f"{ROW_OF}({json.dumps(key)})")
-            if vs_control_key("ndcg@10", "delta") in html:
-                browser.screenshot(artifacts_dir() / "compare.png")
+        axis = browser.painted_row("ndcg_at_10")  # the parallel-coordinates plot's metric axis
+        key, turns = vs_control_key("ndcg@10", "delta"), 0
+        while (browser.painted_row(key) or {"y": SCREEN[1]})["y"] > SCREEN[1] - 200 and turns < 40:
+            browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=700, y=300, deltaX=0, deltaY=300)
+            time.sleep(0.3)
+            turns += 1
+        time.sleep(1)
+        browser.screenshot(artifacts_dir() / "compare-metrics.png")
+        fields = ("ci_high", "ci_low", "delta", "p_adjusted", "p_raw", "verdict")  # MLflow's order: sorted
+        rows = {field: browser.painted_row(vs_control_key("ndcg@10", field)) for field in fields}
+        heading = browser.painted_row("Metrics")
+        assert heading is not None and rows["ci_high"] is not None, (heading, rows)
+        first = browser.evaluate(f"({FIRST_METRIC})({rows['ci_high']['x'] + 5}, {heading['y'] + 10})")
     finally:
         browser.close()
-    assert seen == wanted
-    # each name sits in one row with its values: control has none (NaN), the treatment its comparison
-    comparison = next(r for r in payload["comparison"] if r["metric"] == "ndcg@10")
-    for field in ("delta", "p_adjusted", "ci_low", "ci_high"):
-        row = rows[vs_control_key("ndcg@10", field)]
-        assert row is not None and row[1] == "NaN", row
-        shown = float(f"{comparison[field]:.4g}")  # as logged; the UI shows three decimals (or e-notation)
-        tolerance = {"rel": 1e-3} if abs(shown) < 1e-3 else {"abs": 5e-4}
-        assert float(row[2]) == pytest.approx(shown, **tolerance), (field, row)
+    assert axis is not None, "the first screen does not plot the primary metric"
+    assert first == vs_control_key("ndcg@10", "ci_high"), first  # the box opens on the primary's rows
+    assert [rows[f]["y"] for f in fields] == sorted(rows[f]["y"] for f in fields)  # one below the other
+    primary = next(r for r in payload["comparison"] if r["role"] == "primary")
+    logged = {"ci_high": primary["ci_high"], "ci_low": primary["ci_low"], "delta": primary["delta"],
+              "p_adjusted": primary["p_adjusted"]}  # fmt: skip
+    for field, value in logged.items():
+        row = rows[field]
+        assert row is not None and row["texts"][:2] == [vs_control_key("ndcg@10", field), "NaN"], row
+        # the UI paints three decimals, or e-notation with four digits: the logged figure, rounded so
+        tolerance = {"rel": 1e-3} if abs(shown(value)) < 1e-3 else {"abs": 5e-4}
+        assert painted_number(row["texts"][2]) == pytest.approx(shown(value), **tolerance), (field, row)
+
+
+#: The first metric name painted below the compare view's "Metrics" heading, down the names' column at
+#: ``x`` (the browser's hit test, every 4 px from ``top``).
+FIRST_METRIC = """((x, top) => {
+  for (let y = top; y < window.innerHeight; y += 4) {
+    const hit = document.elementFromPoint(x, y);
+    const text = hit ? (hit.innerText || '').trim() : '';
+    if (/^[a-z_][a-z0-9_.]*$/.test(text) && text.includes('_')) return text;
+  }
+  return null; })"""
 
 
 def test_report_html_renders_self_contained(two_runs, tmp_path: Path) -> None:

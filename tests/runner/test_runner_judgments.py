@@ -184,7 +184,7 @@ def test_a_treatment_with_more_unjudged_hits_gets_a_warning_that_names_them(tmp_
         payload["parent_run_id"]
     )
     shown = float(f"{payload['judged']['sparse']['mean_judged']:.4g}")  # MLflow's figures: 4 digits
-    assert parent.data.metrics["sparse.judged_at_5"] == shown
+    assert parent.data.metrics["mean.sparse.judged_at_5"] == shown
     assert parent.data.tags["abcompare.judgments"] == "60 judgments (24 at grade >= 1) on 12 queries"
     assert parent.data.tags["abcompare.annotation_files"].startswith("qrels.txt sha256:")
     # condensed lists drop the unjudged hits: the treatment then ranks the same judged documents higher

@@ -66,6 +66,9 @@ class DevTools:
         page = next(t for t in targets if t["type"] == "page")
         self.socket = _connect(page["webSocketDebuggerUrl"])
         self.next_id = 0
+        # the page's viewport is exactly width x height (the window's own frame would take some of it)
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                  mobile=False)  # fmt: skip
 
     def _port(self) -> int:
         assert self.process.stderr is not None
@@ -106,6 +109,13 @@ class DevTools:
                 raise AssertionError(f"{text!r} never appeared on the page")
             time.sleep(0.25)
 
+    def painted_row(self, name: str) -> dict[str, Any] | None:
+        """What the screen paints on the line of the visible text ``name``: the texts the browser would
+        hit-test, from the name's left edge to the viewport's right edge at the name's vertical centre
+        (``document.elementFromPoint``: what is painted, not where the DOM places it), or None when
+        ``name`` is not painted inside the viewport."""
+        return self.evaluate(f"({PAINTED_ROW})({json.dumps(name)})")
+
     def html(self) -> str:
         return str(self.evaluate("document.documentElement.outerHTML"))
 
@@ -120,6 +130,32 @@ class DevTools:
             self.process.kill()
             self.process.wait(timeout=30)
             shutil.rmtree(self.profile, ignore_errors=True)
+
+
+#: See :meth:`DevTools.painted_row`: the innermost element whose own text is ``name`` and that is painted
+#: (the top element at its centre is it or inside it), then the texts hit-tested along its line.
+PAINTED_ROW = """(name) => {
+  const own = (e) => [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+  const width = window.innerWidth, height = window.innerHeight;
+  for (const e of document.querySelectorAll('body *')) {
+    if (own(e) !== name && !(e.children.length === 0 && e.innerText && e.innerText.trim() === name)) continue;
+    const box = e.getBoundingClientRect();
+    const y = box.top + box.height / 2, x = box.left + Math.min(box.width / 2, 20);
+    if (box.width === 0 || y < 0 || y >= height || x < 0 || x >= width) continue;
+    const top = document.elementFromPoint(x, y);
+    if (!top || !(top === e || e.contains(top) || top.contains(e))) continue;
+    const texts = [];
+    let last = null;
+    for (let px = box.left + 1; px < width; px += 4) {
+      const hit = document.elementFromPoint(px, y);
+      if (!hit || hit === last) continue;
+      last = hit;
+      const text = (hit.innerText || '').trim();
+      if (text && !text.includes('\\n') && texts[texts.length - 1] !== text) texts.push(text);
+    }
+    return {x: box.left, y: y, right: box.right, texts: texts};
+  }
+  return null; }"""
 
 
 # ------------------------------------------------------------------------------------------ WebSocket

@@ -71,29 +71,33 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
     verdict = payload["verdicts"]["dbsf"]
     assert tags[L.verdict_tag("dbsf")] == verdict["sentence"] == tags[L.VERDICT_TAG]
     assert tags[L.secondary_tag("dbsf")] == verdict["secondary"]
-    # the description opens with the verdict sentence, MDE included, then the compact table
+    # the description opens with the verdict sentence, MDE included, then the compact table (a markdown
+    # table, not a code block)
     note = tags[L.NOTE_TAG]
-    assert note.startswith(f"**{verdict['sentence']}**")
+    head, rest = verdict["sentence"].split("; ", 1)  # the verdict itself, then its detectable effect
+    assert note.startswith(f"**{head}**; {rest}\n")  # the verdict in bold, then the rest of its sentence
     assert "this query set detects differences of about 0.024 or more" in note
     assert note.index("| treatment | metric") > note.index(verdict["secondary"])
-    for row in payload["comparison"]:
-        values = {
-            "delta": row["delta"],
-            "ci_low": row["ci_low"],
-            "ci_high": row["ci_high"],
-            "p_raw": row["p_primary"],
-            "p_adjusted": row["p_adjusted"],
-        }
-        for field, value in values.items():
-            assert metrics[L.comparison_key("dbsf", row["metric"], field)] == shown(value), (
-                row["metric"],
-                field,
-            )
-        assert metrics[L.comparison_key("dbsf", row["metric"], "verdict")] == 0.0
-        marked = L.comparison_key("dbsf", row["metric"], L.SECONDARY_MARK) in metrics
-        assert marked == (row["role"] == "secondary")
-    for variant, means in payload["means"].items():
-        assert metrics[L.mean_key(variant, "ndcg@10")] == shown(means["ndcg@10"])
+    assert "```" not in note
+    # metrics: the primary comparison (the README's names) and every variant's means; nothing else
+    primary = next(row for row in payload["comparison"] if row["role"] == "primary")
+    expected = {
+        "_vs_control.dbsf.ndcg_at_10.delta": shown(primary["delta"]),
+        "_vs_control.dbsf.ndcg_at_10.ci_low": shown(primary["ci_low"]),
+        "_vs_control.dbsf.ndcg_at_10.ci_high": shown(primary["ci_high"]),
+        "_vs_control.dbsf.ndcg_at_10.p_raw": shown(primary["p_primary"]),
+        "_vs_control.dbsf.ndcg_at_10.p_adjusted": shown(primary["p_adjusted"]),
+        "_vs_control.dbsf.ndcg_at_10.verdict": 0.0,
+    }
+    expected |= {
+        f"mean.{variant}.{metric.replace('@', '_at_')}": shown(value)
+        for variant, means in payload["means"].items()
+        for metric, value in means.items()
+    }
+    assert metrics == expected
+    assert len(metrics) == 6 + 2 * (5 * 3 + 3)  # per variant: 5 measures and judged@k at 1, 5 and 10
+    # MLflow's compare view sorts keys by code unit (JavaScript's default sort): the primary's come first
+    assert sorted(metrics)[:6] == sorted(k for k in expected if k.startswith("_vs_control."))
     assert parent.inputs.dataset_inputs[0].dataset.name == "hr-docs"
     assert files(client, parent.info.run_id) == {
         L.table_file(name, fmt)
@@ -146,16 +150,19 @@ def test_each_variant_run_holds_its_settings_means_tables_and_hits(logged, tmp_p
 def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None:
     _, payload, _, _, children = logged
     metrics = children["dbsf"].data.metrics
-    for row in payload["comparison"]:
-        assert metrics[L.vs_control_key(row["metric"], "delta")] == shown(row["delta"])
-        assert metrics[L.vs_control_key(row["metric"], "p_adjusted")] == shown(row["p_adjusted"])
-        assert metrics[L.vs_control_key(row["metric"], "ci_low")] == shown(row["ci_low"])
-        assert metrics[L.vs_control_key(row["metric"], "ci_high")] == shown(row["ci_high"])
-        assert metrics[L.vs_control_key(row["metric"], "verdict")] == 0.0
-        mark = L.PRIMARY_MARK if row["role"] == "primary" else L.SECONDARY_MARK
-        assert metrics[L.vs_control_key(row["metric"], mark)] == 1.0
+    primary = next(row for row in payload["comparison"] if row["role"] == "primary")
+    compared = {key: value for key, value in metrics.items() if key.startswith("_vs_control.")}
+    assert compared == {
+        "_vs_control.ndcg_at_10.delta": shown(primary["delta"]),
+        "_vs_control.ndcg_at_10.ci_low": shown(primary["ci_low"]),
+        "_vs_control.ndcg_at_10.ci_high": shown(primary["ci_high"]),
+        "_vs_control.ndcg_at_10.p_raw": shown(primary["p_primary"]),
+        "_vs_control.ndcg_at_10.p_adjusted": shown(primary["p_adjusted"]),
+        "_vs_control.ndcg_at_10.verdict": 0.0,
+    }  # the secondary metrics' statistics are in the parent's tables/comparison only
+    assert sorted(metrics)[:6] == sorted(compared)  # first in MLflow's compare view
     assert children["dbsf"].data.tags[L.VERDICT_TAG] == payload["verdicts"]["dbsf"]["sentence"]
-    assert not any(key.startswith(L.VS_CONTROL) for key in children["control"].data.metrics)
+    assert not any(key.startswith("_vs_control") for key in children["control"].data.metrics)
 
 
 def test_the_experiment_opens_in_the_classic_view_with_the_headline_columns(logged) -> None:
@@ -163,13 +170,13 @@ def test_the_experiment_opens_in_the_classic_view_with_the_headline_columns(logg
     experiment = client.get_experiment(parent.info.experiment_id)
     assert experiment.tags[L.EXPERIMENT_KIND_TAG] == L.EXPERIMENT_KIND
     view = json.loads(experiment.tags[L.VIEW_TAG])
-    assert view["selectedColumns"][:5] == [
-        f"tags.`{L.VERDICT_TAG}`",
-        f"metrics.`{L.comparison_key('dbsf', 'ndcg@10', 'delta')}`",
-        f"metrics.`{L.comparison_key('dbsf', 'ndcg@10', 'p_adjusted')}`",
-        f"metrics.`{L.metric_key('ndcg@10')}`",
-        f"metrics.`{L.vs_control_key('ndcg@10', 'delta')}`",
+    assert view["selectedColumns"][:4] == [
+        "metrics.`_vs_control.dbsf.ndcg_at_10.delta`",
+        "metrics.`_vs_control.dbsf.ndcg_at_10.p_adjusted`",
+        "metrics.`ndcg_at_10`",
+        "metrics.`_vs_control.ndcg_at_10.delta`",
     ]
+    assert f"tags.`{L.VERDICT_TAG}`" in view["selectedColumns"]
 
 
 def test_what_is_written_is_what_analysis_reads(logged) -> None:
@@ -209,9 +216,9 @@ def test_the_readme_documents_every_name_of_the_layout() -> None:
         ".p_raw",
         ".p_adjusted",
         ".verdict",
-        ".secondary",
-        "vs_control.ndcg_at_10.delta",
-        "vs_control.ndcg_at_10.primary",
+        "_vs_control.dbsf.ndcg_at_10.delta",
+        "_vs_control.ndcg_at_10.delta",
+        "mean.control.ndcg_at_10",
         "tables/comparison",
         "tables/per_query_all_variants",
         "tables/queries",
@@ -308,11 +315,7 @@ def test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names(log
     tags = parent.data.tags
     assert tags[L.TUNED_TAG] == tags[L.VERDICT_TAG] == tuned["sentence"]  # a sweep's verdict: the tuned one
     view = json.loads(client.get_experiment(parent.info.experiment_id).tags[L.VIEW_TAG])
-    assert view["selectedColumns"][:3] == [
-        f"tags.`{L.VERDICT_TAG}`",
-        "metrics.`tuned.delta`",
-        "metrics.`tuned.p_value`",
-    ]
+    assert view["selectedColumns"][:2] == ["metrics.`tuned.delta`", "metrics.`tuned.p_value`"]
 
 
 def test_a_sweep_parent_holds_the_grid_the_held_out_table_and_the_pareto_plot(logged_sweep) -> None:
