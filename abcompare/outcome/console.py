@@ -168,7 +168,7 @@ def result_as_json(result: ComparisonResult) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
     from abcompare.outcome.sentences import as_json, settings_line
 
-    comparison = result.comparison.replace({np.nan: None})
+    comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
     return {
         "name": result.config.name,
         "dataset": result.dataset_name,

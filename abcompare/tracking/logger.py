@@ -254,6 +254,7 @@ class ComparisonLogger:
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
+        from abcompare.outcome.rows import primary_first
         from abcompare.outcome.sentences import (
             description_markdown,
             secondary_summary,
@@ -289,7 +290,8 @@ class ComparisonLogger:
         )
         tags[NOTE_TAG] = markdown
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
-        self._send(Command.TABLE, PARENT, COMPARISON_TABLE, comparison.set_index(["treatment", "metric"]))
+        rows = primary_first(comparison).set_index(["treatment", "metric"])  # the one reading order
+        self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
         if result.grid is not None:
             self._send(Command.TABLE, PARENT, GRID_TABLE, result.grid)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from abcompare.core.errors import TrackingError
 from abcompare.core.vocabulary import relevance_mark
+from abcompare.outcome.rows import primary_first
 from abcompare.tracking.layout import (
     COMPARISON_TABLE,
     COMPARISON_TAG,
@@ -257,7 +258,8 @@ def load_comparison(
     )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        summary = _read_table(client, run_id, COMPARISON_TABLE, folder).reset_index()
+        summary = primary_first(_read_table(client, run_id, COMPARISON_TABLE, folder).reset_index())
+        summary = summary.reset_index(drop=True)  # the one reading order, numbered from 0
         queries = _read_table(client, run_id, QUERIES_TABLE, folder)
         names = _artifact_paths(client, run_id, "tables")
         grid = _read_table(client, run_id, GRID_TABLE, folder) if table_file(GRID_TABLE) in names else None

@@ -192,6 +192,24 @@ def test_what_is_written_is_what_analysis_reads(logged) -> None:
     assert "grade" in loaded.hits["dbsf"]
 
 
+def test_every_view_lists_the_primary_row_first(logged, tmp_path: Path) -> None:
+    """One order everywhere, as the README says ("the primary metric first"): the --json rows, the
+    logged tables/comparison, the comparison the notebook reads back, the description's table and
+    report.html's "Every comparison" table all open with ndcg@10 (the stats table lists it last)."""
+    workdir, payload, client, parent, _ = logged
+    assert [row["metric"] for row in payload["comparison"]][:2] == ["ndcg@10", "precision@1"]
+    logged_table = table(client, parent.info.run_id, L.COMPARISON_TABLE, tmp_path).reset_index()
+    assert list(logged_table["metric"][:2]) == ["ndcg@10", "precision@1"]
+    loaded = load_comparison(parent.info.run_id, tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
+    assert list(loaded.summary["metric"][:2]) == ["ndcg@10", "precision@1"]  # the notebook's table
+    note = parent.data.tags[L.NOTE_TAG]
+    rows = [line.split("|")[2].strip() for line in note.splitlines() if line.startswith("| dbsf ")]
+    assert rows[:2] == ["ndcg@10", "precision@1"]
+    html = Path(client.download_artifacts(parent.info.run_id, L.REPORT_FILE, str(tmp_path))).read_text()
+    full = html[html.index("<h2>Every comparison</h2>") :]
+    assert re.findall(r"<tr><td>dbsf</td><td>(?:<b>)?([a-z0-9@]+)", full)[:2] == ["ndcg@10", "precision@1"]
+
+
 def test_the_readme_documents_every_name_of_the_layout() -> None:
     section = readme_mlflow_section()
     assert "rounded to four significant digits for reading" in " ".join(section.split())  # as shown() does
