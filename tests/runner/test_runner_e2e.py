@@ -49,8 +49,8 @@ def test_mlflow_holds_a_parent_and_one_child_per_variant(example_run) -> None:
     for tag in ("abcompare.config_hash", "abcompare.dataset_hash", "abcompare.code_version"):
         assert parent.data.tags[tag]
     assert "| treatment | metric       | role      |" in parent.data.tags["mlflow.note.content"]
-    assert "dbsf.ndcg_at_10.delta" in parent.data.metrics
-    assert "dbsf.ndcg_at_10.p_adjusted" in parent.data.metrics
+    assert "_vs_control.dbsf.ndcg_at_10.delta" in parent.data.metrics
+    assert "_vs_control.dbsf.ndcg_at_10.p_adjusted" in parent.data.metrics
     assert parent.inputs.dataset_inputs, "the query set is logged as an MLflow dataset input"
     parent_artifacts = {a.path for a in client.list_artifacts(parent.info.run_id, "tables")}
     assert {

@@ -95,7 +95,7 @@ def test_four_concurrent_first_runs_on_a_fresh_folder_all_complete(
     )
     for parent in parents:
         assert parent.info.status == "FINISHED"
-        assert "shallow.ndcg_at_10.delta" in parent.data.metrics
+        assert "_vs_control.shallow.ndcg_at_10.delta" in parent.data.metrics
         children = client.search_runs(
             [parent.info.experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'"
         )

@@ -73,7 +73,7 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
         if r.data.tags["abcompare.role"] == "comparison"
     )
     for safe in ("a_b", "_x_", "gr__e.v2"):
-        assert f"{safe}.ndcg_at_10.delta" in parent.data.metrics
+        assert f"_vs_control.{safe}.ndcg_at_10.delta" in parent.data.metrics
     plots = {a.path for a in client.list_artifacts(parent.info.run_id, "plots")}
     assert {"plots/paired_a_b.svg", "plots/paired__x_.svg", "plots/paired_gr__e.v2.svg"} <= plots
 

@@ -26,7 +26,7 @@ def test_comparison_logs_to_a_real_tracking_server(
     client = MlflowClient(tracking_uri=mlflow_server)
     parent = client.get_run(payload["parent_run_id"])
     assert parent.info.status == "FINISHED"
-    assert "dbsf.ndcg_at_10.delta" in parent.data.metrics
+    assert "_vs_control.dbsf.ndcg_at_10.delta" in parent.data.metrics
     for variant, run_id in payload["variant_run_ids"].items():
         child = client.get_run(run_id)
         assert child.data.tags["mlflow.parentRunId"] == parent.info.run_id
