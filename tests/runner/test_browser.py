@@ -75,9 +75,13 @@ def painted_number(text: str) -> float:
 def first_screen(page: str, until: str, screenshot: Path) -> DevTools:
     """A browser showing ``page`` unscrolled on :data:`SCREEN`, once ``until`` is in its text."""
     browser = DevTools(*SCREEN)
-    browser.open(page, until=until)
-    time.sleep(2)  # let the page finish laying out what it rendered (the checks read what is painted)
-    browser.screenshot(screenshot)
+    try:
+        browser.open(page, until=until)
+        time.sleep(2)  # let the page finish laying out what it rendered (the checks read what is painted)
+        browser.screenshot(screenshot)
+    except BaseException:
+        browser.close()  # a page that never shows ``until`` leaves no browser behind
+        raise
     return browser
 
 
