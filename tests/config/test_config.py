@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from support.configs import MINIMAL
 from support.environment import skip_unless_ci
 
 from abcompare.config import (
@@ -19,19 +20,6 @@ from abcompare.core.errors import AbcompareWarning, ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
-
-MINIMAL = """\
-name: t
-dataset:
-  name: hr-docs
-control:
-  retrievers:
-    bm25: {}
-treatments:
-  loose:
-    retrievers:
-      bm25: {k1: 0.9}
-"""
 
 
 def write(tmp_path: Path, text: str, name: str = "x.yaml") -> Path:

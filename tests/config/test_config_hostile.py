@@ -8,23 +8,21 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support.configs import bm25_control, braced
 
 from abcompare.config import load_config
 from abcompare.config.yaml_reader import load_yaml
 from abcompare.core.errors import ConfigError
 from abcompare.core.naming import first_collision, mlflow_safe_name, name_problem, tag_key_problem
 
-CONFIG = """\
-name: hostile
-dataset:
-  name: hr-docs
-control:
-  retrievers:
-    bm25: {{}}
+CONFIG = (
+    braced(bm25_control("name: hr-docs", name="hostile"))
+    + """\
 treatments:
 {treatments}
 {extra}
 """
+)
 # The README's bounds ("Names" section), written out so that code and documentation cannot drift apart
 README = Path(__file__).resolve().parents[2] / "README.md"
 CUTOFF_BOUND = 10_000  # "cutoffs up to 10,000"

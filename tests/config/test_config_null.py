@@ -22,6 +22,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 from support.cli import error_lines, run_cli
+from support.configs import cranfield_bm25
 
 from abcompare.config import ExperimentConfig, load_config
 from abcompare.core.errors import ConfigError
@@ -358,23 +359,14 @@ def test_a_null_given_with_set_is_none_in_every_other_section(tmp_path: Path) ->
 # on a real collection: no stemming is a real difference
 
 
-CRANFIELD_CONFIG = """\
-name: cranfield-nostem
-dataset:
-  path: {folder}
-  level: document
-control:
-  chunking: {{strategy: none}}
-  retrievers:
-    bm25: {{}}
-  top_k: 50
+CRANFIELD_TREATMENTS = """\
 treatments:
   nostem-null:
     retrievers:
-      bm25: {{stemmer: null}}
+      bm25: {stemmer: null}
   nostem-empty:
     retrievers:
-      bm25: {{stemmer: ""}}
+      bm25: {stemmer: ""}
 evaluation:
   convention: trec
 significance:
@@ -396,7 +388,7 @@ def test_on_cranfield_no_stemming_written_as_null_is_the_real_difference(
 
         skip_unless_ci("shared Cranfield not present")
     config = tmp_path / "cranfield.yaml"
-    config.write_text(CRANFIELD_CONFIG.format(folder=folder))
+    config.write_text(cranfield_bm25(folder, "cranfield-nostem") + CRANFIELD_TREATMENTS)
     result = run_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     assert error_lines(result.stderr) == [] and "changes nothing" not in result.stderr

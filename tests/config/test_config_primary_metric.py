@@ -5,24 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.configs import MINIMAL
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
-
-MINIMAL = """\
-name: t
-dataset:
-  name: hr-docs
-control:
-  retrievers:
-    bm25: {}
-treatments:
-  loose:
-    retrievers:
-      bm25: {k1: 0.9}
-"""
 
 
 def config_file(tmp_path: Path, evaluation: str = "", significance: str = "") -> Path:

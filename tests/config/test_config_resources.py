@@ -18,23 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 from support.cli import cli_command, cli_env, error_lines
+from support.environment import hiding
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
-
-HIDE = """
-import os
-import sys
-
-
-class Hide:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in os.environ["HIDE_MODULES"].split(","):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-
-sys.meta_path.insert(0, Hide())
-"""
 
 
 def bundled_minilm() -> Path:
@@ -203,8 +190,7 @@ def test_a_hub_model_in_the_hugging_face_cache_is_found_offline_and_loads(tmp_pa
 
 
 def test_a_model_needs_sentence_transformers_installed(tmp_path: Path) -> None:
-    (tmp_path / "hide").mkdir()
-    (tmp_path / "hide" / "sitecustomize.py").write_text(HIDE)
+    hiding(tmp_path)  # writes tmp_path/hide/sitecustomize.py
     config = write_config(tmp_path, DENSE, {"retrievers": {"dense": {"batch_size": 8}}})
     hidden = {"PYTHONPATH": str(tmp_path / "hide")}
     result = abcompare(

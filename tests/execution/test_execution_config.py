@@ -7,27 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.configs import MINIMAL
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 
-MINIMAL = """\
-name: t
-dataset:
-  name: hr-docs
-control:
-  retrievers:
-    bm25: {{}}
-treatments:
-  loose:
-    retrievers:
-      bm25: {{k1: 0.9}}
-{execution}"""
-
 
 def write(tmp_path: Path, execution: str = "") -> Path:
     path = tmp_path / "x.yaml"
-    path.write_text(MINIMAL.format(execution=execution))
+    path.write_text(MINIMAL + execution)
     return path
 
 

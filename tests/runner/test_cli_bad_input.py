@@ -27,20 +27,16 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
+from support.configs import bm25_control, braced
 
 HR_DOCS = REPO / "abcompare" / "examples" / "hr_docs"
-CONFIG = """\
-name: hostile
-dataset:
-  name: hr-docs
-  level: chunk
-control:
-  retrievers:
-    bm25: {{}}
-  top_k: 10
+CONFIG = (
+    braced(bm25_control("name: hr-docs\nlevel: chunk", top_k=10, name="hostile"))
+    + """\
 {rest}significance:
   n_resamples: 200
 """
+)
 TREATMENT = "treatments:\n  k1:\n    retrievers:\n      bm25: {k1: 0.9}\n"
 CONFIG_COMMANDS = ["run", "pool", "validate"]  # the commands that read a config
 

@@ -7,16 +7,11 @@ from pathlib import Path
 
 from mlflow import MlflowClient
 from support.cli import cli_command, error_lines, run_cli
+from support.configs import bm25_control, braced
 
-BASE = """\
-name: bad-input
-dataset:
-  name: hr-docs
-  level: chunk
-control:
-  retrievers:
-    bm25: {{}}
-  top_k: 20
+BASE = (
+    braced(bm25_control("name: hr-docs\nlevel: chunk", top_k=20, name="bad-input"))
+    + """\
 treatments:
   other:
 {treatment}
@@ -25,6 +20,7 @@ significance:
 tracking:
   experiment: bad-input
 """
+)
 
 
 def write_config(folder: Path, treatment: str) -> Path:

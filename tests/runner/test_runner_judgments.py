@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from mlflow import MlflowClient
 from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
+from support.configs import cranfield_bm25
 from support.environment import require_module
 from support.frames import qrels_dict
 from support.readme import readme_match, readme_section
@@ -29,20 +30,12 @@ CUTOFFS = (1, 5, 10, 20)
 def cranfield_config(folder: Path, datasets_dir: Path) -> Path:
     config = folder / "cranfield.yaml"
     config.write_text(
-        f"""\
-name: cranfield-thresholds
-dataset:
-  path: {datasets_dir / "cranfield"}
-  level: document
-control:
-  chunking: {{strategy: none}}
-  retrievers:
-    bm25: {{}}
-  top_k: 50
+        cranfield_bm25(datasets_dir / "cranfield", "cranfield-thresholds")
+        + """\
 treatments:
   k1-low:
     retrievers:
-      bm25: {{k1: 0.9}}
+      bm25: {k1: 0.9}
 evaluation:
   cutoffs: [1, 5, 10, 20]
   convention: trec

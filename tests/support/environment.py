@@ -184,3 +184,29 @@ def skip_unless_ci(reason: str) -> None:
     """A collection inside the shared data folder is missing (``reason`` says which): skip, saying where the
     shared data goes, except in CI, where it must be there."""
     missing_part(PARTS["shared_data"], reason)
+
+
+#: A ``sitecustomize.py`` that makes the modules named in ``HIDE_MODULES`` unimportable in a child process:
+#: how a test shows what a missing part does without uninstalling it.
+HIDING_SITECUSTOMIZE = """
+import os
+import sys
+
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in os.environ["HIDE_MODULES"].split(","):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Hide())
+"""
+
+
+def hiding(folder: Path, *modules: str) -> dict[str, str]:
+    """The environment variables under which a child Python process cannot import ``modules``: a
+    ``sitecustomize.py`` in ``folder/hide`` on ``PYTHONPATH``, and the names in ``HIDE_MODULES``."""
+    hide = folder / "hide"
+    hide.mkdir(parents=True, exist_ok=True)
+    (hide / "sitecustomize.py").write_text(HIDING_SITECUSTOMIZE)
+    return {"PYTHONPATH": str(hide), "HIDE_MODULES": ",".join(modules)}

@@ -27,6 +27,16 @@ def shown(value: float) -> float:
     return float(f"{value:.4g}")
 
 
+def primary_comparison(prefix: str, row: dict) -> dict[str, float]:
+    """The README's primary-comparison metrics under ``prefix``, as MLflow holds them, from the --json row
+    (verdict 0: the example's treatment shows no significant difference)."""
+    fields = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_raw": "p_primary",
+              "p_adjusted": "p_adjusted"}  # fmt: skip
+    return {f"{prefix}.{key}": shown(row[column]) for key, column in fields.items()} | {
+        f"{prefix}.verdict": 0.0
+    }
+
+
 def readme_mlflow_section() -> str:
     text = (REPO / "README.md").read_text()
     return re.search(r"## In MLflow\n(.*?)\n## ", text, re.S).group(1)
@@ -81,14 +91,7 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
     assert "```" not in note
     # metrics: the primary comparison (the README's names) and every variant's means; nothing else
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
-    expected = {
-        "_vs_control.dbsf.ndcg_at_10.delta": shown(primary["delta"]),
-        "_vs_control.dbsf.ndcg_at_10.ci_low": shown(primary["ci_low"]),
-        "_vs_control.dbsf.ndcg_at_10.ci_high": shown(primary["ci_high"]),
-        "_vs_control.dbsf.ndcg_at_10.p_raw": shown(primary["p_primary"]),
-        "_vs_control.dbsf.ndcg_at_10.p_adjusted": shown(primary["p_adjusted"]),
-        "_vs_control.dbsf.ndcg_at_10.verdict": 0.0,
-    }
+    expected = primary_comparison("_vs_control.dbsf.ndcg_at_10", primary)
     expected |= {
         f"mean.{variant}.{metric.replace('@', '_at_')}": shown(value)
         for variant, means in payload["means"].items()
@@ -152,14 +155,9 @@ def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None
     metrics = children["dbsf"].data.metrics
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
     compared = {key: value for key, value in metrics.items() if key.startswith("_vs_control.")}
-    assert compared == {
-        "_vs_control.ndcg_at_10.delta": shown(primary["delta"]),
-        "_vs_control.ndcg_at_10.ci_low": shown(primary["ci_low"]),
-        "_vs_control.ndcg_at_10.ci_high": shown(primary["ci_high"]),
-        "_vs_control.ndcg_at_10.p_raw": shown(primary["p_primary"]),
-        "_vs_control.ndcg_at_10.p_adjusted": shown(primary["p_adjusted"]),
-        "_vs_control.ndcg_at_10.verdict": 0.0,
-    }  # the secondary metrics' statistics are in the parent's tables/comparison only
+    assert compared == primary_comparison(
+        "_vs_control.ndcg_at_10", primary
+    )  # the secondary metrics' statistics are in the parent's tables/comparison only
     assert sorted(metrics)[:6] == sorted(compared)  # first in MLflow's compare view
     assert children["dbsf"].data.tags[L.VERDICT_TAG] == payload["verdicts"]["dbsf"]["sentence"]
     assert not any(key.startswith("_vs_control") for key in children["control"].data.metrics)
