@@ -49,11 +49,13 @@ def run_comparison(
     ``background_tracking`` writes to MLflow from a forked process while the comparison runs (what
     ``abcompare run`` does); by default it is written from this process.
     """
+    from abcompare.config.loading import check_models
     from abcompare.execution import open_executor
     from abcompare.tracking.lifecycle import check_tracking_store
 
     reporter = reporter or Reporter()
     timer = _Timer()
+    check_models(config, config_path)  # a config built in Python skipped load_config's check
 
     def check_tracking() -> None:
         with timer("tracking"):

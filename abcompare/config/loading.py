@@ -357,9 +357,13 @@ def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str]]
     return models
 
 
-def _check_models(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
+def check_models(
+    config: ExperimentConfig, path: Path | None = None, lines: dict[tuple[str, ...], int] | None = None
+) -> None:
     """Every model the config names is on this machine (found offline, no network, no retries), so a model
-    that cannot be had fails here, in one line naming its key, before any run opens."""
+    that cannot be had fails here, in one line naming its key, before any run opens. ``load_config`` calls
+    it with the file and its lines; ``run_comparison`` again, for a config built in Python."""
+    lines = lines or {}
     from abcompare.retrieval.dense import check_model  # numpy and the hub client only when a model is named
 
     checked: set[str] = set()
@@ -492,7 +496,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         raise _config_error(exc, path, lines) from None
     _warn_about_changes(config, swept, path)
     _check_files(config, path, lines)
-    _check_models(config, path, lines)
+    check_models(config, path, lines)
     config._sweep_plan = plan
     return config
 
