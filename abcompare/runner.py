@@ -93,7 +93,7 @@ def _compare_variants(
     from abcompare.data.dataset import dataset_line
     from abcompare.data.experiment import load_dataset_for_experiment
     from abcompare.data.levels import judged_at_level, with_grades
-    from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage
+    from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
     from abcompare.evaluation.measures import judged_columns, metric_columns
     from abcompare.evaluation.per_query import per_query_metrics
     from abcompare.outcome.sentences import grid_frame
@@ -182,7 +182,9 @@ def _compare_variants(
                 comparison=comparison,
                 timings=timer.seconds,
                 judged=coverage,
-                judgments_relevant_only=_relevant_only(dataset.annotations, evaluation.relevance_threshold),
+                judgments_relevant_only=lists_relevant_only(
+                    dataset.annotations, evaluation.relevance_threshold
+                ),
                 judgment_warnings=judgment_warnings,
                 tuned=tuned,
                 grid=grid,
@@ -194,12 +196,6 @@ def _compare_variants(
         if recorded is not None:
             record(result, recorded, logger)
     return result
-
-
-def _relevant_only(annotations: pd.DataFrame, threshold: float) -> bool:
-    """Whether the judgments list relevant items only (every row at or above the threshold)."""
-    grades = annotations.get("grade", pd.Series(dtype=float))
-    return len(grades) > 0 and bool((grades >= threshold).all())
 
 
 # ------------------------------------------------------------------------------------------ pooling

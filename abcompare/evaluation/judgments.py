@@ -122,3 +122,10 @@ def attach_judged_means(comparison: pd.DataFrame, per_query: Mapping[str, pd.Dat
     ]
     out.attrs = dict(comparison.attrs)
     return out
+
+
+def lists_relevant_only(annotations: pd.DataFrame, threshold: float) -> bool:
+    """Whether the judgments list relevant items only (every row at or above the threshold): then an
+    unjudged hit counts as not relevant by construction, which the judged@k line says."""
+    grades = annotations.get("grade", pd.Series(dtype=float))
+    return len(grades) > 0 and bool((grades >= threshold).all())
