@@ -9,7 +9,7 @@ import difflib
 import os
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,10 @@ from abcompare.config.sweep import (
     expand_sweep,
     grid_points,
     nested,
-    select_metric_problem,
 )
 from abcompare.config.yaml_reader import load_yaml, load_yaml_value
 from abcompare.core.errors import AbcompareWarning, ConfigError, RetrievalError
+from abcompare.core.vocabulary import not_computed
 from abcompare.retrieval.settings import DenseSettings, VariantSettings
 
 
@@ -138,6 +138,18 @@ def _all_field_names(model: type[BaseModel], seen: set[type] | None = None) -> s
     return names
 
 
+def line_of(loc: Sequence[str], lines: dict[tuple[str, ...], int], *fallback: tuple[str, ...]) -> int | None:
+    """The line of the deepest key of ``loc`` written in the file (else of a ``fallback`` key): where every
+    located config error points."""
+    keys = [tuple(loc[:cut]) for cut in range(len(loc), 0, -1)] + list(fallback)
+    return next((lines[key] for key in keys if key in lines), None)
+
+
+def variant_key(name: str) -> tuple[str, ...]:
+    """Where a variant is written in a config: ``control``, or ``treatments.<name>``."""
+    return ("control",) if name == "control" else ("treatments", name)
+
+
 def _yaml_path(loc: tuple[str, ...]) -> tuple[str, ...]:
     """The pydantic error location as the user wrote it: drop the discriminator tag pydantic inserts
     after ``retrievers.<name>`` (``bm25`` / ``dense``) and validator-function markers."""
@@ -189,11 +201,7 @@ def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...],
         tuple(str(p) for p in first["loc"]) + tuple((first.get("ctx") or {}).get("at", ())) + (null_at or ())
     )
     yaml_loc = _yaml_path(loc)
-    line = None
-    for cut in range(len(yaml_loc), 0, -1):
-        line = lines.get(yaml_loc[:cut])
-        if line is not None:
-            break
+    line = line_of(yaml_loc, lines)
     more = len(exc.errors()) - 1
     described = _null_message(yaml_loc) if null_at is not None else _describe(first, vocabulary)
     message = described + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
@@ -268,7 +276,7 @@ def _named_files(config: ExperimentConfig) -> list[tuple[tuple[str, ...], Path, 
         named.append((("dataset", "annotations"), annotations, "file"))
     for name, variant in config.variants().items():
         if variant.run is not None:
-            where = ("control",) if name == "control" else ("treatments", name)
+            where = variant_key(name)
             named.append(((*where, "run", "path"), Path(variant.run.path), "file"))
     if config.cache_dir is not None and config.cache_dir.exists():
         named.append((("cache_dir",), config.cache_dir, "folder"))
@@ -336,8 +344,7 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
         problems.append((*spans, "JSONL lines {query_id, document_id, start, end}; docs/data.md"))
     for loc, problem, advice in problems:
         if problem is not None:
-            near = [loc[:cut] for cut in range(len(loc), 0, -1)] + [("dataset", "path")]
-            line = next((lines[key] for key in near if key in lines), None)
+            line = line_of(loc, lines, ("dataset", "path"))
             raise ConfigError(problem, file=path, line=line, field=".".join(loc), hint=advice)
 
 
@@ -348,7 +355,7 @@ def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str]]
     for name, variant in config.variants().items():
         if variant.run is not None:
             continue
-        where = ("control",) if name == "control" else ("treatments", name)
+        where = variant_key(name)
         for retriever, settings in variant.retrievers.items():
             if isinstance(settings, DenseSettings):
                 models.append(((*where, "retrievers", retriever, "model"), settings.model))
@@ -373,7 +380,7 @@ def check_models(
         try:
             check_model(model)
         except RetrievalError as error:
-            line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
+            line = line_of(loc, lines)
             field = ".".join(loc)
             raise ConfigError(error.message, file=path, line=line, field=field, hint=error.hint) from None
         checked.add(model)
@@ -553,9 +560,9 @@ class _SweepLocator:
         self.path, self.lines = path, lines
 
     def error(self, message: str, *loc: str, hint: str | None = None) -> ConfigError:
-        lines = self.lines
-        line = next((lines[loc[:cut]] for cut in range(len(loc), 0, -1) if loc[:cut] in lines), None)
-        return ConfigError(message, file=self.path, line=line, field=".".join(loc), hint=hint)
+        return ConfigError(
+            message, file=self.path, line=line_of(loc, self.lines), field=".".join(loc), hint=hint
+        )
 
 
 def _axis(sweep: SweepSettings) -> str:
@@ -604,7 +611,7 @@ def _check_sweep_before_expanding(
     except ValidationError:
         return  # the config's validation reports it, at its own key
     if sweep.select.metric is not None:
-        problem = select_metric_problem(sweep.select.metric, list(evaluation.metrics), evaluation.cutoffs)
+        problem = not_computed(sweep.select.metric, list(evaluation.metrics), evaluation.cutoffs)
         if problem is not None:
             raise at.error(problem, "sweep", "select", "metric")
 

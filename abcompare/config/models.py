@@ -40,6 +40,7 @@ from abcompare.core.vocabulary import (
     ZERO_METHODS,
     default_primary_metric,
     metric_name,
+    not_computed,
     parse_metric,
 )
 from abcompare.retrieval.settings import VariantSettings
@@ -187,14 +188,9 @@ class EvaluationSettings(_Model):
             measure, k = parse_metric(value)
         except ConfigError as exc:
             raise ValueError(exc.message) from None
-        metrics, cutoffs = info.data["metrics"], info.data["cutoffs"]
-        missing = [f"{measure} to evaluation.metrics"] * (measure not in metrics)
-        missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
-        if missing:
-            raise ValueError(
-                f"primary metric {value!r} is not computed (metrics {metrics}, "
-                f"cutoffs {sorted(set(cutoffs))}): add {' and '.join(missing)}, or name a computed metric"
-            )
+        problem = not_computed(value, info.data["metrics"], info.data["cutoffs"])
+        if problem is not None:
+            raise ValueError(f"primary metric {problem}")
         return metric_name(measure, k)
 
     @model_validator(mode="after")

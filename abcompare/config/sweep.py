@@ -126,19 +126,6 @@ def _check_setting_path(path: str) -> None:
         raise ValueError(f"setting path {path!r} has an empty part: write it as dotted names, e.g. fusion.k")
 
 
-def select_metric_problem(metric: str, measures: list[str], cutoffs: list[int]) -> str | None:
-    """Why ``select.metric`` is not one of the computed metrics (``measures`` at ``cutoffs``), or None."""
-    measure, k = parse_metric(metric)
-    missing = [f"{measure} to evaluation.metrics"] * (measure not in measures)
-    missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
-    if not missing:
-        return None
-    return (
-        f"{metric!r} is not computed (metrics {list(measures)}, cutoffs {sorted(set(cutoffs))}): "
-        f"add {' and '.join(missing)}, or name a computed metric"
-    )
-
-
 @dataclass(frozen=True)
 class SweepPlan:
     """What a sweep expanded into: candidates (name -> overrides of the control), and what was left out."""

@@ -81,6 +81,20 @@ def parse_metric(name: str) -> tuple[str, int]:
     return metric.measure, metric.k
 
 
+def not_computed(metric: str, measures: Sequence[str], cutoffs: Sequence[int]) -> str | None:
+    """Why ``metric`` is not one of the computed metrics (``measures`` at ``cutoffs``) and what to add, or
+    None: the one rule for every metric a config names (the primary metric, a sweep's ``select.metric``)."""
+    measure, k = parse_metric(metric)
+    missing = [f"{measure} to evaluation.metrics"] * (measure not in measures)
+    missing += [f"{k} to evaluation.cutoffs"] * (k not in cutoffs)
+    if not missing:
+        return None
+    return (
+        f"{metric!r} is not computed (metrics {list(measures)}, cutoffs {sorted(set(cutoffs))}): "
+        f"add {' and '.join(missing)}, or name a computed metric"
+    )
+
+
 def mlflow_key(name: str) -> str:
     """A name in MLflow's key spelling, the one rule for metric and param keys: ``@`` is not allowed
     there (``ndcg@10 -> ndcg_at_10``), and any other character MLflow rejects becomes ``_``."""
