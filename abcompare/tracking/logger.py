@@ -2,7 +2,7 @@
 
 The names are :mod:`abcompare.tracking.layout`'s. Every variant run has the same metric keys, table names and
 root-level plot file, so MLflow's compare view lines the variants up; each treatment's run also carries its
-comparison with the control (``vs_control.<metric>.delta`` ...), so the runs table, the chart view and the
+comparison with the control (``_vs_control.<metric>.delta`` ...), so the runs table, the chart view and the
 compare view show deltas and adjusted p-values beside the means. It is handed tables and the files
 :mod:`abcompare.tracking.artifacts` made (the run file, the plots, the report); it decides where they go and
 sends them through a :mod:`~abcompare.tracking.writer` (in a writer process, for ``abcompare run``).
