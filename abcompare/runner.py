@@ -109,6 +109,7 @@ def _compare_variants(
         reporter.stage("loading the dataset")
         dataset = load_dataset_for_experiment(config.dataset)
     reporter.stage(dataset_line(dataset))
+    _check_query_rewrites(config, dataset)
     if plan is not None:
         reporter.stage(plan.summary())
         for note in plan.invalid + plan.duplicates:
@@ -196,6 +197,18 @@ def _compare_variants(
         if recorded is not None:
             record(result, recorded, logger)
     return result
+
+
+def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
+    """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
+    unknown id, a warning for queries without rewrites)."""
+    variants = config.variants()
+    if not any(v.query_planning is not None and v.query_planning.variants for v in variants.values()):
+        return
+    from abcompare.data.experiment import query_file_ids
+    from abcompare.retrieval.query_planning import check_against_queries
+
+    check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
 
 
 # ------------------------------------------------------------------------------------------ pooling
