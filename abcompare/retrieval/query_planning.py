@@ -84,7 +84,9 @@ def _read_variants_file(path: Path, _mtime_ns: int, _size: int) -> VariantsFile:
         if not isinstance(record, dict):
             raise error(f"expected a JSON object, found {type(record).__name__}")
         written = record.get("query_id")
-        query_id = clean_id(written) if isinstance(written, str | int) and not isinstance(written, bool) else None
+        query_id = (
+            clean_id(written) if isinstance(written, str | int) and not isinstance(written, bool) else None
+        )
         if query_id is None:
             raise error("the line has no query_id (a string or an integer)")
         if query_id in lines:
@@ -270,4 +272,6 @@ def feedback_identity(planning: QueryPlanningSettings | None) -> Any:
     """What of the planning settings decides a BM25 ranking (the RM3 parameters), for memo keys."""
     if planning is None:
         return None
-    return planning.model_dump_json(include={"expansion", "fb_docs", "fb_terms", "original_weight", "fb_max_df"})
+    return planning.model_dump_json(
+        include={"expansion", "fb_docs", "fb_terms", "original_weight", "fb_max_df"}
+    )

@@ -127,7 +127,10 @@ class QueryPlanningSettings(_Settings):
         0.5, ge=0, le=1, description="RM3: weight of the original query against the relevance model."
     )
     fb_max_df: float = Field(
-        0.1, gt=0, le=1, description="RM3: terms in more than this share of the chunks are not feedback "
+        0.1,
+        gt=0,
+        le=1,
+        description="RM3: terms in more than this share of the chunks are not feedback "
         "terms (Anserini's 10%).",
     )
     _rewrites: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
@@ -229,11 +232,10 @@ class VariantSettings(_Settings):
                     f"fusion weights name unknown retrievers {unknown}; "
                     f"retrievers are {sorted(self.retrievers)}"
                 )
-        planning = self.query_planning
-        if planning is not None and planning.expansion is not None:
-            if not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
-                message = "rm3 expands the queries of BM25 retrievers, and this variant has none"
-                raise _located(message, "query_planning", "expansion")
+        expands = self.query_planning is not None and self.query_planning.expansion is not None
+        if expands and not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
+            message = "rm3 expands the queries of BM25 retrievers, and this variant has none"
+            raise _located(message, "query_planning", "expansion")
         return self
 
     def pipeline_identity(self) -> str:

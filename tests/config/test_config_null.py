@@ -214,7 +214,10 @@ def test_a_null_entry_of_a_named_mapping_removes_that_entry(tmp_path: Path, mapp
     control = {
         "retrievers": {"bm25": {}, "dense": {"model": "all-MiniLM-L6-v2"}},
         "fusion": {"method": "rrf", "weights": {"bm25": 2.0, "dense": 3.0}},
-        "query_planning": {"variants": str(REWRITES), "fusion": {"weights": {"original": 2.0, "variants": 1.0}}},
+        "query_planning": {
+            "variants": str(REWRITES),
+            "fusion": {"weights": {"original": 2.0, "variants": 1.0}},
+        },
     }
     entries = get(control, mapping)
     assert isinstance(entries, dict) and len(entries) == 2, f"give {'.'.join(mapping)} two entries here"

@@ -75,11 +75,16 @@ def test_planned_run_equals_fusing_each_texts_run_with_abcompare_fuse(tmp_path, 
             expected = runs[0]
         else:
             expected = abcompare.fuse(
-                runs, method=fusion["method"], k=fusion.get("k", 60), weights=[weights.get(r, 1.0) for r in roles]
+                runs,
+                method=fusion["method"],
+                k=fusion.get("k", 60),
+                weights=[weights.get(r, 1.0) for r in roles],
             )
         assert [h.id for h in got[query_id]] == [h.id for h in expected[:100]]
         assert [h.score for h in got[query_id]] == pytest.approx([h.score for h in expected[:100]])
-    assert len(got["qa-001"]) > len(run_variant(plain, corpus, asked, cache_dir=tmp_path, cache=cache)["qa-001"])
+    assert len(got["qa-001"]) > len(
+        run_variant(plain, corpus, asked, cache_dir=tmp_path, cache=cache)["qa-001"]
+    )
 
 
 def test_the_original_alone_for_a_question_the_file_lacks_even_without_include_original(tmp_path):
@@ -123,7 +128,9 @@ PLAIN = BM25Settings(k1=1.0, b=0.5, stemmer=None, stopwords=None)
 
 
 def rm3(**settings) -> QueryPlanningSettings:
-    return QueryPlanningSettings(expansion="rm3", **{"fb_docs": 2, "fb_terms": 2, "fb_max_df": 1.0, **settings})
+    return QueryPlanningSettings(
+        expansion="rm3", **{"fb_docs": 2, "fb_terms": 2, "fb_max_df": 1.0, **settings}
+    )
 
 
 def test_rm3_weights_and_ranking_match_the_hand_computation():
@@ -176,9 +183,7 @@ def test_rm3_in_a_variant_changes_only_its_bm25_retrievers(tmp_path):
 
 def test_rm3_needs_a_bm25_retriever():
     with pytest.raises(ValidationError, match="rm3 expands the queries of BM25 retrievers"):
-        VariantSettings.model_validate(
-            {"retrievers": {"dense": {}}, "query_planning": {"expansion": "rm3"}}
-        )
+        VariantSettings.model_validate({"retrievers": {"dense": {}}, "query_planning": {"expansion": "rm3"}})
     with pytest.raises(ValidationError, match="needs 'variants'"):
         VariantSettings.model_validate({"retrievers": {"bm25": {}}, "query_planning": {}})
 

@@ -66,11 +66,14 @@ GOOD = '{"query_id": "qa-001", "variants": ["Lisbon daily allowance"]}'
     [
         ('{"query_id": "qa-002", "variants": ["a hotel after a cancelled flight", ""]}',
          "query 'qa-002': variant 2 is empty"),
-        ('{"query_id": "qa-002", "variants": [["nested"]]}', 'query \'qa-002\': variant 1 is not a string (["nested"])'),
+        ('{"query_id": "qa-002", "variants": [["nested"]]}',
+         'query \'qa-002\': variant 1 is not a string (["nested"])'),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["validate", "run"])
-def test_an_empty_or_non_string_variant_is_an_error_at_its_line(tmp_path, embedding_cache, bad, message, command):
+def test_an_empty_or_non_string_variant_is_an_error_at_its_line(
+    tmp_path, embedding_cache, bad, message, command
+):
     config = write_config(tmp_path, "variants: rewrites.jsonl", [GOOD, bad])
     result = run_cli([command, str(config)], tmp_path, embedding_cache)
     line = one_error(result)
@@ -119,7 +122,9 @@ def test_queries_the_file_lacks_are_one_warning_and_retrieved_by_their_original(
 def test_a_bad_planning_setting_is_an_error_at_its_key(tmp_path, embedding_cache, planning, key, message):
     config = write_config(tmp_path, planning)
     if "rm3" in planning:  # the treatment retrieves densely only
-        text = config.read_text().replace("  planned:\n", "  planned:\n    retrievers: {bm25: null, dense: {}}\n")
+        text = config.read_text().replace(
+            "  planned:\n", "  planned:\n    retrievers: {bm25: null, dense: {}}\n"
+        )
         config.write_text(text)
     result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
     line = one_error(result)
@@ -157,6 +162,6 @@ def test_the_shipped_query_planning_config_gives_the_readme_verdicts(tmp_path, e
     control, variants, rm3 = means["control"], means["variants"], means["rm3"]
     figures = [control["recall@10"], variants["recall@10"], control["precision@10"],
                variants["precision@10"], control["recall@10"], rm3["recall@10"]]  # fmt: skip
-    assert [as_printed(value, printed) for value, printed in zip(figures, found.groups(), strict=True)] == list(
-        found.groups()
-    )
+    assert [
+        as_printed(value, printed) for value, printed in zip(figures, found.groups(), strict=True)
+    ] == list(found.groups())
