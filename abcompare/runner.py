@@ -255,6 +255,7 @@ def pool_unjudged_hits(
     from abcompare.execution import open_executor
 
     dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
+    _check_query_rewrites(config, dataset)
     runs: dict[str, pd.DataFrame] = {}
     with open_executor(config.execution, reporter) as executor:
         produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())

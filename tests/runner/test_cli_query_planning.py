@@ -61,18 +61,20 @@ def config_line(path: Path, text: str) -> int:
 GOOD = '{"query_id": "qa-001", "variants": ["Lisbon daily allowance"]}'
 
 
+EMPTY = '{"query_id": "qa-002", "variants": ["a hotel after a cancelled flight", ""]}'
+NOT_A_STRING = '{"query_id": "qa-002", "variants": [["nested"]]}'
+
+
 @pytest.mark.parametrize(
-    "bad, message",
+    "command, bad, message",
     [
-        ('{"query_id": "qa-002", "variants": ["a hotel after a cancelled flight", ""]}',
-         "query 'qa-002': variant 2 is empty"),
-        ('{"query_id": "qa-002", "variants": [["nested"]]}',
-         'query \'qa-002\': variant 1 is not a string (["nested"])'),
+        ("validate", EMPTY, "query 'qa-002': variant 2 is empty"),
+        ("run", EMPTY, "query 'qa-002': variant 2 is empty"),
+        ("validate", NOT_A_STRING, "query 'qa-002': variant 1 is not a string ([\"nested\"])"),
     ],
-)  # fmt: skip
-@pytest.mark.parametrize("command", ["validate", "run"])
+)
 def test_an_empty_or_non_string_variant_is_an_error_at_its_line(
-    tmp_path, embedding_cache, bad, message, command
+    tmp_path, embedding_cache, command, bad, message
 ):
     config = write_config(tmp_path, "variants: rewrites.jsonl", [GOOD, bad])
     result = run_cli([command, str(config)], tmp_path, embedding_cache)
