@@ -69,7 +69,7 @@ def _read_variants_file(path: Path, _mtime_ns: int, _size: int) -> VariantsFile:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # numbered as editors number lines
         if not line.strip():
             continue
 
