@@ -109,6 +109,7 @@ def _compare_variants(
         reporter.stage("loading the dataset")
         dataset = load_dataset_for_experiment(config.dataset)
     reporter.stage(dataset_line(dataset))
+    _check_query_rewrites(config, dataset)
     if plan is not None:
         reporter.stage(plan.summary())
         for note in plan.invalid + plan.duplicates:
@@ -198,6 +199,18 @@ def _compare_variants(
     return result
 
 
+def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
+    """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
+    unknown id, a warning for queries without rewrites)."""
+    variants = config.variants()
+    if not any(v.query_planning is not None and v.query_planning.variants for v in variants.values()):
+        return
+    from abcompare.data.experiment import query_file_ids
+    from abcompare.retrieval.query_planning import check_against_queries
+
+    check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
+
+
 # ------------------------------------------------------------------------------------------ pooling
 def pool_to_file(
     config: ExperimentConfig,
@@ -242,6 +255,7 @@ def pool_unjudged_hits(
     from abcompare.execution import open_executor
 
     dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
+    _check_query_rewrites(config, dataset)
     runs: dict[str, pd.DataFrame] = {}
     with open_executor(config.execution, reporter) as executor:
         produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())

@@ -232,6 +232,7 @@ def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
     for variant in variants:
         if isinstance(variant, dict):
             fix(variant.get("run"), "path")
+            fix(variant.get("query_planning"), "variants")
             for holder in _model_holders(variant):
                 _resolve_model_folder(holder, base_dir)
 

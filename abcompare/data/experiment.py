@@ -11,7 +11,7 @@ from abcompare.data.corpus import read_corpus
 from abcompare.data.dataset import Dataset, assemble
 from abcompare.data.queries import read_queries
 
-__all__ = ["load_dataset_for_experiment"]
+__all__ = ["load_dataset_for_experiment", "query_file_ids"]
 
 
 def _folder(settings: Any) -> Path | None:
@@ -91,3 +91,11 @@ def load_dataset_for_experiment(settings: Any, *, unjudged_queries: bool = False
     if settings.max_queries is not None:
         dataset = dataset.restrict(dataset.query_ids[: settings.max_queries])
     return dataset
+
+
+def query_file_ids(settings: Any) -> list[str]:
+    """Every query id of the query file the dataset settings name (judged or not, before ``max_queries``):
+    what a file keyed by query id (query rewrites) may name."""
+    folder = _folder(settings)
+    queries_file = settings.queries or (folder / "queries.jsonl" if folder else None)
+    return [] if queries_file is None else [str(q) for q in read_queries(queries_file)["query_id"]]

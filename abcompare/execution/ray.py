@@ -41,9 +41,11 @@ def _build_bm25(chunks: list, settings: BM25Settings) -> tuple[Any, float, int]:
 
 
 @ray.remote
-def _bm25_ranking(index: Any, query_texts: list[str], depth: int) -> tuple[pipeline.Ranking, float]:
+def _bm25_ranking(
+    index: Any, query_texts: list[str], depth: int, feedback: Any = None
+) -> tuple[pipeline.Ranking, float]:
     start = time.perf_counter()
-    ranking = pipeline.bm25_ranking(index, query_texts, depth)
+    ranking = pipeline.bm25_ranking(index, query_texts, depth, feedback)
     return ranking, time.perf_counter() - start
 
 
@@ -163,8 +165,8 @@ class RayExecutor:
             pipeline.check_inputs(variant, corpus, queries)
         fingerprint = pipeline.corpus_fingerprint(corpus)
         query_ids, query_texts = pipeline.query_table(queries)
-        queries_id = pipeline.queries_key(query_texts)
         ids_ref, texts_ref = ray.put(query_ids), ray.put(query_texts)
+        planned_refs: dict[str, Any] = {}  # each variant's planned query texts, once per distinct list
 
         chunk_lists: dict[Any, tuple[list, _Shared]] = {}
         indexes: dict[Any, _Shared] = {}
@@ -180,9 +182,16 @@ class RayExecutor:
                 pipeline.check_chunks(chunks)
                 chunk_lists[chunks_id] = (chunks, _Shared(ray.put(chunks), time.perf_counter() - start))
             chunks, _ = chunk_lists[chunks_id]
+            planned = pipeline.plan_queries(variant.query_planning, query_ids, query_texts).texts
+            queries_id = pipeline.queries_key(planned)
+            if queries_id not in planned_refs:
+                planned_refs[queries_id] = texts_ref if planned == query_texts else ray.put(planned)
+            feedback = pipeline.feedback_of(variant)
             steps = []
             for retriever, spec in variant.retrievers.items():
-                key = pipeline.ranking_key(retriever, spec, chunks_id, variant.depth, queries_id, cache_dir)
+                key = pipeline.ranking_key(
+                    retriever, spec, chunks_id, variant.depth, queries_id, cache_dir, feedback
+                )
                 if isinstance(spec, BM25Settings):
                     index_key = pipeline.bm25_index_key(chunks_id, spec)
                     if index_key not in indexes:
@@ -192,7 +201,7 @@ class RayExecutor:
                         indexes[index_key] = _Shared(index, seconds, nbytes)
                     if key not in rankings:
                         ranking, seconds = _bm25_ranking.options(num_returns=2, **self._options()).remote(
-                            indexes[index_key].ref, texts_ref, variant.depth
+                            indexes[index_key].ref, planned_refs[queries_id], variant.depth, feedback
                         )
                         rankings[key] = _Shared(ranking, seconds)
                     steps.append((retriever, key, index_key))
@@ -203,7 +212,7 @@ class RayExecutor:
                         texts = pipeline.document_texts(chunks, spec)
                         requests[vectors_key] = _EncodeRequest(vectors_key, encoder, texts)
                     if key not in rankings and key not in requests:
-                        texts = pipeline.query_texts_for(spec, query_texts)
+                        texts = pipeline.query_texts_for(spec, planned)
                         requests[key] = _EncodeRequest(key, encoder, texts)
                         searches[key] = (vectors_key, variant.depth)
                     steps.append((retriever, key, vectors_key))

@@ -24,6 +24,13 @@ from abcompare.retrieval.chunking import Chunk, chunk_corpus
 from abcompare.retrieval.dense import DenseEncoder, search
 from abcompare.retrieval.embedding_cache import Progress
 from abcompare.retrieval.fusion import fuse
+from abcompare.retrieval.query_planning import (
+    feedback_identity,
+    feedback_of,
+    fuse_query_texts,
+    plan_queries,
+    rm3_ranking,
+)
 from abcompare.retrieval.rerank import make_reranker
 from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSettings
 
@@ -175,16 +182,20 @@ def dense_vectors_key(chunks_id: Hashable, encoder: DenseEncoder, settings: Dens
 
 def ranking_key(
     name: str, settings: BM25Settings | DenseSettings, chunks_id: Hashable, depth: int, queries_id: str,
-    cache_dir: Path,
+    cache_dir: Path, feedback: Any = None,
 ) -> tuple:  # fmt: skip
-    """What identifies one retriever's ranking of the query set (sweep points that share it, share it)."""
+    """What identifies one retriever's ranking of the query set (sweep points that share it, share it);
+    ``feedback`` is the variant's RM3 settings, which change its BM25 rankings."""
     if isinstance(settings, BM25Settings):
-        return ("bm25-hits", name, chunks_id, settings.model_dump_json(), depth, queries_id)
+        key = ("bm25-hits", name, chunks_id, settings.model_dump_json(), depth, queries_id)
+        return key if feedback is None else (*key, feedback_identity(feedback))
     return ("dense-hits", name, chunks_id, settings.model_dump_json(), depth, str(cache_dir), queries_id)
 
 
-def bm25_ranking(index: BM25Index, query_texts: Sequence[str], depth: int) -> Ranking:
-    """Top ``depth`` chunk rows per query by BM25."""
+def bm25_ranking(index: BM25Index, query_texts: Sequence[str], depth: int, feedback: Any = None) -> Ranking:
+    """Top ``depth`` chunk rows per query by BM25; with ``feedback`` (RM3 settings), by the expanded query."""
+    if feedback is not None:
+        return rm3_ranking(index, query_texts, depth, feedback)
     return index.search(query_texts, depth)
 
 
@@ -229,10 +240,11 @@ def _retrieve(
     progress: Progress | None,
     memo: RetrievalCache,
     cost: RetrievalCost,
+    feedback: Any = None,
 ) -> list[list[RagHit]]:
     """One retriever's ranked hits for every query (memoised: sweep points that share the retriever
     share its hits), charging its index, embeddings and search time to ``cost``."""
-    key = ranking_key(name, settings, chunks_id, depth, queries_key(query_texts), cache_dir)
+    key = ranking_key(name, settings, chunks_id, depth, queries_key(query_texts), cache_dir, feedback)
     if isinstance(settings, BM25Settings):
         index, built = memo.get_timed(
             bm25_index_key(chunks_id, settings), lambda: build_bm25_index(chunks, settings)
@@ -241,7 +253,7 @@ def _retrieve(
         cost.index_bytes += index.nbytes()
 
         def search_all() -> list[list[RagHit]]:
-            return ranked_hits(chunks, bm25_ranking(index, query_texts, depth), name)
+            return ranked_hits(chunks, bm25_ranking(index, query_texts, depth, feedback), name)
 
     else:
         encoder = dense_encoder(settings, cache_dir)
@@ -270,7 +282,11 @@ def finish_variant(
     cache_dir: Path,
     progress: Progress | None = None,
 ) -> dict[str, list[RagHit]]:
-    """Fuse each query's lists (one per retriever, in the variant's order), rerank, cut to ``top_k``."""
+    """Fuse each query's lists (one per retriever, in the variant's order), rerank, cut to ``top_k``.
+
+    With query planning, ``per_retriever`` answers the planned texts (:func:`plan_queries`): each text's
+    lists are fused as above, then the question's texts are fused (``query_planning.fusion``)."""
+    plan = plan_queries(variant.query_planning, query_ids, query_texts)
     reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
     fusion = variant.fusion
     weights = (
@@ -278,12 +294,20 @@ def finish_variant(
     )
     results: dict[str, list[RagHit]] = {}
     for i, (query_id, text) in enumerate(zip(query_ids, query_texts, strict=True)):
-        lists = [hits[i] for hits in per_retriever]
-        if len(lists) == 1 and fusion is None:
-            ranked = lists[0]
+        per_text = []
+        for row in plan.groups[i]:
+            lists = [hits[row] for hits in per_retriever]
+            if len(lists) == 1 and fusion is None:
+                per_text.append(lists[0])
+            else:
+                assert fusion is not None  # guaranteed by VariantSettings for 2+ retrievers
+                per_text.append(fuse(lists, method=fusion.method, k=fusion.k, weights=weights))
+        if len(per_text) == 1:  # one text: no planning, or a question without variants
+            (ranked,) = per_text
         else:
-            assert fusion is not None  # guaranteed by VariantSettings for 2+ retrievers
-            ranked = fuse(lists, method=fusion.method, k=fusion.k, weights=weights)
+            assert variant.query_planning is not None
+            roles = [plan.roles[row] for row in plan.groups[i]]
+            ranked = fuse_query_texts(variant.query_planning, per_text, roles)
         if reranker is not None:
             ranked = reranker.rerank(text, list(ranked[: variant.rerank.top_n]))
         results[query_id] = ranked[: variant.top_k]
@@ -346,10 +370,12 @@ def run_variant_with_cost(
     cost.index_seconds += built
     check_chunks(chunks)
     query_ids, query_texts = query_table(queries)
+    planned = plan_queries(variant.query_planning, query_ids, query_texts).texts
     per_retriever = [
-        _retrieve(name, spec, chunks, chunks_id, query_texts, variant.depth, cache_dir, progress, memo, cost)
+        _retrieve(name, spec, chunks, chunks_id, planned, variant.depth, cache_dir, progress, memo, cost,
+                  feedback_of(variant))
         for name, spec in variant.retrievers.items()
-    ]
+    ]  # fmt: skip
     start = time.perf_counter()
     results = finish_variant(variant, per_retriever, query_ids, query_texts, cache_dir, progress)
     cost.query_seconds += time.perf_counter() - start  # fusion and rerank, per query

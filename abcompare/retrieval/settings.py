@@ -10,9 +10,16 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
+
+
+def _located(message: str, *at: str) -> PydanticCustomError:
+    """A validation error at the setting ``at`` below the model that raises it (the config loader gives
+    that key's line, as ``abcompare.config.models.located`` does)."""
+    return PydanticCustomError("abcompare", "{message}", {"message": message, "at": at})
 
 
 class _Settings(BaseModel):
@@ -91,6 +98,63 @@ class FusionSettings(_Settings):
     )
 
 
+class QueryFusionSettings(FusionSettings):
+    """How the ranked lists of one question's query texts (the original and its variants) are merged."""
+
+    weights: dict[Literal["original", "variants"], Annotated[float, Field(allow_inf_nan=False)]] | None = (
+        Field(None, description="Weight of the original query's list and of each variant's (default 1).")
+    )
+
+
+class QueryPlanningSettings(_Settings):
+    """More than one query per question: rewrites prepared elsewhere (``variants``), fused by stable key,
+    and/or RM3 pseudo-relevance feedback on the BM25 retrievers (``expansion``); see
+    :mod:`abcompare.retrieval.query_planning`."""
+
+    variants: Path | None = Field(
+        None, description='JSONL of rewrites, one line per query: {"query_id": ..., "variants": [...]}.'
+    )
+    include_original: bool = Field(True, description="Retrieve the original query beside its variants.")
+    fusion: QueryFusionSettings = Field(
+        default_factory=QueryFusionSettings, description="How each question's lists are fused (RRF)."
+    )
+    expansion: Literal["rm3"] | None = Field(
+        None, description="'rm3': RM3 pseudo-relevance feedback on each BM25 retriever (Anserini's)."
+    )
+    fb_docs: int = Field(10, gt=0, le=1000, description="RM3: feedback documents (the first pass's top).")
+    fb_terms: int = Field(10, gt=0, le=1000, description="RM3: terms kept in the relevance model.")
+    original_weight: float = Field(
+        0.5, ge=0, le=1, description="RM3: weight of the original query against the relevance model."
+    )
+    fb_max_df: float = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="RM3: terms in more than this share of the chunks are not feedback "
+        "terms (Anserini's 10%).",
+    )
+    _rewrites: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _plan_something(self) -> QueryPlanningSettings:
+        if self.variants is None and self.expansion is None:
+            raise ValueError("query_planning needs 'variants' (a rewrites file) or 'expansion: rm3'")
+        if self.variants is not None:
+            from abcompare.retrieval.query_planning import read_variants_file
+
+            if not self.variants.is_file():
+                found = "found a folder" if self.variants.is_dir() else "file not found"
+                raise _located(f"{found}: {self.variants}", "variants")
+
+            self._rewrites = read_variants_file(self.variants).rewrites
+        return self
+
+    @property
+    def rewrites(self) -> dict[str, tuple[str, ...]]:
+        """The variants file's rewrites by query id, read (and checked) when these settings were made."""
+        return self._rewrites
+
+
 class RerankSettings(_Settings):
     """Rescore the fused top-N with a second model."""
 
@@ -131,6 +195,9 @@ class VariantSettings(_Settings):
     depth: int = Field(100, gt=0, le=10_000, description="Hits taken from each retriever before fusion.")
     top_k: int = Field(100, gt=0, le=10_000, description="Length of the final ranked list.")
     run: RunFileSettings | None = Field(None, description="A precomputed run instead of retrieval.")
+    query_planning: QueryPlanningSettings | None = Field(
+        None, description="Several queries per question (rewrites, RM3 feedback), fused before 'fusion'."
+    )
 
     @field_validator("retrievers", mode="before")
     @classmethod
@@ -165,6 +232,10 @@ class VariantSettings(_Settings):
                     f"fusion weights name unknown retrievers {unknown}; "
                     f"retrievers are {sorted(self.retrievers)}"
                 )
+        expands = self.query_planning is not None and self.query_planning.expansion is not None
+        if expands and not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
+            message = "rm3 expands the queries of BM25 retrievers, and this variant has none"
+            raise _located(message, "query_planning", "expansion")
         return self
 
     def pipeline_identity(self) -> str:

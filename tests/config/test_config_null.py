@@ -21,12 +21,14 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import BaseModel
-from support.cli import error_lines, run_cli
+from support.cli import REPO, error_lines, run_cli
 from support.configs import cranfield_bm25
 
 from abcompare.config import ExperimentConfig, load_config
 from abcompare.core.errors import ConfigError
 from abcompare.retrieval.settings import VariantSettings
+
+REWRITES = REPO / "configs" / "query_variants" / "hr_docs.jsonl"
 
 # ---------------------------------------------------------------------------------------------------------
 # the schema's settings, enumerated from the models
@@ -108,6 +110,14 @@ def samples(run_file: Path) -> list[dict[str, Any]]:
             "run": {"path": str(run_file)},
         },
         {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "max_seq_length": 128}}},
+        {
+            "retrievers": {"bm25": {}},
+            "query_planning": {
+                "variants": str(REWRITES),
+                "expansion": "rm3",
+                "fusion": {"method": "rrf", "weights": {"original": 2.0}},
+            },
+        },
     ]
 
 
@@ -204,18 +214,23 @@ def test_a_null_entry_of_a_named_mapping_removes_that_entry(tmp_path: Path, mapp
     control = {
         "retrievers": {"bm25": {}, "dense": {"model": "all-MiniLM-L6-v2"}},
         "fusion": {"method": "rrf", "weights": {"bm25": 2.0, "dense": 3.0}},
+        "query_planning": {
+            "variants": str(REWRITES),
+            "fusion": {"weights": {"original": 2.0, "variants": 1.0}},
+        },
     }
     entries = get(control, mapping)
     assert isinstance(entries, dict) and len(entries) == 2, f"give {'.'.join(mapping)} two entries here"
-    kept = {"bm25": entries["bm25"]}
-    treatment = nested(mapping, {"dense": None})
+    first, second = entries
+    kept = {first: entries[first]}
+    treatment = nested(mapping, {second: None})
     if mapping == ("retrievers",):  # the weights must then name only the retriever that is left
         treatment["fusion"] = {"weights": {"dense": None}}
     warned = pytest.warns(UserWarning, match="changes 2 settings") if len(treatment) > 1 else nullcontext()
     with warned:  # removing a retriever removes its weight too
         config = load_config(write_config(tmp_path, control, treatment))
     assert get(dumped(config.treatments["t"]), mapping).keys() == kept.keys()
-    assert get(dumped(config.control), mapping).keys() == {"bm25", "dense"}
+    assert get(dumped(config.control), mapping).keys() == {first, second}
 
 
 def test_a_treatment_that_nulls_what_the_control_leaves_at_none_changes_nothing(tmp_path: Path) -> None:

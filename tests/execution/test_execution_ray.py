@@ -114,3 +114,16 @@ def test_the_encoder_pool_follows_the_cluster(resources, settings, blocks, expec
     settings = ExecutionSettings(backend="ray", **settings)
     pool = encoder_pool(settings, resources, blocks, largest_node_cpus=8, threads=2)
     assert (pool.actors, pool.cpus, pool.gpus, pool.threads) == (*expected, 2)
+
+
+def test_query_planning_on_ray_equals_local(ray_in_process, embedding_cache) -> None:
+    """configs/query_planning.yaml (rewrites fused by RRF, RM3 feedback on BM25) and a hybrid treatment
+    that plans its queries for both retrievers: the Ray tasks run the same stage functions, so the same
+    runs, metrics and p-values."""
+    hybrid = ("treatments.hybrid={retrievers: {dense: {}}, fusion: {method: rrf},"
+              " query_planning: {variants: query_variants/hr_docs.jsonl, expansion: rm3}}")  # fmt: skip
+    config = REPO / "configs" / "query_planning.yaml"
+    local, on_ray = both_backends(config, embedding_cache, hybrid, "dataset.max_queries=30")
+    assert list(local.variants) == ["control", "variants", "rm3", "hybrid"]
+    assert_same_results(local, on_ray)
+    assert local.variants["variants"].means != local.variants["control"].means
