@@ -242,7 +242,7 @@ def _packaged(name: str) -> tuple[str, Callable[[], EmbeddingModel]] | None:
 
 
 PACKAGED_NAMES = frozenset({*BUNDLED_ALIASES, MINILM_INT8, PARAPHRASE_L3})
-KNOWN = f"'{MINILM}', '{MINILM_INT8}', '{PARAPHRASE_L3}' (packaged)"
+PACKAGED = f"'{MINILM}', '{MINILM_INT8}', '{PARAPHRASE_L3}'"
 
 
 # --------------------------------------------------------------------------- folders, files, the hub cache
@@ -255,8 +255,8 @@ def _looks_like_a_path(name: str) -> bool:
 def _cached_snapshot(name: str) -> str:
     """The Hugging Face cache's folder of a hub model, looked up offline (no network, no retries)."""
     hint = (
-        f"give a local model folder, 'all-MiniLM-L6-v2' (bundled), or download the model once where there "
-        f"is network (hf download {name}): abcompare looks models up offline"
+        f"give a local model folder or ONNX file, a packaged model ({PACKAGED}), or download the model "
+        f"once where there is network (hf download {name}): abcompare looks models up offline"
     )
     try:
         from huggingface_hub import snapshot_download
@@ -273,8 +273,8 @@ def _cached_snapshot(name: str) -> str:
         raise RetrievalError(
             f"model {name!r} is neither a local folder nor a Hugging Face model name",
             field="model",
-            hint=f"give a local model folder or ONNX file, one of {KNOWN}, or a hub model already in the "
-            "Hugging Face cache",
+            hint=f"give a local model folder or ONNX file, a packaged model ({PACKAGED}), or a hub model "
+            "already in the Hugging Face cache",
         ) from None
     except (LocalEntryNotFoundError, OSError):
         raise RetrievalError(
@@ -396,7 +396,7 @@ def resolve_embedding_model(name: str, backend: str | None = None) -> EmbeddingM
     if path.is_file() and path.suffix == ".onnx":
         if backend == "torch":
             locate_model(name)  # raises the located mismatch
-        return onnx_model(name, path.resolve())
+        return onnx_model(name, path.absolute())
     if backend == "onnx":
         if path.is_dir():
             found = _onnx_in_folder(path)
@@ -407,7 +407,7 @@ def resolve_embedding_model(name: str, backend: str | None = None) -> EmbeddingM
                     field="backend",
                     hint="give the .onnx file as the model, or leave backend out to run the folder on torch",
                 )
-            return onnx_model(name, found.resolve())
+            return onnx_model(name, found.absolute())
         if _looks_like_a_path(name) or path.suffix == ".onnx":
             raise RetrievalError(
                 f"ONNX model file not found: {name}", field="model", hint="give an existing .onnx file"

@@ -90,8 +90,9 @@ def test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key(
     name, where = leaf.split(": ", 1)[1], f"{config}:{line_of(config, leaf)}"
     assert error_lines(result.stderr) == [
         f"error: {where}: {key}: model {name!r} is not a local folder and not in the "
-        f"Hugging Face cache (give a local model folder, 'all-MiniLM-L6-v2' (bundled), or download the model "
-        f"once where there is network (hf download {name}): abcompare looks models up offline)"
+        f"Hugging Face cache (give a local model folder or ONNX file, a packaged model ('all-MiniLM-L6-v2', "
+        f"'all-MiniLM-L6-v2-int8', 'paraphrase-MiniLM-L3-v2'), or download the model once where there is "
+        f"network (hf download {name}): abcompare looks models up offline)"
     ]
     assert result.stderr.strip().count("\n") == 0, result.stderr  # the error is all there is
     assert "Retrying" not in result.stderr and result.stdout == ""
