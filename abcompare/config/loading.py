@@ -253,10 +253,12 @@ def _resolve_model_folder(holder: dict[str, Any], base_dir: Path) -> None:
     from abcompare.retrieval.models import PACKAGED_NAMES
 
     candidate = base_dir / name
-    if name not in PACKAGED_NAMES and (
-        candidate.is_dir() or (candidate.suffix == ".onnx" and candidate.exists())
-    ):
+    if name in PACKAGED_NAMES:
+        return
+    if candidate.is_dir():
         holder["model"] = str(candidate.resolve())
+    elif candidate.suffix == ".onnx" and candidate.is_file():
+        holder["model"] = os.path.abspath(candidate)  # not resolved: its tokenizer is beside the link
 
 
 #: What a BEIR folder must hold for the settings it stands in for (the data stage reads these names).
