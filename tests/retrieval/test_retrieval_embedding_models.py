@@ -133,9 +133,10 @@ def test_all_minilm_declares_mean_pooling_normalisation_and_256_tokens(name, bac
 
 
 @needs_int8
-def test_int8_vectors_agree_with_fp32_on_every_chunk_of_the_example(embedding_cache):
-    """On the 231 chunks of hr-docs at the default chunking: cosine >= 0.99 on every chunk (the session's
-    cache holds the fp32 vectors the example's runs use)."""
+def test_int8_vectors_agree_with_fp32_on_every_chunk_of_the_example(embedding_cache, example_run):
+    """On the 231 chunks of hr-docs at the default chunking: cosine >= 0.99 on every chunk. The session's
+    cache holds the fp32 vectors of the main job (``example_run``), and the int8 vectors encoded here are
+    the ones ``quantized_embeddings.yaml`` reads."""
     corpus = read_corpus(example_path("hr-docs") / "corpus.jsonl")
     texts = document_texts(chunk_corpus(corpus), DenseSettings())
     assert len(texts) == 231
