@@ -129,21 +129,20 @@ def folder_declaration(folder: Path, name: str) -> Declaration:
     """What a sentence-transformers folder declares (``modules.json``, its Pooling module's
     ``config.json``, ``sentence_bert_config.json``). A folder without ``modules.json`` is a plain
     transformers model, which sentence-transformers mean-pools and does not normalise."""
-    modules_file = folder / "modules.json"
-    limit = 512
-    bert_config = folder / "sentence_bert_config.json"
-    if bert_config.is_file():
-        limit = int(_json(bert_config).get("max_seq_length") or limit)  # type: ignore[union-attr]
-    if not modules_file.is_file():
-        return Declaration("mean", False, limit, f"{folder} (no modules.json: a plain transformers model)")
+    modules_file, bert_config = folder / "modules.json", folder / "sentence_bert_config.json"
     try:
+        limit = int(_json(bert_config).get("max_seq_length") or 512) if bert_config.is_file() else 512  # type: ignore[union-attr]
+        if not modules_file.is_file():
+            return Declaration(
+                "mean", False, limit, f"{folder} (no modules.json: a plain transformers model)"
+            )
         modules = _json(modules_file)
         pooling = "mean"
         for module in modules:  # type: ignore[union-attr]
             if str(module.get("type", "")).endswith("Pooling"):
                 config = _json(folder / module.get("path", "") / "config.json")
                 modes = [mode for key, mode in POOLING_MODES.items() if config.get(key)]  # type: ignore[union-attr]
-                pooling = "+".join(modes) or "mean"
+                pooling = "+".join(modes) or str(config.get("pooling_mode") or "mean")  # type: ignore[union-attr]
         normalize = any(str(m.get("type", "")).endswith("Normalize") for m in modules)  # type: ignore[union-attr]
     except (OSError, ValueError, AttributeError, TypeError) as exc:
         raise RetrievalError(

