@@ -2,7 +2,8 @@
 
 Full mode: evaluation at 1k/10k/100k queries x 100 hits, significance at 1k/10k/100k queries with B =
 10,000 (scipy's and ranx's resampling at 100k on B = 1,000: lower-bound ratios), end to end on the shipped
-example and SciFact, start-up. ``--quick``: 1k queries, B = 1,000, one repeat, the hr-docs example only.
+example and SciFact, start-up, encoding throughput of each embedding model and backend (231 texts, 3
+rounds). ``--quick``: 1k queries, B = 1,000, one repeat, the hr-docs example only, 64 texts encoded once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from benchmarks.harness import REPO_ROOT, machine_description, markdown_table
 
-PARTS = ("evaluation", "significance", "end-to-end", "startup", "ray")
+PARTS = ("evaluation", "significance", "end-to-end", "startup", "ray", "encoding")
 DEFAULT_OUTPUT = REPO_ROOT / "benchmarks" / "results" / "latest.md"
 
 
@@ -31,13 +32,14 @@ def _settings(quick: bool) -> dict:
             "sig_sizes": [1_000], "n_resamples": 1_000, "sig_repeats": lambda n: 1, "peer_resamples": {},
             "e2e_cases": {"hr-docs example (bm25_vs_hybrid.yaml)": "configs/bm25_vs_hybrid.yaml"},
             "e2e_repeats": 1, "e2e_tracking": False, "startup_repeats": 3,
+            "encoding_texts": 64, "encoding_rounds": 1,
         }  # fmt: skip
     return {
         "eval_sizes": [1_000, 10_000, 100_000], "eval_repeats": lambda n: 3 if n <= 10_000 else 1,
         "warm_up": True, "sig_sizes": [1_000, 10_000, 100_000], "n_resamples": 10_000,
         "sig_repeats": lambda n: 3 if n <= 1_000 else (2 if n <= 10_000 else 1),
         "peer_resamples": {100_000: 1_000}, "e2e_cases": None, "e2e_repeats": 2, "e2e_tracking": True,
-        "startup_repeats": 7,
+        "startup_repeats": 7, "encoding_texts": 231, "encoding_rounds": 3,
     }  # fmt: skip
 
 
@@ -241,6 +243,22 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *overhead_lines(overhead),
             *encoding_lines(encoding),
+        ]
+    if "encoding" in args.only:
+        from benchmarks.bench_encoding import run_throughput, throughput_lines, throughput_table
+
+        encoded = run_throughput(s["encoding_texts"], s["encoding_rounds"], log=_log)
+        sections += [
+            "",
+            "## Embedding models: encoding throughput of each model and backend",
+            "",
+            "The same distinct chunk texts of the example through each packaged model's encoder (the dense "
+            "retriever's, without the cache), batch size 64, in this process; loading and a warm-up batch "
+            "excluded; the models take turns within each round; median over the rounds.",
+            "",
+            markdown_table(*throughput_table(encoded)),
+            "",
+            *throughput_lines(encoded),
         ]
     targets = _targets(evaluation, significance, end_to_end) or [
         "- judged in full mode only (100k evaluation, 10k tests)"

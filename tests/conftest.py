@@ -94,3 +94,26 @@ def sweep_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
     result = run_cli(["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json"], workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir, json.loads(result.stdout), result.stderr
+
+
+@pytest.fixture(scope="session")
+def shipped_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path
+):
+    """``shipped_run("rerank")``: `abcompare run configs/rerank.yaml --json` as shipped, in a fresh folder
+    with the default SQLite store, once per session per config (``rrf_vs_dbsf`` is the ``example_run``):
+    its folder and the finished process. Every test of a shipped config's verdict shares its one run."""
+    runs: dict[str, tuple[Path, object]] = {}
+
+    def run(name: str):
+        if name == "rrf_vs_dbsf":
+            return request.getfixturevalue("example_run")
+        if name not in runs:
+            workdir = tmp_path_factory.mktemp(name)
+            runs[name] = (
+                workdir,
+                run_cli(["run", str(REPO / "configs" / f"{name}.yaml"), "--json"], workdir, embedding_cache),
+            )
+        return runs[name]
+
+    return run

@@ -245,16 +245,21 @@ def _model_holders(variant: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _resolve_model_folder(holder: dict[str, Any], base_dir: Path) -> None:
-    """A model written as a folder relative to the config (``models/bge``) resolves against the config's
-    folder, as every other path does; a name that is no folder there (a hub name) stays as written."""
+    """A model written as a folder or ONNX file relative to the config (``models/bge``, ``models/x.onnx``)
+    resolves against the config's folder, as every other path does; a name that is no folder or file
+    there (a hub name, a packaged name) stays as written."""
     name = holder.get("model")
     if not isinstance(name, str) or not name or os.path.isabs(os.path.expanduser(name)):
         return
-    from abcompare.retrieval.dense import BUNDLED_ALIASES
+    from abcompare.retrieval.models import PACKAGED_NAMES
 
     candidate = base_dir / name
-    if name not in BUNDLED_ALIASES and candidate.is_dir():
+    if name in PACKAGED_NAMES:
+        return
+    if candidate.is_dir():
         holder["model"] = str(candidate.resolve())
+    elif candidate.suffix == ".onnx" and candidate.is_file():
+        holder["model"] = os.path.abspath(candidate)  # not resolved: its tokenizer is beside the link
 
 
 #: What a BEIR folder must hold for the settings it stands in for (the data stage reads these names).
@@ -349,42 +354,64 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
             raise ConfigError(problem, file=path, line=line, field=".".join(loc), hint=advice)
 
 
-def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str]]:
-    """Every model the config's variants use, with its key: dense retrievers' and the rerank's (a variant
-    that is a run file retrieves nothing, so its models are not used)."""
-    models: list[tuple[tuple[str, ...], str]] = []
+def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str, str | None, str]]:
+    """Every model the config's variants use: the key of its settings, the model, its backend and what
+    runs it (``dense``: a dense retriever or a bi-encoder rerank; ``cross-encoder``). A variant that is a
+    run file retrieves nothing, so its models are not used."""
+    models: list[tuple[tuple[str, ...], str, str | None, str]] = []
     for name, variant in config.variants().items():
         if variant.run is not None:
             continue
         where = variant_key(name)
         for retriever, settings in variant.retrievers.items():
             if isinstance(settings, DenseSettings):
-                models.append(((*where, "retrievers", retriever, "model"), settings.model))
-        if variant.rerank is not None:
-            models.append(((*where, "rerank", "model"), variant.rerank.model))
+                models.append(((*where, "retrievers", retriever), settings.model, settings.backend, "dense"))
+        rerank = variant.rerank
+        if rerank is not None:
+            kind = "dense" if rerank.type == "bi-encoder" else "cross-encoder"
+            models.append(((*where, "rerank"), rerank.model, rerank.backend, kind))
     return models
+
+
+def _check_cross_encoder(model: str, backend: str | None) -> None:
+    """A cross-encoder runs on torch, from a folder found offline."""
+    from abcompare.retrieval.models import check_installed, locate_model
+
+    if backend not in (None, "torch"):
+        raise RetrievalError(
+            f"a cross-encoder runs on backend 'torch', not {backend!r}",
+            field="backend",
+            hint="leave backend out, or use rerank.type: bi-encoder with an ONNX embedding model",
+        )
+    check_installed(model, "torch")
+    locate_model(model)
 
 
 def check_models(
     config: ExperimentConfig, path: Path | None = None, lines: dict[tuple[str, ...], int] | None = None
 ) -> None:
-    """Every model the config names is on this machine (found offline, no network, no retries), so a model
-    that cannot be had fails here, in one line naming its key, before any run opens. ``load_config`` calls
-    it with the file and its lines; ``run_comparison`` again, for a config built in Python."""
+    """Every model the config names is on this machine (found offline, no network, no retries) and runs on
+    its backend, so a model that cannot be had fails here, in one line naming its key (``...model`` or
+    ``...backend``), before any run opens. ``load_config`` calls it with the file and its lines;
+    ``run_comparison`` again, for a config built in Python."""
     lines = lines or {}
     from abcompare.retrieval.dense import check_model  # numpy and the hub client only when a model is named
 
-    checked: set[str] = set()
-    for loc, model in _named_models(config):
-        if model in checked:
+    checked: set[tuple[str, str | None, str]] = set()
+    for where, model, backend, kind in _named_models(config):
+        if (model, backend, kind) in checked:
             continue
         try:
-            check_model(model)
+            if kind == "cross-encoder":
+                _check_cross_encoder(model, backend)
+            else:
+                check_model(model, backend)
         except RetrievalError as error:
+            loc = (*where, "backend" if error.field == "backend" else "model")
             line = line_of(loc, lines)
             field = ".".join(loc)
             raise ConfigError(error.message, file=path, line=line, field=field, hint=error.hint) from None
-        checked.add(model)
+        checked.add((model, backend, kind))
 
 
 def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> dict[str, Any]:

@@ -57,21 +57,22 @@ def encoder_pool(
 class BlockEncoder:
     """A Ray Data actor: loads the model once, then encodes one cache block per call."""
 
-    def __init__(self, model: str, max_seq_length: int | None, batch_size: int, threads: int) -> None:
+    def __init__(
+        self, model: str, max_seq_length: int | None, batch_size: int, threads: int, backend: str = "torch"
+    ) -> None:
         import torch
 
-        from abcompare.retrieval.dense import load_model
+        from abcompare.retrieval.dense import load_encoder
 
         torch.set_num_threads(max(1, threads))
         device = "cuda" if torch.cuda.is_available() else "cpu"  # Ray exposes only this actor's GPUs
-        self.model = load_model(model, max_seq_length, device=device)
+        onnx_threads = max(1, threads) if backend == "onnx" else None
+        self.encoder = load_encoder(model, backend, max_seq_length, device, onnx_threads)
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from abcompare.retrieval.dense import encode_texts
-
         vectors = [
-            encode_texts(self.model, [str(t) for t in texts], self.batch_size).tobytes()
+            self.encoder.encode([str(t) for t in texts], self.batch_size).tobytes()
             for texts in batch["texts"]
         ]
         return {"block": np.asarray(batch["block"]), "vectors": np.array(vectors, dtype=object)}
@@ -86,6 +87,7 @@ def _pipeline(ray, rows: list[dict], encoder: DenseEncoder, pool: EncoderPool, s
         compute=ray.data.ActorPoolStrategy(size=pool.actors),
         fn_constructor_kwargs={
             "model": encoder.name,
+            "backend": encoder.backend,
             "max_seq_length": encoder.max_seq_length,
             "batch_size": encoder.batch_size,
             "threads": pool.threads,

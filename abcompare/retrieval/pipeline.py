@@ -172,7 +172,11 @@ def query_texts_for(settings: DenseSettings, query_texts: Sequence[str]) -> list
 def dense_encoder(settings: DenseSettings, cache_dir: Path) -> DenseEncoder:
     """The encoder (and embedding cache) a dense retriever uses."""
     return DenseEncoder(
-        settings.model, cache_dir, batch_size=settings.batch_size, max_seq_length=settings.max_seq_length
+        settings.model,
+        cache_dir,
+        batch_size=settings.batch_size,
+        max_seq_length=settings.max_seq_length,
+        backend=settings.backend,
     )
 
 

