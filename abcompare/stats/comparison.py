@@ -161,7 +161,15 @@ def compare_treatment(
 
 
 def check_test_settings(
-    alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect,
+    alpha,
+    n_resamples,
+    seed,
+    correction,
+    primary,
+    tests,
+    zero_method,
+    power,
+    min_effect,
     non_inferiority_margin=None,
 ) -> tuple[tuple[str, ...], str, str]:
     """Validate the test settings, the one place their rules live (``paired_comparison`` and the config's
