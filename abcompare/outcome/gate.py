@@ -10,10 +10,10 @@ from __future__ import annotations
 import pandas as pd
 
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
-from abcompare.outcome.sentences import GATE_FAILS, treatments
+from abcompare.outcome.sentences import GATE_WORDS, treatments
 
 #: The values of ``--fail-on``, in the order the help lists them.
-FAIL_ON: tuple[str, ...] = tuple(GATE_FAILS)
+FAIL_ON: tuple[str, ...] = tuple(GATE_WORDS)
 #: The value that needs the non-inferiority test.
 INFERIOR = "inferior"
 

@@ -330,28 +330,30 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------ gate
-#: What a CI gate (``abcompare run --fail-on``) fails on, per value: the primary verdicts that fail it.
-GATE_FAILS = {
-    "worse": "worse than the control",
-    "not-better": "not better than the control",
-    "inferior": "not shown non-inferior",
+#: A CI gate (``abcompare run --fail-on``), per value: what a treatment that fails it is, and what the
+#: treatments are when none fails it (each followed by ``on <primary metric>``).
+GATE_WORDS = {
+    "worse": ("worse than the control", "no treatment is worse than the control"),
+    "not-better": ("not better than the control", "every treatment is better than the control"),
+    "inferior": ("not shown non-inferior", "every treatment is non-inferior"),
 }
 
 
 def gate_sentence(table: pd.DataFrame, fail_on: str, failing: Sequence[str]) -> str:
     """The gate's one line: which treatments fail it and why, or that none does, e.g. ``gate --fail-on
     worse failed: dbsf is worse than the control on ndcg@10.``"""
-    what = f"{GATE_FAILS[fail_on]} on {table.attrs.get('primary_metric')}"
+    fails, passes = GATE_WORDS[fail_on]
+    where = f" on {table.attrs.get('primary_metric')}"
     if fail_on == "inferior":
-        what += f" at margin {table.attrs.get('non_inferiority_margin'):g}"
+        where += f" at margin {table.attrs.get('non_inferiority_margin'):g}"
     if not failing:
-        return f"gate --fail-on {fail_on} passed: no treatment is {what}."
+        return f"gate --fail-on {fail_on} passed: {passes}{where}."
     if fail_on == "not-better":
-        names = ", ".join(f"{name} ({primary_verdict(table, name)})" for name in failing)
+        names = ", ".join(f"{name} ({primary_verdict(table, name) or 'not compared'})" for name in failing)
     else:
         names = ", ".join(failing)
     verb = "is" if len(failing) == 1 else "are"
-    return f"gate --fail-on {fail_on} failed: {names} {verb} {what}."
+    return f"gate --fail-on {fail_on} failed: {names} {verb} {fails}{where}."
 
 
 def grid_frame(
