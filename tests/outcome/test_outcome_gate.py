@@ -101,8 +101,10 @@ def unescaped(text: str) -> str:
 
 
 def test_the_markdown_summary_has_the_verdicts_and_a_table_that_parses(table: pd.DataFrame) -> None:
-    inputs = ReportInputs(name="gate|test", description="", dataset="toy", n_queries=40, level="chunk",
-                          convention="ai4j", comparison=table, per_query={}, queries=pd.DataFrame())  # fmt: skip
+    inputs = ReportInputs(
+        name="gate|test", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
+        comparison=table, per_query={}, queries=pd.DataFrame(),
+    )  # fmt: skip
     text = summary_markdown(inputs)
     paragraphs = [unescaped(p) for p in text.split("\n\n")]
     for name in ("up", "down", "same"):

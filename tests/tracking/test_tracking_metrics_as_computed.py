@@ -4,8 +4,6 @@ non-inferiority margin the test's figures are logged beside the primary comparis
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from mlflow import MlflowClient
 
