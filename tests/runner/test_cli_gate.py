@@ -39,8 +39,8 @@ def test_a_failed_gate_exits_4_after_logging_and_printing_everything(gated) -> N
     assert done.returncode == 4, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and not error_lines(done.stderr)
     assert re.search(r"^Verdict loose: \S+ on ndcg@10, ", done.stdout, re.M), done.stdout
-    assert re.search(r"^  Non-inferiority: not shown non-inferior on ndcg@10 at margin 0\.01, p = ", done.stdout,
-                     re.M), done.stdout  # fmt: skip
+    tested = r"^  Non-inferiority: not shown non-inferior on ndcg@10 at margin 0\.01, p = "
+    assert re.search(tested, done.stdout, re.M), done.stdout
     assert "MLflow: experiment abcompare, parent run" in done.stdout  # printed in full, recorded
     assert done.stderr.splitlines()[-1] == (
         "gate --fail-on inferior failed: loose is not shown non-inferior on ndcg@10 at margin 0.01."
@@ -108,7 +108,8 @@ def test_a_bad_gate_or_margin_is_one_located_error_before_any_work(
     tmp_path: Path, embedding_cache: Path, extra: list[str], says: str
 ) -> None:
     config = config_in(tmp_path)
-    line = one_error_before_any_work(tmp_path, run_cli(["run", str(config), *extra], tmp_path, embedding_cache))
+    done = run_cli(["run", str(config), *extra], tmp_path, embedding_cache)
+    line = one_error_before_any_work(tmp_path, done)
     assert says in line, line
     if not says.startswith("error:"):
         assert line.startswith(f"error: {config}"), line  # located: the config file, then the key
