@@ -18,7 +18,7 @@ from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
 from support.configs import cranfield_bm25
 from support.environment import require_module
 from support.frames import qrels_dict
-from support.readme import readme_match, readme_section
+from support.readme import readme_match, readme_section, shows
 
 from abcompare.data.annotations import read_annotations
 from abcompare.evaluation.batch import evaluate_run
@@ -228,12 +228,6 @@ def as_argv(command: str, folder: Path) -> list[str]:
     argv = shlex.split(command.replace("$PWD", str(folder)))
     program = {"abcompare": cli_command(), "python": [sys.executable]}[argv[0]]
     return program + argv[1:]
-
-
-def shows(expected: str, output: str) -> bool:
-    """Whether ``output`` says ``expected``, where the README's ``...`` stands for any text."""
-    pattern = ".*?".join(re.escape(part.strip()) for part in expected.split("..."))
-    return re.search(pattern, " ".join(output.split())) is not None
 
 
 def primary_delta(stdout: str) -> str:
