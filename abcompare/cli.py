@@ -69,9 +69,9 @@ FailOnOpt = Annotated[
     typer.Option(
         "--fail-on",
         metavar="worse|not-better|inferior",
-        help=f"A CI gate: exit {GATE_FAILED_EXIT} when any treatment's primary verdict is worse, resp. not "
-        "better, resp. not shown non-inferior (needs significance.non_inferiority_margin); the comparison "
-        "is still logged and printed.",
+        help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better, "
+        "or not shown non-inferior (inferior needs the non-inferiority margin of the config's significance "
+        "section); the comparison is logged and printed first.",
         show_default=False,
     ),
 ]

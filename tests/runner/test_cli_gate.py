@@ -113,3 +113,17 @@ def test_a_bad_gate_or_margin_is_one_located_error_before_any_work(
     assert says in line, line
     if not says.startswith("error:"):
         assert line.startswith(f"error: {config}"), line  # located: the config file, then the key
+
+
+def test_report_refuses_an_unknown_format_in_one_line(tmp_path: Path, embedding_cache: Path) -> None:
+    done = run_cli(["report", "--format", "pdf"], tmp_path, embedding_cache)
+    assert (
+        one_error_before_any_work(tmp_path, done)
+        == "error: --format: unknown format 'pdf' (html or markdown)"
+    )
+
+
+def test_run_help_documents_the_gate_and_its_exit_code(tmp_path: Path, embedding_cache: Path) -> None:
+    done = run_cli(["run", "--help"], tmp_path, embedding_cache, COLUMNS="200")
+    text = " ".join(done.stdout.replace("│", " ").split())
+    assert "--fail-on worse|not-better|inferior A CI gate: exit 4 when a treatment's primary verdict" in text
