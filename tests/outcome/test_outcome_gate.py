@@ -115,3 +115,22 @@ def test_the_markdown_summary_has_the_verdicts_and_a_table_that_parses(table: pd
     assert header[:3] == ["treatment", "metric", "role"] and len(body) == len(table)
     assert body[0][:3] == ["up", "ndcg@10", "primary"] and body[0][-1] == "better"
     assert text.startswith("## abcompare: gate\\|test\n")  # a pipe in a name is escaped
+
+
+def test_the_description_and_report_html_carry_the_non_inferiority_line(table: pd.DataFrame) -> None:
+    from html import escape
+
+    from abcompare.outcome.html import render
+    from abcompare.outcome.sentences import description_markdown
+
+    sentence = non_inferiority_sentence(table, "same")
+    assert f"\n\n{sentence}\n\n" in description_markdown(table, context="toy")  # its own paragraph
+    per_query = {"control": frame(CONTROL), "up": frame(CONTROL + 0.1 + NOISE),
+                 "down": frame(CONTROL - 0.1 + NOISE), "same": frame(CONTROL + NOISE)}  # fmt: skip
+    inputs = ReportInputs(
+        name="toy", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
+        comparison=table, per_query=per_query, queries=pd.DataFrame(),
+    )  # fmt: skip
+    page = render(inputs)
+    verdict = escape(verdict_sentence(table, "same"))
+    assert f'{verdict}<br><span class="secondary">{escape(sentence)}</span>' in page  # under its verdict
