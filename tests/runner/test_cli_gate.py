@@ -97,11 +97,6 @@ def one_error_before_any_work(folder: Path, done: subprocess.CompletedProcess) -
                                     "non-inferiority test, and no margin is configured"),
         (["--set", "significance.non_inferiority_margin=-0.01"],
          ": significance.non_inferiority_margin: Input should be greater than or equal to 0"),
-        (["--set", "significance.non_inferiority_margin=.nan"],
-         ": significance.non_inferiority_margin: Input should be a finite number"),
-        (["--fail-on", "inferior", *MARGIN, "--set", "significance.primary=wilcoxon"],
-         ": significance.non_inferiority_margin: the non-inferiority test has a one-sided form for the "
-         "primary tests t and permutation only"),
     ],
 )  # fmt: skip
 def test_a_bad_gate_or_margin_is_one_located_error_before_any_work(
