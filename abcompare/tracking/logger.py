@@ -397,6 +397,8 @@ def headline_view(result: ComparisonResult) -> dict[str, Any]:
         metrics += [f"{TUNED_PREFIX}.delta", f"{TUNED_PREFIX}.p_value"]
     metrics.append(metric_key(primary))  # then each variant's own run, unfolded
     metrics += [vs_control_key(primary, f) for f in ("delta", "ci_low", "ci_high", "p_adjusted", "verdict")]
+    if result.config.significance.non_inferiority_margin is not None:  # the gate's figure beside them
+        metrics.append(vs_control_key(primary, "non_inferiority_p"))
     if result.tuned is not None:
         metrics.append("efficiency.seconds_per_query")
     verdict = f"tags.`{VERDICT_TAG}`"

@@ -56,3 +56,16 @@ def test_the_primary_comparison_and_the_non_inferiority_test_are_logged_as_compu
         assert parent[f"_vs_control.loose.ndcg_at_10.{field}"] == float(value), field
         assert child[f"_vs_control.ndcg_at_10.{field}"] == float(value), field
     assert parent["_vs_control.loose.ndcg_at_10.delta"] != round(float(row["delta"]), 4)
+
+
+def test_the_runs_view_shows_the_non_inferiority_p_beside_the_comparison(logged) -> None:
+    import json
+
+    result, client = logged
+    experiment = client.get_experiment(client.get_run(result.parent_run_id).info.experiment_id)
+    view = json.loads(experiment.tags["mlflow.sharedViewState.abcompare"])
+    columns = view["selectedColumns"]
+    assert "metrics.`_vs_control.ndcg_at_10.non_inferiority_p`" in columns
+    assert columns.index("metrics.`_vs_control.ndcg_at_10.verdict`") < columns.index(
+        "metrics.`_vs_control.ndcg_at_10.non_inferiority_p`"
+    )
