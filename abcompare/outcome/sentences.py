@@ -173,7 +173,8 @@ def non_inferiority_sentence(table: pd.DataFrame, treatment: str) -> str:
         return ""
     row = rows.iloc[0]
     note = _family_note(table, int(row["family_size"]), "treatments")
-    test = f"one-sided {table.attrs.get('primary', 'primary')} test of delta > {-margin:g}"
+    bound = f"{-margin:g}" if margin else "0"  # a margin of 0 tests delta > 0, not "> -0"
+    test = f"one-sided {table.attrs.get('primary', 'primary')} test of delta > {bound}"
     return (
         f"Non-inferiority: {row['non_inferiority']} on {row['metric']} at margin {margin:g}, "
         f"{_p_clause(row['p_non_inferiority_adjusted'])} ({test}{'; ' + note if note else ''})."

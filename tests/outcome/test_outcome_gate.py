@@ -75,6 +75,10 @@ def test_the_non_inferiority_line_stands_under_its_verdict(table: pd.DataFrame) 
     )
     assert as_json(table)["down"]["non_inferiority"]["verdict"] == "not shown non-inferior"
     assert as_json(table)["down"]["non_inferiority"]["p"] == p
+    at_zero = paired_comparison(frame(CONTROL), {"up": frame(CONTROL + 0.1 + NOISE)}, primary="t",
+                                n_resamples=200, non_inferiority_margin=0.0)  # fmt: skip
+    zero = non_inferiority_sentence(at_zero, "up")
+    assert "at margin 0, p < 0.0001 (one-sided t test of delta > 0)." in zero
     plain = paired_comparison(frame(CONTROL), {"up": frame(CONTROL + 0.1 + NOISE)}, n_resamples=200)
     assert non_inferiority_sentence(plain, "up") == "" and "non_inferiority" not in as_json(plain)["up"]
 
