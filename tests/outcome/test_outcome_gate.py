@@ -138,3 +138,18 @@ def test_the_description_and_report_html_carry_the_non_inferiority_line(table: p
     page = render(inputs)
     verdict = escape(verdict_sentence(table, "same"))
     assert f'{verdict}<br><span class="secondary">{escape(sentence)}</span>' in page  # under its verdict
+
+
+def test_a_sweeps_markdown_summary_tabulates_its_grid(table: pd.DataFrame) -> None:
+    from abcompare.outcome.sentences import grid_frame
+
+    grid = grid_frame(table, {"up": {"fusion.k": 10}, "down": {"fusion.k": 20}, "same": {"fusion.k": 30}})
+    inputs = ReportInputs(
+        name="sweep", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
+        comparison=table, per_query={}, queries=pd.DataFrame(), grid=grid, grid_settings=["fusion.k"],
+    )  # fmt: skip
+    text = summary_markdown(inputs)
+    (compact,) = markdown_tables(text)
+    assert compact[0][:3] == ["fusion.k", "mean", "delta"]
+    assert [row[0] for row in compact[1:]] == ["10", "30", "20"]  # best first
+    assert unescaped(text).count("Sweep: 1 of 3 candidates better than the control on ndcg@10") == 1
