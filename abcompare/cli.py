@@ -62,6 +62,19 @@ SetOpt = Annotated[
         show_default=False,
     ),
 ]
+#: The exit code of a comparison that ran, was logged and printed, and failed ``--fail-on`` (a CI gate).
+GATE_FAILED_EXIT = 4
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        metavar="worse|not-better|inferior",
+        help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better, "
+        "or not shown non-inferior (inferior needs the non-inferiority margin of the config's significance "
+        "section); the comparison is logged and printed first.",
+        show_default=False,
+    ),
+]
 #: MLflow's own rule for a run id (``mlflow.utils.validation``): a letter or digit, then up to 255 of
 #: letters, digits, ``_`` and ``-``.
 RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
@@ -167,6 +180,7 @@ def run(
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    fail_on: FailOnOpt = None,
 ) -> None:
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
@@ -176,10 +190,12 @@ def run(
     from abcompare.outcome.console import print_report, result_as_json
     from abcompare.runner import run_comparison
 
+    gate = check_gate(fail_on)
     reporter = ConsoleReporter(quiet=quiet or as_json)
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
     settings = load_config(config, set_ or [])
+    check_gate_settings(gate, settings, config)
     try:
         result = run_comparison(settings, config_path=config, reporter=reporter, background_tracking=True)
     except TrackingLostError as lost:  # computed but not recorded: show the result, then the error (exit 3)
@@ -189,6 +205,48 @@ def run(
     except KeyboardInterrupt as stop:
         raise Interrupted(_left_behind(stop, settings.tracking.enabled)) from None
     _show(result, as_json, result_as_json, print_report)
+    if gate is not None:
+        _apply_gate(result.comparison, gate)
+
+
+def check_gate(fail_on: str | None) -> str | None:
+    """``--fail-on`` as one of its values, or a located error (exit 2) before any work."""
+    from abcompare.core.errors import ConfigError
+    from abcompare.outcome.gate import FAIL_ON
+
+    if fail_on is None:
+        return None
+    gate = fail_on.strip().lower()
+    if gate not in FAIL_ON:
+        raise ConfigError(f"unknown gate {fail_on!r} (use {', '.join(FAIL_ON)})", field="--fail-on")
+    return gate
+
+
+def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
+    """The gate's needs of the config, before any work: ``inferior`` needs a non-inferiority margin."""
+    from abcompare.core.errors import ConfigError
+    from abcompare.outcome.gate import INFERIOR
+
+    if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
+        raise ConfigError(
+            "--fail-on inferior needs the non-inferiority test, and no margin is configured",
+            file=config,
+            field="significance.non_inferiority_margin",
+            hint="set it in the config, e.g. 0.01 in the primary metric's units, or add "
+            "--set significance.non_inferiority_margin=0.01",
+        )
+
+
+def _apply_gate(comparison: Any, gate: str) -> None:
+    """The gate's one line on stderr; exit :data:`GATE_FAILED_EXIT` when a treatment fails it."""
+    from abcompare.core.errors import one_line
+    from abcompare.outcome.gate import failing_treatments
+    from abcompare.outcome.sentences import gate_sentence
+
+    failing = failing_treatments(comparison, gate)
+    typer.echo(one_line(gate_sentence(comparison, gate, failing)), err=True)
+    if failing:
+        raise typer.Exit(GATE_FAILED_EXIT)
 
 
 def _left_behind(stop: KeyboardInterrupt, tracking: bool) -> str:
@@ -254,6 +312,7 @@ def pool(
 
 
 POOL_FORMATS = ("csv", "jsonl")
+REPORT_FORMATS = ("html", "markdown")
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
@@ -269,8 +328,24 @@ def report(
         typer.Argument(help="The comparison's parent run id (default: the latest).", show_default=False),
     ] = None,
     output: Annotated[
-        Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the page.")
-    ] = Path("report.html"),
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Where to write it (default: report.html for html, stdout for markdown).",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="html|markdown",
+            help="html: the self-contained page; markdown: verdicts, the compact table and the settings "
+            "as GitHub-flavoured Markdown, for a CI job summary.",
+        ),
+    ] = "html",
     tracking_uri: Annotated[
         str | None,
         typer.Option(
@@ -291,15 +366,28 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Write report.html for a logged comparison: verdicts, plots, tables, per-query wins and losses."""
+    """Write report.html for a logged comparison (verdicts, plots, tables, per-query wins and losses), or
+    its Markdown summary for a CI job (--format markdown)."""
     from rich.console import Console
 
-    from abcompare.tracking.reader import logged_report
+    from abcompare.core.errors import ConfigError
+    from abcompare.tracking.reader import logged_markdown, logged_report
 
+    chosen = fmt.strip().lower()
+    if chosen not in REPORT_FORMATS:
+        raise ConfigError(f"unknown format {fmt!r} (html or markdown)", field="--format")
     run_id = check_run_id(run_id)
-    check_output(output, example="report.html")
-    html, loaded = logged_report(run_id, tracking_uri=tracking_uri, experiment=experiment)
-    output.write_text(html, encoding="utf-8")
+    if chosen == "html" and output is None:
+        output = Path("report.html")
+    if output is not None:
+        check_output(output, example="report.md" if chosen == "markdown" else "report.html")
+    write = logged_markdown if chosen == "markdown" else logged_report
+    text, loaded = write(run_id, tracking_uri=tracking_uri, experiment=experiment)
+    if output is None:  # markdown to stdout, e.g. >> "$GITHUB_STEP_SUMMARY"
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    output.write_text(text, encoding="utf-8")
     Console(stderr=True).print(
         f"wrote {output} for comparison {loaded.name!r} "
         f"(run {loaded.parent_run_id} in {loaded.tracking_uri})",
@@ -350,7 +438,9 @@ def main() -> None:
     0 success; 2 bad input (config, data, runs, annotations, an unusable tracking store, a bad option or
     argument, an output path that cannot be written); 3 the comparison was computed but the tracking server
     stopped answering, so it is not recorded (the result is printed with --json and saved to a local
-    file); 1 any other failure (a full disk says so); 130 Ctrl-C (the line says what it left behind).
+    file); 4 the comparison ran, was logged and printed, and a treatment failed ``run --fail-on`` (the
+    gate's line names it); 1 any other failure (a full disk says so); 130 Ctrl-C (the line says what it
+    left behind).
     """
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 

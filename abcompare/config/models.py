@@ -245,6 +245,14 @@ class SignificanceSettings(_Model):
         description="The smallest effect you care about, in metric units: a non-significant difference whose "
         "interval includes both 0 and this effect is 'inconclusive'.",
     )
+    non_inferiority_margin: float | None = Field(
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Adds a one-sided test that each treatment is not worse than the control by more than "
+        "this (primary metric units, e.g. 0.01) on the primary metric: 'non-inferior' or 'not shown "
+        "non-inferior', adjusted over the treatments with the correction (primary test t or permutation).",
+    )
     zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
     power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
 
@@ -273,6 +281,7 @@ class SignificanceSettings(_Model):
             "zero_method": self.zero_method,
             "power": self.power,
             "min_effect": self.min_effect,
+            "non_inferiority_margin": self.non_inferiority_margin,
         }
 
 

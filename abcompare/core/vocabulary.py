@@ -183,6 +183,14 @@ SIGNIFICANT: tuple[str, ...] = (BETTER, WORSE)
 #: A verdict as a number (MLflow metrics are numbers): +1 better, -1 worse, 0 neither.
 VERDICT_CODE: dict[str, int] = {BETTER: 1, WORSE: -1, NO_DIFFERENCE: 0, INCONCLUSIVE: 0}
 
+#: The verdicts of the one-sided non-inferiority test (``significance.non_inferiority_margin``): the
+#: treatment is shown not to be worse than the control by more than the margin, or it is not shown.
+NON_INFERIOR = "non-inferior"
+NOT_SHOWN_NON_INFERIOR = "not shown non-inferior"
+NON_INFERIORITY_VERDICTS: tuple[str, ...] = (NON_INFERIOR, NOT_SHOWN_NON_INFERIOR)
+#: A non-inferiority verdict as a number (an MLflow metric): 1 non-inferior, 0 not shown.
+NON_INFERIORITY_CODE: dict[str, int] = {NON_INFERIOR: 1, NOT_SHOWN_NON_INFERIOR: 0}
+
 # ---------------------------------------------------------------------------------------------- metrics
 #: The measure and cutoff the primary metric defaults to.
 DEFAULT_PRIMARY_MEASURE = "ndcg"

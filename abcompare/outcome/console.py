@@ -123,7 +123,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
     console.print()
     tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
     for line in shared.verdict_lines(result.comparison, tuned, result.grid):
-        text = f"  {line.text}" if line.kind == "secondary" else line.text
+        text = f"  {line.text}" if line.kind in ("secondary", "non_inferiority") else line.text
         console.print(text, markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:

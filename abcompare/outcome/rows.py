@@ -134,8 +134,9 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
 # ------------------------------------------------------------------------------------------ verdicts
 @dataclass(frozen=True)
 class VerdictLine:
-    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict`` or ``secondary``;
-    ``verdict`` is the primary verdict of a ``verdict`` line (for its colour)."""
+    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, ``non_inferiority``
+    or ``secondary``; ``verdict`` is the primary verdict of a ``verdict`` line (for its colour), the
+    non-inferiority verdict of a ``non_inferiority`` line."""
 
     kind: str
     text: str
@@ -149,6 +150,7 @@ def verdict_lines(
     """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
     (a sweep: only the candidates that differ) its verdict sentence and its secondary line."""
     from abcompare.outcome.sentences import (
+        non_inferiority_sentence,
         primary_verdict,
         secondary_summary,
         sentence_treatments,
@@ -164,6 +166,11 @@ def verdict_lines(
     for name in sentence_treatments(table, grid):
         head, rest = verdict_parts(table, name)
         lines.append(VerdictLine("verdict", head + rest, primary_verdict(table, name), head))
+        non_inferiority = non_inferiority_sentence(table, name)
+        if non_inferiority:
+            verdict = str(table.loc[(table["treatment"] == name) & (table["role"] == PRIMARY),
+                                    "non_inferiority"].iloc[0])  # fmt: skip
+            lines.append(VerdictLine("non_inferiority", non_inferiority, verdict))
         secondary = secondary_summary(table, name)
         if secondary:
             lines.append(VerdictLine("secondary", secondary))

@@ -161,6 +161,26 @@ def _equivalence_clause(min_effect: float | None) -> str:
     return f"; the interval rules out a change of {min_effect:g} or more either way"
 
 
+def non_inferiority_sentence(table: pd.DataFrame, treatment: str) -> str:
+    """The non-inferiority test's line under the verdict ('' without a margin), e.g.
+
+    ``Non-inferiority: non-inferior on ndcg@10 at margin 0.01, p = 0.012 (one-sided permutation test of
+    delta > -0.01).``
+    """
+    margin = table.attrs.get("non_inferiority_margin")
+    rows = _rows(table, treatment, PRIMARY)
+    if margin is None or rows.empty or "non_inferiority" not in rows:
+        return ""
+    row = rows.iloc[0]
+    note = _family_note(table, int(row["family_size"]), "treatments")
+    bound = f"{-margin:g}" if margin else "0"  # a margin of 0 tests delta > 0, not "> -0"
+    test = f"one-sided {table.attrs.get('primary', 'primary')} test of delta > {bound}"
+    return (
+        f"Non-inferiority: {row['non_inferiority']} on {row['metric']} at margin {margin:g}, "
+        f"{_p_clause(row['p_non_inferiority_adjusted'])} ({test}{'; ' + note if note else ''})."
+    )
+
+
 def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
     """``Secondary metrics: 12 of 14 better after max-T correction.`` ('' when there are none)."""
     rows = _rows(table, treatment, SECONDARY)
@@ -252,7 +272,9 @@ def markdown_table(table: pd.DataFrame, treatments: Sequence[str] | None = None,
 
 
 def _markdown(headers: Sequence[str], cells: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    """A markdown table, its cells padded to their column's width; ``right`` columns right-aligned."""
+    """A markdown table, its cells padded to their column's width; ``right`` columns right-aligned. A
+    ``|`` in a cell (a name may hold one) is escaped, so it cannot split the cell."""
+    cells = [[cell.replace("|", "\\|") for cell in row] for row in cells]
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
@@ -285,7 +307,8 @@ def tuned_sentence(result: TunedComparison) -> str:
 
 
 def as_json(table: pd.DataFrame) -> dict[str, Any]:
-    """The verdicts as plain data: per treatment its verdict, sentence and secondary line."""
+    """The verdicts as plain data: per treatment its verdict, sentence and secondary line, and with a
+    margin its non-inferiority test (``margin``, adjusted ``p``, ``verdict``, ``sentence``)."""
     out: dict[str, Any] = {}
     for name in treatments(table):
         out[name] = {
@@ -294,7 +317,44 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
             "sentence": verdict_sentence(table, name),
             "secondary": secondary_summary(table, name),
         }
+        sentence = non_inferiority_sentence(table, name)
+        if sentence:
+            row = _rows(table, name, PRIMARY).iloc[0]
+            out[name]["non_inferiority"] = {
+                "margin": table.attrs["non_inferiority_margin"],
+                "p": float(row["p_non_inferiority_adjusted"]),
+                "p_raw": float(row["p_non_inferiority"]),
+                "verdict": row["non_inferiority"],
+                "sentence": sentence,
+            }
     return out
+
+
+# ------------------------------------------------------------------------------------------ gate
+#: A CI gate (``abcompare run --fail-on``), per value: what a treatment that fails it is, and what the
+#: treatments are when none fails it (each followed by ``on <primary metric>``).
+GATE_WORDS = {
+    "worse": ("worse than the control", "no treatment is worse than the control"),
+    "not-better": ("not better than the control", "every treatment is better than the control"),
+    "inferior": ("not shown non-inferior", "every treatment is non-inferior"),
+}
+
+
+def gate_sentence(table: pd.DataFrame, fail_on: str, failing: Sequence[str]) -> str:
+    """The gate's one line: which treatments fail it and why, or that none does, e.g. ``gate --fail-on
+    worse failed: dbsf is worse than the control on ndcg@10.``"""
+    fails, passes = GATE_WORDS[fail_on]
+    where = f" on {table.attrs.get('primary_metric')}"
+    if fail_on == "inferior":
+        where += f" at margin {table.attrs.get('non_inferiority_margin'):g}"
+    if not failing:
+        return f"gate --fail-on {fail_on} passed: {passes}{where}."
+    if fail_on == "not-better":
+        names = ", ".join(f"{name} ({primary_verdict(table, name) or 'not compared'})" for name in failing)
+    else:
+        names = ", ".join(failing)
+    verb = "is" if len(failing) == 1 else "are"
+    return f"gate --fail-on {fail_on} failed: {names} {verb} {fails}{where}."
 
 
 def grid_frame(

@@ -6,6 +6,7 @@ from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.comparison import TreatmentComparison, compare_treatment, paired_comparison
 from abcompare.stats.correction import adjust_pvalues, benjamini_hochberg, holm, per_test_alpha
 from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
+from abcompare.stats.noninferiority import NonInferiorityResult, non_inferiority_test
 from abcompare.stats.paired import PairedDifferences, compared_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
@@ -17,6 +18,7 @@ from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
 __all__ = [
     "BootstrapResult",
     "MaxTResult",
+    "NonInferiorityResult",
     "PairedDifferences",
     "PermutationResult",
     "TTestResult",
@@ -31,6 +33,7 @@ __all__ = [
     "max_t_sign_flip",
     "compared_columns",
     "minimum_detectable_effect",
+    "non_inferiority_test",
     "paired_bootstrap",
     "paired_comparison",
     "paired_differences",

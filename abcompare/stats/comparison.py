@@ -6,7 +6,9 @@ correction). Every other metric@k is secondary, corrected in its own family over
 Randomness: one ``numpy.random.Generator(PCG64(seed))`` is created per call and consumed in a fixed
 order: first the permutation test's sign vectors, shared by every metric column of every treatment (one
 sign per query, so max-T can adjust across them), then, for each treatment in the order given, the
-bootstrap's resampled queries, shared by all metric columns of that treatment. The same inputs and seed
+bootstrap's resampled queries, shared by all metric columns of that treatment, and last, with a
+non-inferiority margin and the permutation test primary, the one-sided test's sign vectors (so a margin
+changes no other number). The same inputs and seed
 give bit-identical output; adding a treatment or metric changes the draws seen by the ones after it. The
 raw p-values do not depend on the correction.
 """
@@ -34,6 +36,7 @@ from abcompare.core.vocabulary import (
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
 from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
+from abcompare.stats.noninferiority import NON_INFERIORITY_TESTS, margin_problem, non_inferiority_test
 from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
@@ -158,7 +161,16 @@ def compare_treatment(
 
 
 def check_test_settings(
-    alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect
+    alpha,
+    n_resamples,
+    seed,
+    correction,
+    primary,
+    tests,
+    zero_method,
+    power,
+    min_effect,
+    non_inferiority_margin=None,
 ) -> tuple[tuple[str, ...], str, str]:
     """Validate the test settings, the one place their rules live (``paired_comparison`` and the config's
     significance section both call it); return (tests, primary test, correction) in canonical names."""
@@ -211,6 +223,14 @@ def check_test_settings(
             "correction",
             f"correction maxt adjusts the permutation test's p-values, but the primary test is {primary!r}",
             "use primary='permutation' with correction='maxt', or correction='holm'",
+        )
+    problem = margin_problem(non_inferiority_margin, primary)
+    if problem is not None:
+        raise bad(
+            "non_inferiority_margin",
+            problem,
+            f"e.g. non_inferiority_margin=0.01 (primary metric units) with primary "
+            f"{' or '.join(NON_INFERIORITY_TESTS)}, or leave it out",
         )
     return tuple(t for t in TESTS if t in canonical), primary, correction
 
@@ -293,6 +313,36 @@ def _adjust_by_family(
     return adjusted, size, level
 
 
+def _add_non_inferiority(
+    table: pd.DataFrame,
+    paired: Mapping[str, PairedDifferences],
+    primary_metric: str,
+    margin: float,
+    test: str,
+    correction: str,
+    alpha: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    progress: Progress | None,
+) -> None:
+    """The non-inferiority columns, on the primary rows (treatment order): the one-sided p-value, the
+    p-value adjusted over the treatments, and the verdict; the secondary rows get none."""
+    column = next(iter(paired.values())).metrics.index(primary_metric)
+    d = np.column_stack([pairs.d[:, column] for pairs in paired.values()])
+    result = non_inferiority_test(
+        d, margin, test=test, correction=correction, alpha=alpha, n_resamples=n_resamples, rng=rng
+    )
+    if progress is not None and test == PERMUTATION:
+        progress.advance(n_resamples)
+    rows = np.flatnonzero((table["role"] == PRIMARY).to_numpy())
+    table["p_non_inferiority"] = np.nan
+    table["p_non_inferiority_adjusted"] = np.nan
+    table["non_inferiority"] = None
+    table.iloc[rows, table.columns.get_loc("p_non_inferiority")] = result.pvalue
+    table.iloc[rows, table.columns.get_loc("p_non_inferiority_adjusted")] = result.pvalue_adjusted
+    table.iloc[rows, table.columns.get_loc("non_inferiority")] = result.verdict
+
+
 def paired_comparison(
     control: pd.DataFrame,
     treatments: pd.DataFrame | Mapping[str, pd.DataFrame],
@@ -308,6 +358,7 @@ def paired_comparison(
     zero_method: str = "pratt",
     power: float = 0.8,
     min_effect: float | None = None,
+    non_inferiority_margin: float | None = None,
     progress: Progress | None = None,
 ) -> pd.DataFrame:
     """One row per (treatment, metric): means, delta, intervals, raw and adjusted p-values, role, verdict.
@@ -344,6 +395,12 @@ def paired_comparison(
     min_effect : float, optional
         The smallest effect of interest, in metric units: a non-significant row whose interval includes
         both 0 and an effect this large is ``inconclusive``.
+    non_inferiority_margin : float, optional
+        Adds the one-sided test that each treatment is not worse than the control by more than this
+        (primary metric units, >= 0) on the primary metric, by the primary test (``t`` or
+        ``permutation``), adjusted over the treatments with ``correction``: columns
+        ``p_non_inferiority``, ``p_non_inferiority_adjusted`` and ``non_inferiority`` (``non-inferior`` /
+        ``not shown non-inferior``) on the primary rows (see :mod:`abcompare.stats.noninferiority`).
     progress : callable(step, total), optional
         Called as the resampling advances.
 
@@ -376,8 +433,9 @@ def paired_comparison(
     ('ndcg@10', 'primary', 0.0078125, 'better')
     """
     tests, primary, correction = check_test_settings(
-        alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect
-    )
+        alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect,
+        non_inferiority_margin,
+    )  # fmt: skip
     named = _named_treatments(treatments)
     paired = {
         name: paired_differences(control, frame, metrics, treatment_name=name)
@@ -388,6 +446,7 @@ def paired_comparison(
     roles = [PRIMARY if metric == primary_metric else SECONDARY for metric in compared]
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     steps = (PERMUTATION in tests) * n_resamples + len(paired) * (("bootstrap" in tests) * n_resamples + 1)
+    steps += (non_inferiority_margin is not None and primary == PERMUTATION) * n_resamples
     tracker = _Progress(progress, steps) if progress else None
     permutations: dict[str, PermutationResult] = {}
     maxt = None
@@ -421,6 +480,11 @@ def paired_comparison(
     table["verdict"] = verdicts(
         table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
     )
+    if non_inferiority_margin is not None:
+        _add_non_inferiority(
+            table, paired, primary_metric, non_inferiority_margin, primary, correction, alpha,
+            int(n_resamples), rng, tracker,
+        )  # fmt: skip
     table.attrs.update(
         alpha=alpha,
         n_resamples=int(n_resamples),
@@ -429,6 +493,7 @@ def paired_comparison(
         primary=primary,
         primary_metric=primary_metric,
         min_effect=min_effect,
+        non_inferiority_margin=non_inferiority_margin,
         zero_method=zero_method,
         tests=list(tests),
         power=power,

@@ -15,7 +15,7 @@ from scipy import stats
 
 from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes, single_threaded_blas
 from abcompare.stats.paired import as_columns
-from abcompare.stats.permutation import _RTOL, all_sign_bits, random_sign_bits
+from abcompare.stats.permutation import _RTOL, ALTERNATIVES, all_sign_bits, random_sign_bits
 
 #: Relative tolerance when comparing studentized statistics that are equal in exact arithmetic.
 _T_RTOL = 1e-9
@@ -96,6 +96,7 @@ def max_t_sign_flip(
     rng: np.random.Generator | None = None,
     batch_bytes: int = BATCH_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    alternative: str = "two-sided",
 ) -> MaxTResult:
     """Single-step max-T adjusted sign-flip p-values for the columns of ``d`` (n queries x m columns).
 
@@ -113,6 +114,10 @@ def max_t_sign_flip(
         :func:`~abcompare.stats.permutation.sign_flip_test` uses, so raw p-values agree with it).
     batch_bytes, progress
         Batch size of the vectorised products, and an optional ``progress(done, total)`` callback.
+    alternative : {'two-sided', 'greater'}
+        ``greater`` tests mean(d) > 0 one-sided: t and its family maxima are taken with their sign
+        (M*_F = max_{j in F} t*_j, p_adj_j = (1 + #{M*_F >= t_j}) / (B + 1)); the critical values and
+        :meth:`MaxTResult.alpha_effective` are the two-sided ones' and are not meant for it.
 
     Returns
     -------
@@ -141,6 +146,9 @@ def max_t_sign_flip(
     """
     x, _ = as_columns(d)
     n, m = x.shape
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
+    one_sided = alternative == "greater"
     if n_resamples < 1:
         raise ValueError("n_resamples must be at least 1")
     if n < 2:
@@ -154,8 +162,12 @@ def max_t_sign_flip(
     squares = (x * x).sum(axis=0)
     gamma = _RTOL * np.abs(x).sum(axis=0)
     t_obs = studentized(total, squares, n, gamma)
-    threshold = np.abs(t_obs) * (1.0 - _T_RTOL)
-    observed = np.abs(total) - gamma
+    if one_sided:  # t itself, loosened by the tolerance whatever its sign (an infinite t stays infinite)
+        threshold = np.where(t_obs >= 0, t_obs * (1.0 - _T_RTOL), t_obs * (1.0 + _T_RTOL))
+        observed = total - gamma
+    else:
+        threshold = np.abs(t_obs) * (1.0 - _T_RTOL)
+        observed = np.abs(total) - gamma
     exact = n < 63 and 2**n <= n_resamples
     used = 2**n if exact else int(n_resamples)
     null_max = np.empty((used, n_families))
@@ -165,8 +177,9 @@ def max_t_sign_flip(
     for rows in chunk_sizes(used, max(n, m), batch_bytes):
         bits = all_sign_bits(n, done, done + rows) if exact else random_sign_bits(rng, rows, n)
         sums = total - 2.0 * (bits @ x)
-        raw = np.abs(sums) >= observed
-        t = np.abs(studentized(sums, squares, n, gamma))
+        raw = (sums if one_sided else np.abs(sums)) >= observed
+        t = studentized(sums, squares, n, gamma)
+        t = t if one_sided else np.abs(t)
         family_max = np.maximum.reduceat(t[:, order], starts, axis=1)
         null_max[done : done + rows] = family_max
         raw_hits += raw.sum(axis=0)

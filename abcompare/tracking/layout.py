@@ -62,6 +62,10 @@ def secondary_tag(treatment: str) -> str:
 #: comparison people look for is not one row among a hundred.
 #: The primary comparison's fields, on the parent per treatment and on each treatment's own run.
 COMPARISON_FIELDS = ("delta", "ci_low", "ci_high", "p_raw", "p_adjusted", "verdict")
+#: With ``significance.non_inferiority_margin``, the non-inferiority test's fields beside them: its raw
+#: one-sided p, its p adjusted over the treatments (the one its verdict uses) and the verdict (1
+#: non-inferior, 0 not shown): ``_vs_control.dbsf.ndcg_at_10.non_inferiority_p``.
+NON_INFERIORITY_FIELDS = ("non_inferiority_p_raw", "non_inferiority_p", "non_inferiority")
 #: The primary comparison's key prefix. MLflow's compare view sorts metric keys by code unit, where ``_``
 #: comes before every lowercase letter and every other key here is lowercase (metric names, ``efficiency.*``,
 #: ``mean.*``, ``tuned.*``; user-given names only ever follow a fixed prefix): these rows come first.

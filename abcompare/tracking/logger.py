@@ -12,7 +12,6 @@ sends them through a :mod:`~abcompare.tracking.writer` (in a writer process, for
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from abcompare.core.vocabulary import PRIMARY, VERDICT_CODE
+from abcompare.core.vocabulary import NON_INFERIORITY_CODE, PRIMARY, VERDICT_CODE
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
@@ -39,6 +38,7 @@ from abcompare.tracking.layout import (
     HITS_FILE,
     JUDGMENTS_TAG,
     N_QUERIES_METRIC,
+    NON_INFERIORITY_FIELDS,
     NOTE_TAG,
     PER_QUERY_ALL_TABLE,
     PER_QUERY_TABLE,
@@ -72,18 +72,6 @@ if TYPE_CHECKING:
 
 
 PARENT = "parent"
-#: Figures MLflow shows are rounded to this many significant digits (the tables keep every digit).
-SHOWN_DIGITS = 4
-
-
-def shown(value: float) -> float:
-    """A metric value as MLflow should display it: whole numbers as they are, others to 4 significant
-    digits (``0.780215...`` -> ``0.7802``, ``-0.000712...`` -> ``-0.0007123``); the exact values are in
-    ``tables/``."""
-    value = float(value)
-    if not math.isfinite(value) or value == int(value):
-        return value
-    return float(f"{value:.{SHOWN_DIGITS}g}")
 
 
 def variant_handle(name: str) -> str:
@@ -229,11 +217,11 @@ class ComparisonLogger:
         self._send(Command.START_RUN, handle, outcome.name, tags, parent=PARENT)
         primary = self.config.evaluation.primary_metric
         means = sorted(outcome.means.items(), key=lambda item: item[0] != primary)  # the primary first
-        metrics = {metric_key(k): shown(v) for k, v in means}
+        metrics = {metric_key(k): float(v) for k, v in means}  # as computed: metrics are data, not display
         metrics[N_QUERIES_METRIC] = float(len(outcome.per_query))
         if "retrieved_count" in outcome.per_query:
-            metrics["mean_retrieved_count"] = shown(outcome.per_query["retrieved_count"].mean())
-        metrics.update({k: shown(v) for k, v in outcome.efficiency.items()})
+            metrics["mean_retrieved_count"] = float(outcome.per_query["retrieved_count"].mean())
+        metrics.update({k: float(v) for k, v in outcome.efficiency.items()})
         self._send(Command.LOG, handle, metrics=metrics, params=flatten(settings))
         self._send(Command.TABLE, handle, PER_QUERY_TABLE, outcome.per_query)
         self._send(Command.PARQUET, handle, HITS_FILE, outcome.run)
@@ -275,7 +263,7 @@ class ComparisonLogger:
             tags[TUNED_TAG] = tags[VERDICT_TAG] = tuned_sentence(result.tuned)
             metrics.update(
                 {
-                    f"{TUNED_PREFIX}.{k}": shown(getattr(result.tuned, k))
+                    f"{TUNED_PREFIX}.{k}": float(getattr(result.tuned, k))
                     for k in ("delta", "ci_low", "ci_high", "p_value")
                 }
             )
@@ -362,12 +350,13 @@ def _parent_metrics(
             metrics[comparison_key(row.treatment, row.metric, name)] = value
     for name, values in means.items():
         for metric in sorted(values, key=lambda m: m != primary):
-            metrics[mean_key(name, metric)] = shown(values[metric])
+            metrics[mean_key(name, metric)] = float(values[metric])
     return metrics
 
 
 def _figures(row: Any) -> dict[str, float]:
-    """One comparison row's figures, as MLflow shows them."""
+    """One primary comparison row's figures, as computed (every digit: rounding is for what people read),
+    and with a non-inferiority margin the non-inferiority test's."""
     values = {
         "delta": row.delta,
         "ci_low": row.ci_low,
@@ -377,7 +366,15 @@ def _figures(row: Any) -> dict[str, float]:
         "verdict": float(VERDICT_CODE.get(row.verdict, 0)),
     }
     assert tuple(values) == COMPARISON_FIELDS
-    return {name: shown(value) for name, value in values.items()}
+    if isinstance(getattr(row, "non_inferiority", None), str):
+        tested = {
+            "non_inferiority_p_raw": row.p_non_inferiority,
+            "non_inferiority_p": row.p_non_inferiority_adjusted,
+            "non_inferiority": float(NON_INFERIORITY_CODE[row.non_inferiority]),
+        }
+        assert tuple(tested) == NON_INFERIORITY_FIELDS
+        values.update(tested)
+    return {name: float(value) for name, value in values.items()}
 
 
 def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -400,6 +397,8 @@ def headline_view(result: ComparisonResult) -> dict[str, Any]:
         metrics += [f"{TUNED_PREFIX}.delta", f"{TUNED_PREFIX}.p_value"]
     metrics.append(metric_key(primary))  # then each variant's own run, unfolded
     metrics += [vs_control_key(primary, f) for f in ("delta", "ci_low", "ci_high", "p_adjusted", "verdict")]
+    if result.config.significance.non_inferiority_margin is not None:  # the gate's figure beside them
+        metrics.append(vs_control_key(primary, "non_inferiority_p"))
     if result.tuned is not None:
         metrics.append("efficiency.seconds_per_query")
     verdict = f"tags.`{VERDICT_TAG}`"

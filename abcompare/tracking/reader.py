@@ -335,6 +335,18 @@ def logged_report(
     return render(loaded_report_inputs(loaded)), loaded
 
 
+def logged_markdown(
+    parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
+) -> tuple[str, Any]:
+    """The Markdown job summary (:func:`abcompare.outcome.markdown.summary_markdown`) of a comparison
+    already in MLflow (default: the latest), read back without its hits; the text and the loaded
+    comparison."""
+    from abcompare.outcome.markdown import summary_markdown
+
+    loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri, with_hits=False)
+    return summary_markdown(loaded_report_inputs(loaded)), loaded
+
+
 def loaded_report_inputs(loaded: Any) -> ReportInputs:
     """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
     ``result.json``, get what their tables and params say)."""

@@ -332,7 +332,7 @@ def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
     common = {
         "dataset": dataset,
         "evaluation": {"primary_metric": "mrr@5"},
-        "significance": {"min_effect": 0.01},
+        "significance": {"min_effect": 0.01, "non_inferiority_margin": 0.01},
         "tracking": {"uri": "sqlite:///x.db", "run_name": "r", "artifact_location": "/tmp/a"},
         "cache_dir": str(tmp_path / "cache"),
     }

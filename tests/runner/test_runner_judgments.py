@@ -18,7 +18,7 @@ from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
 from support.configs import cranfield_bm25
 from support.environment import require_module
 from support.frames import qrels_dict
-from support.readme import readme_match, readme_section
+from support.readme import readme_match, readme_section, shows
 
 from abcompare.data.annotations import read_annotations
 from abcompare.evaluation.batch import evaluate_run
@@ -98,7 +98,7 @@ def test_cli_api_and_trec_eval_agree_on_cranfield_at_thresholds_1_to_3(
             # the JSON means, MLflow's child metrics and the per-query table are one set of numbers
             assert payload["means"][variant]["ndcg@10"] == pytest.approx(cli["ndcg@10"].mean(), abs=1e-12)
             child = logged.runs.set_index("tags.abcompare.variant").loc[variant]
-            assert child["metrics.ndcg_at_10"] == float(f"{cli['ndcg@10'].mean():.4g}")  # shown rounded
+            assert child["metrics.ndcg_at_10"] == payload["means"][variant]["ndcg@10"]  # every digit
         if threshold == 2:
             # a query judged only below the threshold still counts: nDCG uses the grades (trec_eval does)
             below = [q for q, docs in qrels.items() if max(docs.values()) < 2]
@@ -176,8 +176,9 @@ def test_a_treatment_with_more_unjudged_hits_gets_a_warning_that_names_them(tmp_
     parent = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}").get_run(
         payload["parent_run_id"]
     )
-    shown = float(f"{payload['judged']['sparse']['mean_judged']:.4g}")  # MLflow's figures: 4 digits
-    assert parent.data.metrics["mean.sparse.judged_at_5"] == shown
+    # MLflow's figures are the computed ones, every digit
+    assert parent.data.metrics["mean.sparse.judged_at_5"] == payload["means"]["sparse"]["judged@5"]
+    assert payload["means"]["sparse"]["judged@5"] == pytest.approx(payload["judged"]["sparse"]["mean_judged"])
     assert parent.data.tags["abcompare.judgments"] == "60 judgments (24 at grade >= 1) on 12 queries"
     assert parent.data.tags["abcompare.annotation_files"].startswith("qrels.txt sha256:")
     # condensed lists drop the unjudged hits: the treatment then ranks the same judged documents higher
@@ -227,12 +228,6 @@ def as_argv(command: str, folder: Path) -> list[str]:
     argv = shlex.split(command.replace("$PWD", str(folder)))
     program = {"abcompare": cli_command(), "python": [sys.executable]}[argv[0]]
     return program + argv[1:]
-
-
-def shows(expected: str, output: str) -> bool:
-    """Whether ``output`` says ``expected``, where the README's ``...`` stands for any text."""
-    pattern = ".*?".join(re.escape(part.strip()) for part in expected.split("..."))
-    return re.search(pattern, " ".join(output.split())) is not None
 
 
 def primary_delta(stdout: str) -> str:

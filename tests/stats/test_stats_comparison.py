@@ -53,8 +53,8 @@ def test_one_row_per_treatment_and_metric_with_every_required_column(control):
     ]  # fmt: skip
     assert table.attrs == {
         "alpha": 0.05, "n_resamples": 500, "seed": 0, "correction": "holm", "primary": "permutation",
-        "primary_metric": "ndcg@10", "min_effect": None, "zero_method": "pratt",
-        "tests": ["t", "permutation", "bootstrap", "wilcoxon"], "power": 0.8,
+        "primary_metric": "ndcg@10", "min_effect": None, "non_inferiority_margin": None,
+        "zero_method": "pratt", "tests": ["t", "permutation", "bootstrap", "wilcoxon"], "power": 0.8,
     }  # fmt: skip
     assert list(table["role"]) == ["primary", "secondary", "primary", "secondary"]
 

@@ -39,3 +39,10 @@ def as_printed(value: float, printed: str) -> str:
     decimals = len(printed.partition(".")[2])
     sign = "+" if printed.startswith("+") else ""
     return f"{value:{sign}.{decimals}f}"
+
+
+def shows(expected: str, output: str) -> bool:
+    """Whether ``output`` says ``expected`` (a line the README shows under a command), where the README's
+    ``...`` stands for any text and any run of whitespace for any other."""
+    pattern = ".*?".join(re.escape(" ".join(part.split())) for part in expected.split("..."))
+    return re.search(pattern, " ".join(output.split())) is not None

@@ -22,9 +22,10 @@ from abcompare.tracking import layout as L
 from abcompare.tracking.reader import load_comparison
 
 
-def shown(value: float) -> float:
-    """A figure as the README says MLflow holds it: "rounded to four significant digits for reading"."""
-    return float(f"{value:.4g}")
+def logged_as(value: float) -> float:
+    """A figure as the README says MLflow holds it: "logged as computed, every digit" (the --json figures
+    are the computed floats, written with every digit)."""
+    return float(value)
 
 
 def primary_comparison(prefix: str, row: dict) -> dict[str, float]:
@@ -32,7 +33,7 @@ def primary_comparison(prefix: str, row: dict) -> dict[str, float]:
     (verdict 0: the example's treatment shows no significant difference)."""
     fields = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_raw": "p_primary",
               "p_adjusted": "p_adjusted"}  # fmt: skip
-    return {f"{prefix}.{key}": shown(row[column]) for key, column in fields.items()} | {
+    return {f"{prefix}.{key}": logged_as(row[column]) for key, column in fields.items()} | {
         f"{prefix}.verdict": 0.0
     }
 
@@ -93,7 +94,7 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
     expected = primary_comparison("_vs_control.dbsf.ndcg_at_10", primary)
     expected |= {
-        f"mean.{variant}.{metric.replace('@', '_at_')}": shown(value)
+        f"mean.{variant}.{metric.replace('@', '_at_')}": logged_as(value)
         for variant, means in payload["means"].items()
         for metric, value in means.items()
     }
@@ -133,7 +134,7 @@ def test_each_variant_run_holds_its_settings_means_tables_and_hits(logged, tmp_p
         assert run.info.run_name == name == run.data.tags[L.VARIANT_TAG]
         assert run.data.tags[L.PARENT_RUN_TAG] == parent.info.run_id
         assert run.data.params["fusion.method"] == {"control": "rrf", "dbsf": "dbsf"}[name]
-        assert run.data.metrics[L.metric_key("ndcg@10")] == shown(payload["means"][name]["ndcg@10"])
+        assert run.data.metrics[L.metric_key("ndcg@10")] == logged_as(payload["means"][name]["ndcg@10"])
         assert run.data.metrics[L.N_QUERIES_METRIC] == 124
         assert run.data.metrics["efficiency.seconds_per_query"] > 0
         assert files(client, run.info.run_id) == {
@@ -210,7 +211,7 @@ def test_every_view_lists_the_primary_row_first(logged, tmp_path: Path) -> None:
 
 def test_the_readme_documents_every_name_of_the_layout() -> None:
     section = readme_mlflow_section()
-    assert "rounded to four significant digits for reading" in " ".join(section.split())  # as shown() does
+    assert "Every metric is logged as computed, every digit" in " ".join(section.split())  # as logged_as()
     names = [
         L.ROLE_TAG,
         L.COMPARISON_TAG,
@@ -232,6 +233,7 @@ def test_the_readme_documents_every_name_of_the_layout() -> None:
         ".p_raw",
         ".p_adjusted",
         ".verdict",
+        *(f".{field}" for field in L.NON_INFERIORITY_FIELDS),
         "_vs_control.dbsf.ndcg_at_10.delta",
         "_vs_control.ndcg_at_10.delta",
         "mean.control.ndcg_at_10",
@@ -326,7 +328,7 @@ def test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names(log
     assert names == ["tuned.delta", "tuned.ci_low", "tuned.ci_high", "tuned.p_value"]
     tuned = payload["tuned"]
     assert {name: parent.data.metrics[name] for name in names} == {
-        name: shown(tuned[name.split(".", 1)[1]]) for name in names
+        name: logged_as(tuned[name.split(".", 1)[1]]) for name in names
     }
     tags = parent.data.tags
     assert tags[L.TUNED_TAG] == tags[L.VERDICT_TAG] == tuned["sentence"]  # a sweep's verdict: the tuned one

@@ -1,0 +1,63 @@
+"""A comparison as GitHub-flavoured Markdown, for a CI job's summary (``abcompare report --format markdown``,
+e.g. appended to ``$GITHUB_STEP_SUMMARY``): the verdict section, the compact table and the settings line.
+
+The verdict section is :func:`abcompare.outcome.rows.verdict_lines` as the console prints it (each verdict
+sentence a paragraph, the lines under it, such as the non-inferiority test, the secondary line or a cost
+line, a list under it), the table :func:`abcompare.outcome.sentences.markdown_table` (a sweep: its grid).
+Consumes :class:`abcompare.outcome.html.ReportInputs`, as ``report.html`` does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from abcompare.core.vocabulary import plural
+from abcompare.outcome import rows as shared
+from abcompare.outcome.sentences import grid_markdown_table, markdown_table, settings_line
+
+if TYPE_CHECKING:
+    from abcompare.outcome.html import ReportInputs
+
+#: The kinds of verdict line that stand as a paragraph; every other kind is a line under the verdict.
+PARAGRAPHS = ("tuned", "sweep", "verdict")
+
+
+def inline(text: str) -> str:
+    """Free text (a name, a sentence) as Markdown that renders it as written: the characters that could
+    start markup within a line (``\\ ` * _ | <``) are escaped; brackets without a link after them and
+    ``>`` within a line are plain text already."""
+    for char in "\\`*_|<":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def summary_markdown(inputs: ReportInputs) -> str:
+    """The job summary: a heading naming the comparison, what was compared, the verdict section, the table
+    (primary metric first) and how it was tested."""
+    table = inputs.comparison
+    primary = table.attrs.get("primary_metric", "")
+    parts = [
+        f"## abcompare: {inline(inputs.name)}",
+        f"Dataset **{inline(inputs.dataset)}**: {plural(inputs.n_queries, 'query')}, "
+        f"level {inline(inputs.level)}, convention {inline(inputs.convention)}; "
+        f"primary metric **{inline(str(primary))}**.",
+    ]
+    under: list[str] = []
+    for line in shared.verdict_lines(table, inputs.tuned_sentence, inputs.grid):
+        if line.kind in PARAGRAPHS:
+            if under:
+                parts.append("\n".join(under))
+                under = []
+            parts.append(inline(line.text))
+        else:
+            under.append(f"- {inline(line.text)}")
+    if under:
+        parts.append("\n".join(under))
+    if inputs.grid is not None and not inputs.grid.empty:
+        parts.append(grid_markdown_table(inputs.grid, inputs.grid_settings))
+    else:
+        parts.append(markdown_table(table))
+    parts.append(f"_{inline(settings_line(table))}_")
+    if inputs.source:
+        parts.append(f"Recorded in MLflow: {inline(inputs.source)}.")
+    return "\n\n".join(parts) + "\n"
