@@ -17,12 +17,13 @@ nDCG, precision and recall add up by item: an item contributes its gain times it
 normaliser (the treatment's when the control's is 0), so ``ideal`` is what remains of the normaliser's
 change: ``S_t / N_t - S_t / N_c``. MRR and F1 do not add up by item; each query's change is classified
 instead and its whole delta attributed to that class. MRR: ``new`` (a first relevant hit the control did
-not have first: none before, or another one), ``reorder`` (the same one moved), ``lost`` (none left).
-F1: ``new`` (more relevant hits in the top k), ``lost`` (fewer), ``ideal`` (as many, another depth or
-relevant count). A query whose metric did not move is ``unchanged``.
+not have first: none before, or another one), ``reorder`` (the same one moved), ``lost`` (none left),
+``unchanged`` (the first relevant hit's rank, or its absence, is the control's). F1: ``new`` (more
+relevant hits in the top k), ``lost`` (fewer), ``ideal`` (as many, over another depth or relevant count),
+``unchanged`` (as many, over the same).
 
-The lists are read as the evaluator reads them (:func:`abcompare.evaluation.batch.in_evaluation_order`:
-the ai4j rank order with repeats counted, or trec_eval's score order with ties by key and repeats once;
+The lists are read as the evaluator reads them (the one sort of a run, ``core.ranking.run_order``: the
+ai4j rank order with repeats counted, or trec_eval's score order with ties by key and repeats once;
 condensed lists keep their judged hits only), with the same judgment rules
 (:mod:`abcompare.evaluation.judgments`), so the parts add up to the per-query deltas of
 :func:`~abcompare.evaluation.per_query.per_query_metrics` (to rounding, 1e-12; the tests pin it). Every
@@ -36,13 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from abcompare.core.ranking import repeated_within_queries, run_order
 from abcompare.core.vocabulary import parse_metric
 from abcompare.evaluation import codes
-from abcompare.evaluation.batch import CONVENTIONS, in_evaluation_order
+from abcompare.evaluation.batch import CONVENTIONS
 from abcompare.evaluation.gains import discounts
-from abcompare.evaluation.inputs import flatten_annotations
-from abcompare.evaluation.judgments import is_relevant
+from abcompare.evaluation.inputs import flatten_annotations, flatten_run
+from abcompare.evaluation.judgments import best_grades, evaluated_queries, is_relevant
 
 #: The parts of a delta, in the order they are read.
 PARTS: tuple[str, ...] = ("new", "lost", "reorder", "ideal")
@@ -63,11 +66,12 @@ class ScoredLists:
     """One variant's lists as the evaluator scores them: every hit of the top ``depth`` (as returned, or
     of the condensed list) with its grade, and each query's list length and relevant count.
 
-    Hits are grouped by query (each query's hits contiguous, by position); ``query`` is the hit's code in
-    ``query_ids`` (the comparison's fixed query set), ``position`` its 0-based place in the list as scored
-    (``_FAR`` when a condensed list leaves it out), ``returned`` its place in the list as returned,
-    ``grade`` its judgment (NaN: nobody judged it). ``ideal`` holds the positive grades of every query,
-    best first, as ``(query, position, grade)``: the trec ideal ranking.
+    Hits are grouped by query (ascending code, each query's hits by position); ``query`` is the hit's code
+    in ``query_ids`` (the comparison's fixed query set), ``key`` its code in ``key_labels`` (its stripped
+    key), ``position`` its 0-based place in the list as scored (``_FAR`` when a condensed list leaves it
+    out), ``returned`` its place in the list as returned, ``grade`` its judgment (NaN: nobody judged it).
+    ``ideal`` holds the positive grades of every query, best first, as ``(query, position, grade)``: the
+    trec ideal ranking.
     """
 
     query_ids: pd.Index
@@ -75,6 +79,7 @@ class ScoredLists:
     relevance_threshold: float
     query: np.ndarray
     key: np.ndarray
+    key_labels: pa.Array
     position: np.ndarray
     returned: np.ndarray
     grade: np.ndarray
@@ -104,58 +109,62 @@ def scored_lists(
     if convention not in CONVENTIONS:
         raise ValueError(f"unknown convention {convention!r}")
     wanted = pd.Index([str(q) for q in query_ids], name="query_id", dtype=object)
+    wanted_labels = pa.array(list(wanted), type=pa.large_string())
     n_queries = len(wanted)
     depth = max(cutoffs)
 
     # the judgments: stripped ids, blank ones dropped, each (query, id) once with its best grade
     flat = flatten_annotations(annotations)
-    judged = pd.DataFrame(
-        {
-            "query_id": codes.as_strings(flat.query_id).to_numpy(zero_copy_only=False),
-            "key": codes.clean_strings(codes.as_strings(flat.key)).to_numpy(zero_copy_only=False),
-            "grade": np.asarray(flat.grade, dtype=np.float64),
-        }
-    ).dropna(subset=["query_id", "key"])
-    best = judged.groupby(["query_id", "key"], sort=False)["grade"].max()
-    best_query = wanted.get_indexer(best.index.get_level_values(0))
-    best_grade = best.to_numpy(dtype=np.float64)
-    known = best_query >= 0
-    relevant = np.bincount(
-        best_query[known & is_relevant(best_grade, relevance_threshold)], minlength=n_queries
+    ann_query = codes.lookup(_large(codes.as_strings(flat.query_id)), wanted_labels)
+    ann_key, ann_labels = codes.encode(_large(codes.clean_strings(codes.as_strings(flat.key))))
+    kept = (ann_query >= 0) & (ann_key >= 0)
+    n_ids = max(len(ann_labels), 1)
+    best_pair, best_grade = best_grades(
+        ann_query[kept] * n_ids + ann_key[kept], np.asarray(flat.grade, dtype=np.float64)[kept]
     )
-    ideal = _ideal_ranking(best_query[known], best_grade[known])
+    evaluated = evaluated_queries(best_pair // n_ids, n_queries)
+    relevant = np.bincount(
+        best_pair[is_relevant(best_grade, relevance_threshold)] // n_ids, minlength=n_queries
+    )
+    ideal = _ideal_ranking(best_pair // n_ids, best_grade)
 
-    # the hits of the judged queries, in the order the evaluator reads them
-    query = codes.as_strings(run["query_id"]).to_numpy(zero_copy_only=False)
-    evaluated = pd.Index(pd.unique(judged["query_id"]))
-    keep = evaluated.get_indexer(query) >= 0
-    keep &= wanted.get_indexer(query) >= 0
-    hits = {"query_id": query[keep]}
-    hits["key"] = codes.clean_strings(codes.as_strings(run["key"])).to_numpy(zero_copy_only=False)[keep]
-    for column in ("rank", "score"):
-        if column in run.columns:
-            hits[column] = run[column].to_numpy()[keep]
-    ordered = in_evaluation_order(pd.DataFrame(hits), convention)
-    hit_query = wanted.get_indexer(ordered["query_id"].to_numpy())
-    hit_key = ordered["key"].to_numpy(dtype=object)
-    returned = ordered["rank"].to_numpy(dtype=np.int64) - 1
-    lookup = best.index.get_indexer(pd.MultiIndex.from_arrays([ordered["query_id"], ordered["key"]]))
-    grade = np.where(lookup >= 0, best_grade[lookup], np.nan)
+    # the hits of the judged queries, in the order the evaluator reads them (trec: each key once)
+    hits = flatten_run(run, convention)
+    query = codes.lookup(_large(codes.as_strings(hits.query_id)), wanted_labels)
+    keep = query >= 0
+    keep[keep] = evaluated[query[keep]]
+    query = query[keep]
+    keys = _large(codes.clean_strings(codes.as_strings(hits.key))).filter(pa.array(keep))
+    rank = None if hits.rank is None else hits.rank[keep]
+    score = None if hits.score is None else hits.score[keep]
+    order = run_order(query, score, rank, keys)
+    query = query[order]
+    key, key_labels = codes.encode(keys.take(pa.array(order)))
+    if convention == "trec" and query.size:
+        first = ~repeated_within_queries(query, key)
+        query, key = query[first], key[first]
+    starts = np.searchsorted(query, query, side="left")
+    returned = np.arange(query.size, dtype=np.int64) - starts
+    annotated = np.append(codes.lookup(key_labels, ann_labels), -1)[key]
+    pair = query * n_ids + annotated
+    slot = np.minimum(np.searchsorted(best_pair, pair), max(best_pair.size - 1, 0))
+    judged = (annotated >= 0) & (best_pair[slot] == pair) if best_pair.size else annotated < -1
+    grade = np.where(judged, best_grade[slot] if best_pair.size else np.nan, np.nan)
     if unjudged == "condensed":  # Sakai (2007): the judged hits only, ranks closed up
-        is_judged = lookup >= 0
-        position = np.full(returned.size, _FAR, dtype=np.int64)
-        position[is_judged] = pd.Series(hit_query[is_judged]).groupby(hit_query[is_judged]).cumcount()
-        length = np.bincount(hit_query[is_judged], minlength=n_queries)
+        seen = np.cumsum(judged)
+        position = np.where(judged, seen - 1 - (seen[starts] - judged[starts]), _FAR)
+        length = np.bincount(query[judged], minlength=n_queries)
     else:
         position = returned
-        length = np.bincount(hit_query, minlength=n_queries)
+        length = np.bincount(query, minlength=n_queries)
     top = (returned < depth) | (position < depth)
     return ScoredLists(
         query_ids=wanted,
         convention=convention,
         relevance_threshold=relevance_threshold,
-        query=hit_query[top],
-        key=hit_key[top],
+        query=query[top],
+        key=key[top],
+        key_labels=key_labels,
         position=position[top],
         returned=returned[top],
         grade=grade[top],
@@ -163,6 +172,11 @@ def scored_lists(
         relevant=relevant.astype(np.int64),
         ideal=ideal,
     )
+
+
+def _large(strings: pa.Array) -> pa.Array:
+    """Strings as Arrow ``large_string``, so that any two can be looked up in or joined to each other."""
+    return strings if pa.types.is_large_string(strings.type) else strings.cast(pa.large_string())
 
 
 def _ideal_ranking(query: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -255,27 +269,31 @@ def attribution(control: ScoredLists, treatment: ScoredLists, metrics: Sequence[
     if not control.query_ids.equals(treatment.query_ids):
         raise ValueError("the control and the treatment are scored on different query sets")
     n_queries = len(control.query_ids)
-    key, labels = pd.factorize(np.concatenate((control.key, treatment.key)), sort=False)
+    shared, labels = codes.encode(pa.concat_arrays([control.key_labels, treatment.key_labels]))
     n_keys = max(len(labels), 1)
-    control_key, treatment_key = key[: control.key.size], key[control.key.size :]
-    cuts: dict[int, tuple[_Cut, _Cut]] = {}
-    frames = []
+    split = len(control.key_labels)
+    control_key, treatment_key = shared[:split][control.key], shared[split:][treatment.key]
+    cuts: dict[int, tuple[_Cut, _Cut, _Matched]] = {}
+    blocks: list[dict[str, np.ndarray]] = []
     for metric in metrics:
         measure, k = parse_metric(metric)
         if k not in cuts:
-            cuts[k] = (_cut(control, control_key, n_keys, k), _cut(treatment, treatment_key, n_keys, k))
-        before, after = cuts[k]
+            before = _cut(control, control_key, n_keys, k)
+            after = _cut(treatment, treatment_key, n_keys, k)
+            cuts[k] = (before, after, _matched(before, after, n_keys, n_queries))
+        before, after, matched = cuts[k]
         if measure in ITEM_MEASURES:
-            columns = _by_item(measure, before, after, n_keys, n_queries)
+            columns = _by_item(measure, before, after, matched, n_queries)
         else:
             columns = _by_class(measure, before, after, n_queries)
-        newcomers = after.unjudged[~np.isin(after.unjudged, before.returned)]
-        columns["unjudged_newcomers"] = np.bincount(np.unique(newcomers) // n_keys, minlength=n_queries)
-        frame = pd.DataFrame({"metric": metric, "query_id": control.query_ids.to_numpy(), **columns})
-        frames.append(frame[["metric", "query_id", *PER_QUERY_COLUMNS]])
-    if not frames:
-        return pd.DataFrame(columns=["metric", "query_id", *PER_QUERY_COLUMNS])
-    return pd.concat(frames, ignore_index=True)
+        columns["unjudged_newcomers"] = matched.unjudged_newcomers
+        columns["metric"] = np.full(n_queries, metric, dtype=object)
+        columns["query_id"] = control.query_ids.to_numpy(dtype=object)
+        blocks.append(columns)
+    names = ["metric", "query_id", *PER_QUERY_COLUMNS]
+    if not blocks:
+        return pd.DataFrame(columns=names)
+    return pd.DataFrame({name: np.concatenate([block[name] for block in blocks]) for name in names})
 
 
 def _normalisers(measure: str, cut: _Cut) -> np.ndarray:
@@ -284,22 +302,53 @@ def _normalisers(measure: str, cut: _Cut) -> np.ndarray:
     return cut.depth if measure == "precision" else cut.relevant
 
 
-def _by_item(measure: str, before: _Cut, after: _Cut, n_keys: int, n_queries: int) -> dict[str, np.ndarray]:
-    """nDCG, precision, recall: each (query, item) pair's contribution in either list, by class."""
-    value_before = before.gain if measure == "ndcg" else before.hit
-    value_after = after.gain if measure == "ndcg" else after.hit
+@dataclass(frozen=True)
+class _Matched:
+    """The (query, key) pairs of both top k lists, each once, ascending: which list holds each, where it
+    first stands in each, each hit's pair, and each query's count of unjudged newcomers."""
+
+    query: np.ndarray
+    index_before: np.ndarray  # each control hit's pair
+    index_after: np.ndarray
+    in_before: np.ndarray
+    in_after: np.ndarray
+    moved: np.ndarray  # in both, at another first position
+    unjudged_newcomers: np.ndarray
+
+
+def _matched(before: _Cut, after: _Cut, n_keys: int, n_queries: int) -> _Matched:
     pairs, index = np.unique(np.concatenate((before.pair, after.pair)), return_inverse=True)
     index_before, index_after = index[: before.pair.size], index[before.pair.size :]
     size = pairs.size
-    in_before = np.bincount(index_before, minlength=size) > 0
-    in_after = np.bincount(index_after, minlength=size) > 0
-    sum_before = np.bincount(index_before, weights=value_before, minlength=size)
-    sum_after = np.bincount(index_after, weights=value_after, minlength=size)
     place_before = np.full(size, _FAR, dtype=np.int64)
     place_after = np.full(size, _FAR, dtype=np.int64)
     np.minimum.at(place_before, index_before, before.position)
     np.minimum.at(place_after, index_after, after.position)
-    query = pairs // n_keys
+    shown = np.sort(before.returned)  # the control's top k as returned, against the unjudged newcomers
+    unjudged = np.unique(after.unjudged)
+    slot = np.minimum(np.searchsorted(shown, unjudged), max(shown.size - 1, 0))
+    newcomers = unjudged[shown[slot] != unjudged] if shown.size else unjudged
+    return _Matched(
+        query=pairs // n_keys,
+        index_before=index_before,
+        index_after=index_after,
+        in_before=place_before < _FAR,
+        in_after=place_after < _FAR,
+        moved=place_before != place_after,
+        unjudged_newcomers=np.bincount(newcomers // n_keys, minlength=n_queries),
+    )
+
+
+def _by_item(
+    measure: str, before: _Cut, after: _Cut, matched: _Matched, n_queries: int
+) -> dict[str, np.ndarray]:
+    """nDCG, precision, recall: each (query, item) pair's contribution in either list, by class."""
+    value_before = before.gain if measure == "ndcg" else before.hit
+    value_after = after.gain if measure == "ndcg" else after.hit
+    size, query = matched.query.size, matched.query
+    sum_before = np.bincount(matched.index_before, weights=value_before, minlength=size)
+    sum_after = np.bincount(matched.index_after, weights=value_after, minlength=size)
+    in_before, in_after = matched.in_before, matched.in_after
     new, lost, both = in_after & ~in_before, in_before & ~in_after, in_before & in_after
     norm_before, norm_after = _normalisers(measure, before), _normalisers(measure, after)
     reference = np.where(norm_before > 0, norm_before, norm_after)
@@ -310,8 +359,8 @@ def _by_item(measure: str, before: _Cut, after: _Cut, n_keys: int, n_queries: in
     def count(mask: np.ndarray) -> np.ndarray:
         return np.bincount(query[mask], minlength=n_queries)
 
-    total_before = np.bincount(before.pair // n_keys, weights=value_before, minlength=n_queries)
-    total_after = np.bincount(after.pair // n_keys, weights=value_after, minlength=n_queries)
+    total_before = np.bincount(query[matched.index_before], weights=value_before, minlength=n_queries)
+    total_after = np.bincount(query[matched.index_after], weights=value_after, minlength=n_queries)
     scores = (sum_before > 0) | (sum_after > 0)
     return {
         "delta": _ratio(total_after, norm_after) - _ratio(total_before, norm_before),
@@ -321,7 +370,7 @@ def _by_item(measure: str, before: _Cut, after: _Cut, n_keys: int, n_queries: in
         "ideal": _ratio(total_after, norm_after) - _ratio(total_after, reference),
         "new_count": count(new & (sum_after > 0)),
         "lost_count": count(lost & (sum_before > 0)),
-        "reorder_count": count(both & scores & (place_before != place_after)),
+        "reorder_count": count(both & scores & matched.moved),
         "change": np.full(n_queries, "", dtype=object),
     }
 
@@ -331,12 +380,13 @@ def _by_class(measure: str, before: _Cut, after: _Cut, n_queries: int) -> dict[s
     if measure == "mrr":
         value_before = _ratio(np.ones(n_queries), np.where(np.isfinite(before.first), before.first + 1, 0))
         value_after = _ratio(np.ones(n_queries), np.where(np.isfinite(after.first), after.first + 1, 0))
+        moved = before.first != after.first  # the first relevant hit's rank decides MRR alone
         had, has = before.first_key >= 0, after.first_key >= 0
         same = before.first_key == after.first_key
         classes = {
-            "new": has & ~(had & same),
-            "lost": had & ~has,
-            "reorder": has & had & same & (before.first != after.first),
+            "new": moved & has & ~(had & same),
+            "lost": moved & had & ~has,
+            "reorder": moved & has & had & same,
         }
     else:
         value_before, hits_before = _f1_of(before)
