@@ -258,10 +258,13 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
-def attribution(control: ScoredLists, treatment: ScoredLists, metrics: Sequence[str]) -> pd.DataFrame:
+def attribution(
+    control: ScoredLists, treatment: ScoredLists, metrics: Sequence[str], *, name: str = "treatment"
+) -> pd.DataFrame:
     """Every metric's per-query delta (treatment - control) split into :data:`PARTS`, with the counts.
 
-    Returns one row per (metric, query), columns ``metric, query_id`` and :data:`PER_QUERY_COLUMNS`:
+    Returns one row per (metric, query), columns ``treatment`` (``name``), ``metric``, ``query_id`` and
+    :data:`PER_QUERY_COLUMNS`:
     ``delta`` (= new + lost + reorder + ideal), the parts, the items (nDCG, precision, recall: relevant
     hits; MRR, F1: this query, 0 or 1) counted in each, the unjudged newcomers, and ``change``, the
     class of an MRR or F1 query (empty for the item measures).
@@ -287,10 +290,11 @@ def attribution(control: ScoredLists, treatment: ScoredLists, metrics: Sequence[
         else:
             columns = _by_class(measure, before, after, n_queries)
         columns["unjudged_newcomers"] = matched.unjudged_newcomers
+        columns["treatment"] = np.full(n_queries, name, dtype=object)
         columns["metric"] = np.full(n_queries, metric, dtype=object)
         columns["query_id"] = control.query_ids.to_numpy(dtype=object)
         blocks.append(columns)
-    names = ["metric", "query_id", *PER_QUERY_COLUMNS]
+    names = ["treatment", "metric", "query_id", *PER_QUERY_COLUMNS]
     if not blocks:
         return pd.DataFrame(columns=names)
     return pd.DataFrame({name: np.concatenate([block[name] for block in blocks]) for name in names})
@@ -419,27 +423,9 @@ def _f1_of(cut: _Cut) -> tuple[np.ndarray, np.ndarray]:
     return _ratio(2.0 * precision * recall, precision + recall), true_positives
 
 
-def delta_attribution(
-    lists: Mapping[str, ScoredLists], metrics: Sequence[str], control: str = "control"
-) -> pd.DataFrame:
-    """:func:`attribution` of every treatment in ``lists`` against ``control``, one table: column
-    ``treatment`` first."""
-    frames = [
-        attribution(lists[control], scored, metrics).assign(treatment=name)
-        for name, scored in lists.items()
-        if name != control
-    ]
-    return _treatment_first(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
-
-
-def _treatment_first(frame: pd.DataFrame) -> pd.DataFrame:
-    if frame.empty:
-        return pd.DataFrame(columns=["treatment", "metric", "query_id", *PER_QUERY_COLUMNS])
-    return frame[["treatment", "metric", "query_id", *PER_QUERY_COLUMNS]]
-
-
 def attribution_summary(per_query: pd.DataFrame) -> pd.DataFrame:
-    """The per-query attribution summed over queries: one row per (treatment, metric) with the mean delta
+    """The per-query attribution (of one or more treatments, :func:`attribution`'s tables concatenated)
+    summed over queries: one row per (treatment, metric) with the mean delta
     and parts (they add up as the per-query ones do; the mean over the fixed query set is the delta the
     comparison reports), the counts summed, ``unit`` (``hits`` for the item measures, ``queries`` for MRR
     and F1) and ``n_queries``."""

@@ -287,6 +287,7 @@ class ComparisonLogger:
             tuned=result.tuned,
             grid=result.grid,
             grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
+            attribution=result.attribution,
         )
         tags[NOTE_TAG] = markdown
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)

@@ -19,7 +19,6 @@ from abcompare.evaluation.attribution import (
     UNCHANGED,
     attribution,
     attribution_summary,
-    delta_attribution,
     scored_lists,
 )
 from abcompare.evaluation.per_query import per_query_metrics
@@ -91,7 +90,7 @@ def test_the_parts_add_up_to_the_evaluators_delta(
     before = _evaluated(run_c, judgments, query_ids, options)
     after = _evaluated(run_t, judgments, query_ids, options)
     parts = _attributed(run_c, run_t, judgments, query_ids, options)
-    summary = attribution_summary(parts.assign(treatment="t"))
+    summary = attribution_summary(parts)
     for metric in _metrics(options):
         rows = parts[parts["metric"] == metric].set_index("query_id")
         delta = (after[metric] - before[metric]).reindex(rows.index)
@@ -264,9 +263,8 @@ def test_the_summary_sums_every_treatment_over_queries():
     options = _options("ai4j", (1,))
     lists = {name: scored_lists(run, judgments, ["q1", "q2"], **options)
              for name, run in (("control", control), ("t", treatment), ("u", control))}  # fmt: skip
-    summary = attribution_summary(delta_attribution(lists, ["ndcg@1", "mrr@1"])).set_index(
-        ["treatment", "metric"]
-    )
+    tables = [attribution(lists["control"], lists[name], ["ndcg@1", "mrr@1"], name=name) for name in "tu"]
+    summary = attribution_summary(pd.concat(tables)).set_index(["treatment", "metric"])
     ndcg = summary.loc[("t", "ndcg@1")]  # q1: +1 new, q2: -1 lost; mean 0
     assert (ndcg["new"], ndcg["lost"], ndcg["delta"]) == (0.5, -0.5, 0.0)
     assert (ndcg["new_count"], ndcg["lost_count"], ndcg["unit"], ndcg["n_queries"]) == (1, 1, "hits", 2)
