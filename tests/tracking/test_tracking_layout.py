@@ -346,7 +346,8 @@ def test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names(log
 def test_a_sweep_parent_holds_the_grid_the_held_out_table_and_the_pareto_plot(logged_sweep) -> None:
     payload, client, parent = logged_sweep
     candidates = [row["candidate"] for row in payload["grid"]]
-    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE)
+    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE,
+              L.ATTRIBUTION_TABLE, L.ATTRIBUTION_PER_QUERY_TABLE)  # fmt: skip
     assert files(client, parent.info.run_id) == {
         L.table_file(name, fmt) for name in tables for fmt in ("parquet", "json")
     } | {L.paired_plot(name) for name in candidates} | {
