@@ -271,3 +271,40 @@ def test_the_summary_sums_every_treatment_over_queries():
     mrr = summary.loc[("t", "mrr@1")]
     assert (mrr["new_count"], mrr["lost_count"], mrr["unit"]) == (1, 1, "queries")
     assert (summary.loc[("u", "ndcg@1"), list(PARTS)] == 0).all()
+
+
+def _chunk_run(lists: dict[str, list[tuple[str, int, int]]]) -> pd.DataFrame:
+    """Hits as chunks ``doc#i`` with their document and character offsets, best first."""
+    rows = [
+        (q, r, f"{doc}#{start}", doc, start, end, float(-r))
+        for q, hits_of in lists.items()
+        for r, (doc, start, end) in enumerate(hits_of, start=1)
+    ]
+    return pd.DataFrame(rows, columns=["query_id", "rank", "key", "document_id", "start", "end", "score"])
+
+
+@pytest.mark.parametrize("level", ["chunk", "document", "span"])
+@pytest.mark.parametrize("convention", ["ai4j", "trec"])
+def test_the_parts_add_up_at_every_annotation_level(level, convention):
+    """The run and judgments as each level hands them to the evaluator (document: chunks collapse to their
+    document; span: each variant judged by its own hits' overlaps, missed spans counted), attributed."""
+    from abcompare.data.levels import apply_level
+
+    control = _chunk_run({"q1": [("d1", 0, 10), ("d2", 0, 10), ("d1", 10, 20)], "q2": [("d3", 0, 10)]})
+    treatment = _chunk_run({"q1": [("d1", 10, 20), ("d1", 0, 10), ("d4", 0, 10)], "q2": [("d2", 5, 9)]})
+    qrels = _judgments({"q1": {"d1#10": 2, "d1": 1, "d4#0": 1}, "q2": {"d3": 1, "d2": 0, "d2#5": 1}})
+    spans = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "document_id": ["d1", "d4", "d3"],
+                          "start": [12, 0, 0], "end": [15, 3, 4], "grade": [2, 1, 1]})  # fmt: skip
+    options = _options(convention, (1, 2, 3))
+    leveled = [apply_level(run, qrels, level, spans) for run in (control, treatment)]
+    (run_c, judged_c), (run_t, judged_t) = leveled
+    before = _evaluated(run_c, judged_c, ["q1", "q2"], options)
+    after = _evaluated(run_t, judged_t, ["q1", "q2"], options)
+    parts = _attributed(run_c, run_t, judged_c, ["q1", "q2"], options, judged_t)
+    moved = 0
+    for metric in _metrics(options):
+        rows = parts[parts["metric"] == metric].set_index("query_id")
+        delta = (after[metric] - before[metric]).reindex(rows.index)
+        np.testing.assert_allclose(rows[list(PARTS)].sum(axis=1), delta, rtol=0, atol=ATOL)
+        moved += int((delta != 0).sum())
+    assert moved  # the case changes something at every level
