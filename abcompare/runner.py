@@ -93,6 +93,7 @@ def _compare_variants(
     from abcompare.data.dataset import dataset_line
     from abcompare.data.experiment import load_dataset_for_experiment
     from abcompare.data.levels import judged_at_level, with_grades
+    from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
     from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
     from abcompare.evaluation.measures import judged_columns, metric_columns
     from abcompare.evaluation.per_query import per_query_metrics
@@ -116,6 +117,7 @@ def _compare_variants(
             reporter.stage(f"  left out: {note}")
 
     outcomes: dict[str, VariantOutcome] = {}
+    control_lists, attributed = None, []  # each treatment's delta attribution, against the control's lists
     with scratch_folder() as tmp:
         with timer("tracking"):
             logger = open_logger(config, config_path, dataset, tmp, background=background_tracking)
@@ -136,6 +138,12 @@ def _compare_variants(
                     per_query = per_query_metrics(
                         run, annotations, dataset.query_ids, **evaluation.scoring_options()
                     )
+                    lists = scored_lists(run, annotations, dataset.query_ids, **evaluation.scoring_options())
+                    if role == "control":
+                        control_lists = lists
+                    else:
+                        attributed.append(attribution(control_lists, lists, metrics, name=name))
+                    del lists
                 run = with_grades(run, annotations)
                 means = per_query[means_of].mean().to_dict()
                 outcomes[name] = VariantOutcome(
@@ -190,6 +198,8 @@ def _compare_variants(
                 tuned=tuned,
                 grid=grid,
                 queries=dataset.queries,
+                attribution=attribution_summary(pd.concat(attributed)) if attributed else None,
+                attribution_per_query=pd.concat(attributed, ignore_index=True) if attributed else None,
             )
             with timer("tracking"):
                 logger.log_comparison(result, comparison_files(result))

@@ -2,7 +2,8 @@
 a comparison without the MLflow UI.
 
 It shows the verdicts (the sentences of :mod:`abcompare.outcome.sentences`), judged@k and judgment
-warnings, the forest of differences, the full statistics table, for a sweep the grid (best first,
+warnings, the forest of differences, where each change comes from (a stacked bar per treatment and the
+queries that carry each part), the full statistics table, for a sweep the grid (best first,
 significant candidates marked), the tuned verdict and the quality-versus-latency plane, and the largest
 per-query wins and losses with the query text and both variants' top hits, the annotated-relevant hits
 marked. Consumes tables only: :class:`ReportInputs` is filled from a fresh result (:func:`report_inputs`)
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import (
@@ -29,8 +31,15 @@ from abcompare.core.vocabulary import (
     relevance_mark,
 )
 from abcompare.outcome import rows as shared
-from abcompare.outcome.sentences import settings_line, treatments
-from abcompare.outcome.svg import VERDICT_COLOURS, forest_svg, pareto_svg, verdict_colour
+from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_sentence, settings_line, treatments
+from abcompare.outcome.svg import (
+    PART_LABELS,
+    VERDICT_COLOURS,
+    attribution_svg,
+    forest_svg,
+    pareto_svg,
+    verdict_colour,
+)
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
@@ -67,6 +76,8 @@ class ReportInputs:
     control_seconds_per_query: float | None = None
     source: str = ""  # where it was recorded (run id), for the footer
     focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
+    attribution: pd.DataFrame | None = None  # where each change comes from, per (treatment, metric)
+    attribution_per_query: pd.DataFrame | None = None  # the same per query
 
 
 def render(inputs: ReportInputs) -> str:
@@ -78,6 +89,7 @@ def render(inputs: ReportInputs) -> str:
         _verdicts(inputs),
         _judgments(inputs),
         _forest(inputs),
+        _attribution(inputs, primary),
     ]
     if inputs.grid is not None and not inputs.grid.empty:
         sections.append(_grid(inputs, primary))
@@ -118,7 +130,8 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 
 def _verdicts(inputs: ReportInputs) -> str:
     items: list[str] = []
-    for line in shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid):
+    lines = shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution)
+    for line in lines:
         text = escape(line.text)
         if line.kind == "tuned":
             items.append(f'<p class="verdict tuned">{text}</p>')
@@ -126,7 +139,7 @@ def _verdicts(inputs: ReportInputs) -> str:
             items.append(f"<p>{text}</p>")
         elif line.kind == "verdict":
             items.append(f'<p class="verdict" style="border-color:{verdict_colour(line.verdict)}">{text}</p>')
-        else:  # the secondary line belongs to the verdict paragraph above it
+        else:  # the secondary and attribution lines belong to the verdict paragraph above them
             items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="secondary">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
@@ -165,6 +178,72 @@ def forest_figure(inputs: ReportInputs) -> str:
 
 def _forest(inputs: ReportInputs) -> str:
     return f"<section><h2>Differences</h2>{forest_figure(inputs)}</section>"
+
+
+#: How many queries are named for each part of a treatment's change.
+QUERIES_PER_PART = 3
+
+
+def _attribution(inputs: ReportInputs, primary: str) -> str:
+    """Where each treatment's change on the primary metric comes from: a stacked bar per treatment (its
+    parts, and the net delta), then for the detailed treatments the sentence and the queries that carry
+    most of each part."""
+    table = inputs.attribution
+    if table is None or table.empty:
+        return ""
+    rows = table[table["metric"] == primary]
+    if rows.empty:
+        return ""
+    title = f"{inputs.name}: where the change on {primary} comes from"
+    parts = [
+        "<section><h2>Where the change comes from</h2>",
+        f"<p>Each treatment's mean difference on {escape(primary)} split into parts that add up to it: "
+        "relevant hits new to its top k, relevant hits it lost, relevant hits both lists hold at other ranks "
+        "(reordering), and the change of the normaliser itself (the ideal DCG or the depth, when the lists' "
+        "lengths differ). MRR and F1 put each query's whole change in the class of that change.</p>",
+        attribution_svg(rows, primary, title),
+    ]
+    for name in _focus(inputs):
+        sentence = attribution_sentence(table, name, primary)
+        if sentence:
+            parts.append(f"<h3>{escape(name)}</h3><p>{escape(sentence)}</p>")
+            parts.append(_carrying_queries(inputs, name, primary))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _carrying_queries(inputs: ReportInputs, treatment: str, metric: str) -> str:
+    """A table of the queries that carry most of each part of one treatment's change (largest share of
+    the part, in its direction), with their text and their share of the mean (part / number of queries)."""
+    per_query = inputs.attribution_per_query
+    if per_query is None or per_query.empty:
+        return ""
+    rows = per_query[(per_query["treatment"] == treatment) & (per_query["metric"] == metric)]
+    body = []
+    for part in ATTRIBUTION_PARTS:
+        values = rows[part].to_numpy(dtype=float)
+        total = float(values.sum())
+        if total == 0:
+            continue
+        order = np.argsort(-values * np.sign(total), kind="stable")[:QUERIES_PER_PART]
+        for i in order:
+            if values[i] == 0 or np.sign(values[i]) != np.sign(total):
+                continue
+            query_id = str(rows["query_id"].iloc[i])
+            text = ""
+            if query_id in inputs.queries.index:
+                text = str(inputs.queries.loc[query_id].get("text", ""))
+            body.append(
+                f"<tr><td>{escape(PART_LABELS[part])}</td><td>{escape(query_id)}</td>"
+                f"<td>{escape(text[:120])}</td><td>{values[i]:+.4f}</td>"
+                f"<td>{values[i] / len(rows):+.4f}</td></tr>"
+            )
+    if not body:
+        return ""
+    return (
+        '<table class="parts"><thead><tr><th>part</th><th>query</th><th>text</th><th>per query</th>'
+        f"<th>of the mean</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def _grid(inputs: ReportInputs, primary: str) -> str:
@@ -375,6 +454,7 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
 th{background:#f0f0f0}
 td:nth-child(-n+3){text-align:left}
+table.parts td:nth-child(3){white-space:normal;max-width:520px}
 tr.significant td{background:#f1f8ee}
 tbody tr:nth-child(even){background:#fbfbfb}
 .query{border:1px solid #e3e3e3;border-radius:6px;padding:6px 10px;margin:8px 0}
@@ -421,4 +501,6 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         grid_settings=settings,
         control_seconds_per_query=control_cost,
         focus=focus,
+        attribution=result.attribution,
+        attribution_per_query=result.attribution_per_query,
     )

@@ -43,7 +43,7 @@ def summary_markdown(inputs: ReportInputs) -> str:
         f"primary metric **{inline(str(primary))}**.",
     ]
     under: list[str] = []
-    for line in shared.verdict_lines(table, inputs.tuned_sentence, inputs.grid):
+    for line in shared.verdict_lines(table, inputs.tuned_sentence, inputs.grid, inputs.attribution):
         if line.kind in PARAGRAPHS:
             if under:
                 parts.append("\n".join(under))

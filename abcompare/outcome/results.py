@@ -56,6 +56,10 @@ class ComparisonResult:
     grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
     queries: pd.DataFrame | None = None  # the query set: query_id, text (and group ...)
     recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
+    #: Where each treatment's change comes from (``evaluation.attribution``): per (treatment, metric) the
+    #: mean delta split into new, lost, reorder and ideal, with the counts; and the same per query.
+    attribution: pd.DataFrame | None = None
+    attribution_per_query: pd.DataFrame | None = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:

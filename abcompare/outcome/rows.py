@@ -134,9 +134,10 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
 # ------------------------------------------------------------------------------------------ verdicts
 @dataclass(frozen=True)
 class VerdictLine:
-    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, ``non_inferiority``
-    or ``secondary``; ``verdict`` is the primary verdict of a ``verdict`` line (for its colour), the
-    non-inferiority verdict of a ``non_inferiority`` line."""
+    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, ``non_inferiority``,
+    ``secondary`` or ``attribution`` (where the primary metric's change comes from); ``verdict`` is the
+    primary verdict of a ``verdict`` line (for its colour), the non-inferiority verdict of a
+    ``non_inferiority`` line."""
 
     kind: str
     text: str
@@ -145,11 +146,16 @@ class VerdictLine:
 
 
 def verdict_lines(
-    table: pd.DataFrame, tuned_sentence: str | None, grid: pd.DataFrame | None
+    table: pd.DataFrame,
+    tuned_sentence: str | None,
+    grid: pd.DataFrame | None,
+    attribution: pd.DataFrame | None = None,
 ) -> list[VerdictLine]:
     """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
-    (a sweep: only the candidates that differ) its verdict sentence and its secondary line."""
+    (a sweep: only the candidates that differ) its verdict sentence, its secondary line and where its
+    primary metric's change comes from (``attribution``: the attribution summary, when there is one)."""
     from abcompare.outcome.sentences import (
+        attribution_sentence,
         non_inferiority_sentence,
         primary_verdict,
         secondary_summary,
@@ -174,4 +180,8 @@ def verdict_lines(
         secondary = secondary_summary(table, name)
         if secondary:
             lines.append(VerdictLine("secondary", secondary))
+        primary = table.loc[(table["treatment"] == name) & (table["role"] == PRIMARY), "metric"]
+        attributed = attribution_sentence(attribution, name, str(primary.iloc[0])) if len(primary) else ""
+        if attributed:
+            lines.append(VerdictLine("attribution", attributed))
     return lines

@@ -367,3 +367,64 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
         height - 8,
     )
     return _svg(width, height, body, title)
+
+
+#: The colours of a delta's parts (colour-blind safe, Paul Tol's), in the order the bars stack them.
+PART_COLOURS = {"new": "#228833", "lost": "#cc3311", "reorder": "#4477aa", "ideal": "#ccbb44"}
+PART_LABELS = {"new": "new relevant hits", "lost": "lost relevant hits", "reorder": "reordering",
+               "ideal": "normaliser (ideal)"}  # fmt: skip
+
+
+def attribution_svg(rows: pd.DataFrame, metric: str, title: str) -> str:
+    """Where each treatment's change on ``metric`` comes from: one stacked bar per treatment, its positive
+    parts stacked right of 0 and its negative parts left of it (new, lost, reorder, ideal), with a black
+    tick at the net delta (their sum).
+
+    ``rows`` has ``treatment``, ``delta`` and one column per part of :data:`PART_COLOURS`, top first.
+    """
+    rows = rows.reset_index(drop=True)
+    labels = [str(v) for v in rows["treatment"]]
+    label_width = min(260, 12 + 6.6 * max((len(t) for t in labels), default=10))
+    left, right, top, row_h = label_width + 20, 30, 46, 28
+    width = max(640, left + 420)
+    height = top + row_h * len(rows) + 62
+    parts = [p for p in PART_COLOURS if p in rows]
+    values = rows[parts].to_numpy(dtype=float) if len(rows) else np.zeros((0, len(parts)))
+    low = float(np.minimum(values, 0).sum(axis=1).min(initial=0.0))
+    high = float(np.maximum(values, 0).sum(axis=1).max(initial=0.0))
+    ticks = nice_ticks(low, high if high > low else low + 1e-3)
+    x = _Scale(ticks[0], ticks[-1], left, width - right)
+    bottom = top + row_h * len(rows) + 4
+    body = [_text(12, 22, title, size=15, weight="bold")]
+    body += _x_axis(x, ticks, bottom, top - 6, f"{metric}: treatment − control, split into its parts")
+    body.append(_line(x(0), top - 6, x(0), bottom, stroke="#222", width=1.2))
+    for i, row in enumerate(rows.to_dict(orient="records")):
+        y = top + row_h * i + row_h / 2
+        body.append(_text(left - 10, y + 4, labels[i], size=12, anchor="end"))
+        ends = {True: 0.0, False: 0.0}  # the stack's end on each side of 0
+        for part in parts:
+            value = float(row[part])
+            if value == 0 or not math.isfinite(value):
+                continue
+            start = ends[value > 0]
+            ends[value > 0] = start + value
+            x0, x1 = sorted((x(start), x(start + value)))
+            tip = escape(f"{PART_LABELS[part]}: {value:+.4f}")
+            body.append(
+                f'<rect x="{x0:.1f}" y="{y - 8:.1f}" width="{max(x1 - x0, 0.5):.1f}" height="16" '
+                f'fill="{PART_COLOURS[part]}"><title>{tip}</title></rect>'
+            )
+        delta = float(row["delta"])
+        body.append(_line(x(delta), y - 12, x(delta), y + 12, stroke="#111", width=2.5))
+        body.append(_text(width - right, y - 10, f"{delta:+.4f}", size=11, anchor="end", fill="#333"))
+    legend_x = left
+    for part in parts:
+        colour = PART_COLOURS[part]
+        body.append(
+            f'<rect x="{legend_x:.1f}" y="{height - 17:.1f}" width="11" height="11" fill="{colour}"/>'
+        )
+        body.append(_text(legend_x + 15, height - 8, PART_LABELS[part], size=11))
+        legend_x += 30 + 6.2 * len(PART_LABELS[part])
+    body.append(_line(legend_x, height - 18, legend_x, height - 6, stroke="#111", width=2.5))
+    body.append(_text(legend_x + 6, height - 8, "net delta", size=11))
+    return _svg(width, height, body, title)

@@ -90,6 +90,15 @@ def vs_control_key(metric: str, field: str) -> str:
     return f"{VS_CONTROL}.{metric_key(metric)}.{field}"
 
 
+#: A treatment run's parts of its primary delta (``_vs_control.ndcg_at_10.attr.new``): where it comes from.
+ATTRIBUTION_FIELDS = ("new", "lost", "reorder", "ideal")
+
+
+def attribution_key(metric: str, part: str) -> str:
+    """A treatment run's key of one part of its primary delta: ``_vs_control.ndcg_at_10.attr.new``."""
+    return vs_control_key(metric, f"attr.{part}")
+
+
 def mean_key(variant: str, metric: str) -> str:
     """The parent's key of a variant's mean: ``mean.control.ndcg_at_10``."""
     return f"{MEAN_PREFIX}.{mlflow_safe_name(variant)}.{metric_key(metric)}"
@@ -103,6 +112,9 @@ QUERIES_TABLE = "queries"  # parent: the query set (query_id, text, extra fields
 GRID_TABLE = "grid"  # a sweep's parent: one row per candidate, best first
 HELD_OUT_TABLE = "tuned_held_out"  # a sweep's parent: the tuned comparison's per-query table
 PER_QUERY_TABLE = "per_query_metrics"  # a variant's run: its per-query metrics
+#: parent: where each treatment's change comes from, per (treatment, metric): the parts and their counts
+ATTRIBUTION_TABLE = "attribution"
+ATTRIBUTION_PER_QUERY_TABLE = "attribution_per_query"  # parent: the same per query
 
 HITS_FILE = "run/hits.parquet"  # a variant's hits, with each hit's judgment ``grade`` (NaN: unjudged)
 RUN_FILE = "run/run.trec"

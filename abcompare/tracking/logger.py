@@ -23,6 +23,9 @@ from abcompare.core.vocabulary import NON_INFERIORITY_CODE, PRIMARY, VERDICT_COD
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
+    ATTRIBUTION_FIELDS,
+    ATTRIBUTION_PER_QUERY_TABLE,
+    ATTRIBUTION_TABLE,
     CODE_VERSION_TAG,
     COMPARISON_FIELDS,
     COMPARISON_TABLE,
@@ -54,6 +57,7 @@ from abcompare.tracking.layout import (
     VARIANT_TAG,
     VERDICT_TAG,
     VIEW_TAG,
+    attribution_key,
     compare_url,
     comparison_key,
     mean_key,
@@ -275,6 +279,7 @@ class ComparisonLogger:
             tuned=result.tuned,
             grid=result.grid,
             grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
+            attribution=result.attribution,
         )
         tags[NOTE_TAG] = markdown
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
@@ -294,17 +299,29 @@ class ComparisonLogger:
         self._send(Command.TEXT, PARENT, SUMMARY_FILE, markdown)
         self._send(Command.JSON, PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(PARENT, files)
+        if result.attribution is not None:
+            self._send(Command.TABLE, PARENT, ATTRIBUTION_TABLE, result.attribution)
+            self._send(Command.TABLE, PARENT, ATTRIBUTION_PER_QUERY_TABLE, result.attribution_per_query)
         for name, sentence in sentences.items():
-            self._log_vs_control(comparison, name, sentence)
+            self._log_vs_control(comparison, name, sentence, result.attribution)
         self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
-    def _log_vs_control(self, comparison: pd.DataFrame, treatment: str, sentence: str) -> None:
-        """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``),
-        and its verdict ``sentence``."""
+    def _log_vs_control(
+        self, comparison: pd.DataFrame, treatment: str, sentence: str, attribution: pd.DataFrame | None
+    ) -> None:
+        """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``:
+        its figures and the parts of its delta, ``_vs_control.<metric>.attr.*``), and its verdict
+        ``sentence``."""
+        from abcompare.outcome.sentences import attribution_row
+
         metrics: dict[str, float] = {}
         for row in _primary_rows(comparison, treatment):
             for name, value in _figures(row).items():
                 metrics[vs_control_key(row.metric, name)] = value
+            parts = attribution_row(attribution, treatment, row.metric)
+            if parts is not None:
+                for part in ATTRIBUTION_FIELDS:
+                    metrics[attribution_key(row.metric, part)] = float(parts[part])
         tags = {VERDICT_TAG: sentence}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 

@@ -21,6 +21,8 @@ from abcompare.core.errors import TrackingError
 from abcompare.core.vocabulary import relevance_mark
 from abcompare.outcome.rows import primary_first
 from abcompare.tracking.layout import (
+    ATTRIBUTION_PER_QUERY_TABLE,
+    ATTRIBUTION_TABLE,
     COMPARISON_TABLE,
     COMPARISON_TAG,
     GRID_TABLE,
@@ -61,6 +63,10 @@ class LoadedComparison:
     extras: dict[str, Any] = field(default_factory=dict)  # result.json: judged@k, warnings, tuned sentence
     params: dict[str, str] = field(default_factory=dict)  # the parent run's params (the settings)
     tags: dict[str, str] = field(default_factory=dict)  # the parent run's tags
+    #: Where each treatment's change comes from (``tables/attribution``: per treatment and metric) and the
+    #: same per query (``tables/attribution_per_query``); None for comparisons logged without them.
+    attribution_table: pd.DataFrame | None = None
+    attribution_per_query: pd.DataFrame | None = None
 
     @property
     def treatments(self) -> list[str]:
@@ -117,6 +123,40 @@ class LoadedComparison:
         table = frame.groupby(group)[["control", "treatment", "delta"]].mean()
         table["n_queries"] = frame.groupby(group).size()
         return table
+
+    def attribution(self, treatment: str, metric: str) -> pd.DataFrame:
+        """Where the treatment's change on ``metric`` comes from: one row per part (``new``, ``lost``,
+        ``reorder``, ``ideal``) with its share of the mean delta (``delta``; the rows add up to the
+        comparison's delta) and what it counts (``count``: relevant hits for nDCG, precision and recall,
+        queries for MRR and F1, as ``unit`` says); ``attrs`` holds the delta, the unjudged newcomers and the
+        sentence the console printed."""
+        from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
+
+        row = attribution_row(self.attribution_table, treatment, metric)
+        if row is None:
+            raise KeyError(f"no attribution of {treatment!r} on {metric!r} was logged with this comparison")
+        counts = [int(row[f"{part}_count"]) if f"{part}_count" in row else 0 for part in ATTRIBUTION_PARTS]
+        frame = pd.DataFrame(
+            {"delta": [float(row[part]) for part in ATTRIBUTION_PARTS], "count": counts, "unit": row["unit"]},
+            index=pd.Index(ATTRIBUTION_PARTS, name="part"),
+        )
+        frame.attrs.update(
+            delta=float(row["delta"]),
+            unjudged_newcomers=int(row["unjudged_newcomers"]),
+            sentence=attribution_sentence(self.attribution_table, treatment, metric),
+        )
+        return frame
+
+    def attribution_by_query(self, treatment: str, metric: str) -> pd.DataFrame:
+        """The treatment's per-query delta on ``metric`` split into its parts, with the counts, the class of
+        an MRR or F1 query's change (``change``) and the query text, indexed by query id."""
+        table = self.attribution_per_query
+        if table is None:
+            raise KeyError("no per-query attribution was logged with this comparison")
+        rows = table[(table["treatment"] == treatment) & (table["metric"] == metric)]
+        rows = rows.drop(columns=["treatment", "metric"]).set_index("query_id")
+        rows.index = rows.index.astype(str)
+        return rows.join(self.queries, how="left")
 
     def top_hits(self, variant: str, query_id: str, n: int = 5) -> pd.DataFrame:
         """The first ``n`` hits a variant returned for a query: key, score, ``relevant`` (✓ annotated
@@ -263,6 +303,10 @@ def load_comparison(
         queries = _read_table(client, run_id, QUERIES_TABLE, folder)
         names = _artifact_paths(client, run_id, "tables")
         grid = _read_table(client, run_id, GRID_TABLE, folder) if table_file(GRID_TABLE) in names else None
+        attribution, attribution_per_query = (
+            _read_table(client, run_id, table, folder) if table_file(table) in names else None
+            for table in (ATTRIBUTION_TABLE, ATTRIBUTION_PER_QUERY_TABLE)
+        )
         extras: dict[str, Any] = {}
         if RESULT_FILE in _artifact_paths(client, run_id):
             extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
@@ -298,6 +342,8 @@ def load_comparison(
         extras=extras,
         params=dict(parent.data.params),
         tags=dict(parent.data.tags),
+        attribution_table=attribution,
+        attribution_per_query=attribution_per_query,
     )
 
 
@@ -377,4 +423,6 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         control_seconds_per_query=extras.get("control_seconds_per_query"),
         source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
         focus=extras.get("focus", []),
+        attribution=loaded.attribution_table,
+        attribution_per_query=loaded.attribution_per_query,
     )

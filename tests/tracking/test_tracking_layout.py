@@ -103,9 +103,11 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
     # MLflow's compare view sorts keys by code unit (JavaScript's default sort): the primary's come first
     assert sorted(metrics)[:6] == sorted(k for k in expected if k.startswith("_vs_control."))
     assert parent.inputs.dataset_inputs[0].dataset.name == "hr-docs"
+    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.ATTRIBUTION_TABLE,
+              L.ATTRIBUTION_PER_QUERY_TABLE)  # fmt: skip
     assert files(client, parent.info.run_id) == {
         L.table_file(name, fmt)
-        for name in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE)
+        for name in tables
         for fmt in ("parquet", "json")  # Parquet for code, MLflow's JSON table view for the UI
     } | {
         L.ALIGNMENT_FILE,
@@ -119,9 +121,7 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
         f"{L.CONFIG_DIR}/rrf_vs_dbsf.yaml",
     }
     views = {entry["path"] for entry in json.loads(tags[L.LOGGED_ARTIFACTS_TAG])}
-    assert views == {
-        L.table_file(n, "json") for n in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE)
-    }
+    assert views == {L.table_file(n, "json") for n in tables}
 
 
 def test_each_variant_run_holds_its_settings_means_tables_and_hits(logged, tmp_path: Path) -> None:
@@ -156,10 +156,13 @@ def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None
     metrics = children["dbsf"].data.metrics
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
     compared = {key: value for key, value in metrics.items() if key.startswith("_vs_control.")}
-    assert compared == primary_comparison(
-        "_vs_control.ndcg_at_10", primary
-    )  # the secondary metrics' statistics are in the parent's tables/comparison only
-    assert sorted(metrics)[:6] == sorted(compared)  # first in MLflow's compare view
+    parts = payload["attribution"]["dbsf"]["ndcg@10"]["parts"]  # where the delta comes from, adding up to it
+    assert compared == primary_comparison("_vs_control.ndcg_at_10", primary) | {
+        L.attribution_key("ndcg@10", part): value for part, value in parts.items()
+    }  # the secondary metrics' statistics are in the parent's tables/comparison only
+    assert set(parts) == set(L.ATTRIBUTION_FIELDS)
+    assert sum(parts.values()) == pytest.approx(primary["delta"], abs=1e-12)
+    assert sorted(metrics)[:10] == sorted(compared)  # first in MLflow's compare view
     assert children["dbsf"].data.tags[L.VERDICT_TAG] == payload["verdicts"]["dbsf"]["sentence"]
     assert not any(key.startswith("_vs_control") for key in children["control"].data.metrics)
 
@@ -240,6 +243,12 @@ def test_the_readme_documents_every_name_of_the_layout() -> None:
         "tables/comparison",
         "tables/per_query_all_variants",
         "tables/queries",
+        "tables/attribution",
+        "tables/attribution_per_query",
+        "_vs_control.ndcg_at_10.attr.new",
+        ".attr.lost",
+        ".attr.reorder",
+        ".attr.ideal",
         "tables/per_query_metrics",
         "tables/grid",
         "tables/tuned_held_out",
@@ -339,7 +348,8 @@ def test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names(log
 def test_a_sweep_parent_holds_the_grid_the_held_out_table_and_the_pareto_plot(logged_sweep) -> None:
     payload, client, parent = logged_sweep
     candidates = [row["candidate"] for row in payload["grid"]]
-    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE)
+    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE,
+              L.ATTRIBUTION_TABLE, L.ATTRIBUTION_PER_QUERY_TABLE)  # fmt: skip
     assert files(client, parent.info.run_id) == {
         L.table_file(name, fmt) for name in tables for fmt in ("parquet", "json")
     } | {L.paired_plot(name) for name in candidates} | {
