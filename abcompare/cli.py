@@ -62,6 +62,19 @@ SetOpt = Annotated[
         show_default=False,
     ),
 ]
+OptionalConfigArg = Annotated[
+    Path | None,
+    typer.Argument(help="The experiment config (YAML); or --example NAME.", show_default=False),
+]
+ExampleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--example",
+        metavar="NAME",
+        help="Run a config shipped with abcompare instead (`abcompare examples` lists them).",
+        show_default=False,
+    ),
+]
 #: MLflow's own rule for a run id (``mlflow.utils.validation``): a letter or digit, then up to 255 of
 #: letters, digits, ``_`` and ``-``.
 RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
@@ -163,10 +176,11 @@ def _catch_interrupts(reporter) -> None:
 
 @app.command(cls=_PlainCommand)
 def run(
-    config: ConfigArg,
+    config: OptionalConfigArg = None,
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    example: ExampleOpt = None,
 ) -> None:
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
@@ -179,6 +193,7 @@ def run(
     reporter = ConsoleReporter(quiet=quiet or as_json)
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
+    config = config_or_example(config, example)
     settings = load_config(config, set_ or [])
     try:
         result = run_comparison(settings, config_path=config, reporter=reporter, background_tracking=True)
@@ -189,6 +204,40 @@ def run(
     except KeyboardInterrupt as stop:
         raise Interrupted(_left_behind(stop, settings.tracking.enabled)) from None
     _show(result, as_json, result_as_json, print_report)
+
+
+def config_or_example(config: Path | None, example: str | None) -> Path:
+    """The config a command runs: the file given, or the shipped example named by ``--example`` (from the
+    installed package, so it runs from any folder). Exactly one of them: else a usage error (exit 2)."""
+    from typer._click.exceptions import MissingParameter, UsageError
+    from typer._click.globals import get_current_context
+
+    from abcompare.config.examples import example_config
+
+    if config is not None and example is not None:
+        raise UsageError("give a CONFIG or --example NAME, not both", ctx=get_current_context())
+    if example is not None:
+        return example_config(example)
+    if config is None:
+        raise MissingParameter(
+            "Give a config file, or --example NAME.",
+            ctx=get_current_context(),
+            param_hint="'CONFIG'",
+            param_type="argument",
+        )
+    return config
+
+
+@app.command(cls=_PlainCommand)
+def examples() -> None:
+    """List the example configs shipped with abcompare and the question each answers."""
+    from abcompare.config.examples import example_configs
+
+    found = example_configs()
+    width = max((len(example.name) for example in found), default=0)
+    for example in found:
+        typer.echo(f"{example.name:<{width}}  {example.question}")
+    typer.echo("\nrun one from any folder: abcompare run --example NAME")
 
 
 def _left_behind(stop: KeyboardInterrupt, tracking: bool) -> str:

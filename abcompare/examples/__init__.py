@@ -1,4 +1,6 @@
-"""Example datasets shipped with abcompare, found by name (``example_path("hr-docs")``)."""
+"""What ships with abcompare: the example datasets, found by name (``example_path("hr-docs")``), and the
+example configs (``CONFIGS``: the checkout's ``configs/`` folder itself, linked here so that a wheel carries
+the very same files; ``abcompare.config.examples`` lists and finds them)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,10 @@ from pathlib import Path
 from abcompare.core.errors import DataError
 
 _HERE = Path(__file__).resolve().parent
+
+#: The shipped example configs (``configs/`` at the checkout's root; a link to it here, real files in a
+#: wheel). Paths inside a config resolve against its own folder, so its run files travel with it.
+CONFIGS = _HERE / "configs"
 
 EXAMPLES: dict[str, Path] = {
     "hr-docs": _HERE / "hr_docs",

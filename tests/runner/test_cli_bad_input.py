@@ -250,7 +250,7 @@ def test_help_reads_as_plain_words(command: str, tmp_path: Path, embedding_cache
     assert (
         usage[1:]
         == {
-            "run": ["abcompare", "run", "[OPTIONS]", "CONFIG"],
+            "run": ["abcompare", "run", "[OPTIONS]", "[CONFIG]"],  # or --example NAME
             "pool": ["abcompare", "pool", "[OPTIONS]", "CONFIG"],
             "report": ["abcompare", "report", "[OPTIONS]", "[RUN_ID]"],
             "validate": ["abcompare", "validate", "[OPTIONS]", "CONFIG"],
