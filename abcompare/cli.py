@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import warnings
@@ -238,6 +239,71 @@ def examples() -> None:
     for example in found:
         typer.echo(f"{example.name:<{width}}  {example.question}")
     typer.echo("\nrun one from any folder: abcompare run --example NAME")
+
+
+@app.command(cls=_PlainCommand)
+def init(
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            metavar="PATH",
+            help="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), or an example (hr-docs).",
+            show_default=False,
+        ),
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run",
+            metavar="NAME=FILE",
+            help="A run file to compare (repeatable; the first is the control). None: BM25 vs hybrid.",
+            show_default=False,
+        ),
+    ] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            metavar="FILE",
+            help="The queries file (instead of the folder's).",
+            show_default=False,
+        ),
+    ] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            metavar="FILE",
+            help="The judgments file (instead of the folder's).",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the config.")
+    ] = Path("config.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
+) -> None:
+    """Write a commented config from what a dataset and its run files hold, after their alignment report."""
+    from abcompare.core.errors import ConfigError
+    from abcompare.starter.init import write_initial_config
+
+    check_output(output, example="config.yaml")
+    if output.exists() and not force:
+        raise ConfigError(f"{output}: the file exists", field="--output", hint="use --force to overwrite it")
+    given = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == "init" else []
+    command = shlex.join(["abcompare", "init", *given])
+    summary = write_initial_config(
+        output,
+        dataset=dataset,
+        runs=runs or [],
+        queries=queries,
+        qrels=qrels,
+        command=command,
+        echo=typer.echo,
+    )
+    typer.echo(f"wrote {output}: {summary}")
+    typer.echo(f"next: abcompare validate {output} && abcompare run {output}")
 
 
 def _left_behind(stop: KeyboardInterrupt, tracking: bool) -> str:

@@ -1,6 +1,7 @@
-"""What ships with abcompare: the example datasets, found by name (``example_path("hr-docs")``), and the
-example configs (``CONFIGS``: the checkout's ``configs/`` folder itself, linked here so that a wheel carries
-the very same files; ``abcompare.config.examples`` lists and finds them)."""
+"""What ships with abcompare: example datasets, found by name (``example_path("hr-docs")``), and configs.
+
+The configs are the checkout's ``configs/`` folder itself (``CONFIGS``, a link to it here, so that a wheel
+carries the very same files); ``abcompare.config.examples`` lists and finds them."""
 
 from __future__ import annotations
 
