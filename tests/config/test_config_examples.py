@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from support.cli import REPO, error_lines, run_cli
 
 from abcompare.config.examples import example_config, example_configs, header_question
@@ -20,8 +21,12 @@ def test_the_packaged_examples_are_the_checkouts_configs_folder_itself():
 
 def test_every_shipped_config_is_an_example_whose_header_asks_its_question():
     listed = {example.name: example for example in example_configs()}
-    configs = sorted(path.stem for path in (REPO / "configs").glob("*.yaml"))
-    assert sorted(listed) == configs
+    documents = {path.stem: yaml.safe_load(path.read_text()) for path in (REPO / "configs").glob("*.yaml")}
+    configs = sorted(
+        n for n, data in documents.items() if isinstance(data, dict) and {"dataset", "control"} <= data.keys()
+    )
+    assert sorted(listed) == configs  # a YAML file that is no config (a file of variants) is not listed
+    assert {"rrf_vs_dbsf", "precomputed_run", "fusion_sweep"} <= set(listed)
     for name, example in listed.items():
         assert header_question(example.path.read_text(encoding="utf-8")) == example.question, name
         assert example.question.endswith("?"), name
