@@ -127,6 +127,7 @@ def test_the_command_line_refuses_such_a_config_in_one_line(tmp_path: Path, embe
     assert not (tmp_path / "m.db").exists()
     valid = run_cli(["validate", str(config)], tmp_path, embedding_cache)  # a valid config all the same
     assert valid.returncode == 0, valid.stderr
+    assert "note: it names Python retrievers ('ours', 'prod'): run it from Python with" in valid.stdout
 
 
 def test_a_run_is_a_file_or_a_python_retriever_not_both(tmp_path: Path):
