@@ -416,13 +416,21 @@ def check_retrievers(
     ``treatments.<name>.run.python``), raised before any run opens. A retriever handed over that no
     variant names is a warning (a misspelt name)."""
     given = dict(retrievers or {})
+    unused = sorted(set(given) - set(python_retrievers(config).values()))
+    if unused:
+        warnings.warn(
+            f"retrievers {', '.join(map(repr, unused))} were handed over, but no variant's run.python names "
+            "them",
+            AbcompareWarning,
+            stacklevel=3,
+        )
     for variant, wanted in python_retrievers(config).items():
         field = ".".join((*variant_key(variant), "run", "python"))
         if wanted not in given:
             how = (
                 f"handed over: {', '.join(map(repr, sorted(given)))}"
                 if given
-                else "the command line cannot hand one over"
+                else "no retrievers were handed over, as the command line cannot"
             )
             raise ConfigError(
                 f"names the Python retriever {wanted!r}, which nobody handed over ({how})",
@@ -438,14 +446,6 @@ def check_retrievers(
                 field=field,
                 hint="hand over fn(queries) -> {query_id: [RagHit or dict, ...]} or a run DataFrame",
             )
-    unused = sorted(set(given) - set(python_retrievers(config).values()))
-    if unused:
-        warnings.warn(
-            f"retrievers {', '.join(map(repr, unused))} were handed over, but no variant's run.python names "
-            "them",
-            AbcompareWarning,
-            stacklevel=3,
-        )
 
 
 def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 from support.cli import REPO, error_lines, run_cli
 
 from abcompare import RagHit, load_config, read_run, run_comparison, write_run
-from abcompare.core.errors import ConfigError, DataError
+from abcompare.core.errors import AbcompareWarning, ConfigError, DataError
 from abcompare.data.runs import hits_from_run_frame, run_frame_from_hits
 
 PRODUCTION = REPO / "configs" / "runs" / "hr_docs_production.trec"
@@ -102,10 +102,15 @@ def test_a_config_naming_a_retriever_nobody_handed_over_is_refused_at_its_key_be
     assert caught.value.field == "treatments.other.run.python"
     assert "names the Python retriever 'prod', which nobody handed over" in caught.value.message
     assert "run_comparison(config, retrievers={'prod': fn})" in caught.value.hint
-    with pytest.raises(ConfigError, match="handed over: 'prd'"):
-        run_comparison(config, retrievers={"prd": lambda queries: {}})
+    with (
+        pytest.raises(ConfigError, match="handed over: 'prd'"),
+        pytest.warns(AbcompareWarning, match="'prd'"),
+    ):
+        run_comparison(config, retrievers={"prd": lambda queries: {}})  # a misspelt name: said, then refused
     with pytest.raises(ConfigError, match="is a str, not a callable"):
         run_comparison(config, retrievers={"prod": "my_module.retrieve"})
+    with pytest.raises(ConfigError), pytest.warns(AbcompareWarning, match="'spare' were handed over, but no"):
+        run_comparison(config, retrievers={"prod": 1, "spare": lambda queries: {}})
     assert not (tmp_path / "mlflow.db").exists()  # no store opened, no run left behind
 
 
@@ -121,7 +126,8 @@ def test_the_command_line_refuses_such_a_config_in_one_line(tmp_path: Path, embe
     (line,) = error_lines(result.stderr)
     assert line.startswith(
         f"error: {config}: control.run.python: names the Python retriever 'ours', which nobody handed over "
-        "(the command line cannot hand one over) (the YAML never imports code: run it from Python with "
+        "(no retrievers were handed over, as the command line cannot) (the YAML never imports code: run it "
+        "from Python with "
         "run_comparison(config, retrievers={'ours': fn})"
     ), line
     assert not (tmp_path / "m.db").exists()
