@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "tuned_comparison": "abcompare.stats.tuning",
     "TunedComparison": "abcompare.stats.tuning",
     "fuse": "abcompare.retrieval.fusion",
+    "langchain_retriever": "abcompare.retrieval.langchain",
     "load_comparison": "abcompare.tracking.reader",
     "AbcompareError": "abcompare.core.errors",
     "load_beir": "abcompare.data.beir",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import warnings
@@ -72,6 +73,19 @@ FailOnOpt = Annotated[
         help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better, "
         "or not shown non-inferior (inferior needs the non-inferiority margin of the config's significance "
         "section); the comparison is logged and printed first.",
+        show_default=False,
+    ),
+]
+OptionalConfigArg = Annotated[
+    Path | None,
+    typer.Argument(help="The experiment config (YAML); or --example NAME.", show_default=False),
+]
+ExampleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--example",
+        metavar="NAME",
+        help="Run a config shipped with abcompare instead (`abcompare examples` lists them).",
         show_default=False,
     ),
 ]
@@ -176,11 +190,12 @@ def _catch_interrupts(reporter) -> None:
 
 @app.command(cls=_PlainCommand)
 def run(
-    config: ConfigArg,
+    config: OptionalConfigArg = None,
     set_: SetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     fail_on: FailOnOpt = None,
+    example: ExampleOpt = None,
 ) -> None:
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
@@ -194,6 +209,7 @@ def run(
     reporter = ConsoleReporter(quiet=quiet or as_json)
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
+    config = config_or_example(config, example)
     settings = load_config(config, set_ or [])
     check_gate_settings(gate, settings, config)
     try:
@@ -409,6 +425,19 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     settings = load_config(config, set_ or [])
     names = ", ".join(settings.treatments)
     typer.echo(f"{config}: valid — control vs {names} on {settings.dataset.name or settings.dataset.path}")
+    _python_note(settings)
+
+
+def _python_note(settings: Any) -> None:
+    """A config whose variants are Python retrievers is valid, but runs only from Python: say so."""
+    from abcompare.config.loading import python_retrievers
+
+    named = sorted(set(python_retrievers(settings).values()))
+    if named:
+        typer.echo(
+            f"note: it names Python retrievers ({', '.join(map(repr, named))}): run it from Python with "
+            "run_comparison(config, retrievers={NAME: fn}); the command line cannot hand them over"
+        )
 
 
 @app.command(cls=_PlainCommand)
@@ -417,6 +446,106 @@ def schema() -> None:
     from abcompare.config import config_schema
 
     typer.echo(json.dumps(config_schema(), indent=2))
+
+
+# ------------------------------------------------------------------ starting out: examples and init
+def config_or_example(config: Path | None, example: str | None) -> Path:
+    """The config a command runs: the file given, or the shipped example named by ``--example`` (from the
+    installed package, so it runs from any folder). Exactly one of them: else a usage error (exit 2)."""
+    from typer._click.exceptions import MissingParameter, UsageError
+    from typer._click.globals import get_current_context
+
+    from abcompare.config.examples import example_config
+
+    if config is not None and example is not None:
+        raise UsageError("give a CONFIG or --example NAME, not both", ctx=get_current_context())
+    if example is not None:
+        return example_config(example)
+    if config is None:
+        raise MissingParameter(
+            "Give a config file, or --example NAME.",
+            ctx=get_current_context(),
+            param_hint="'CONFIG'",
+            param_type="argument",
+        )
+    return config
+
+
+@app.command(cls=_PlainCommand)
+def examples() -> None:
+    """List the example configs shipped with abcompare and the question each answers."""
+    from abcompare.config.examples import example_configs
+
+    found = example_configs()
+    width = max((len(example.name) for example in found), default=0)
+    for example in found:
+        typer.echo(f"{example.name:<{width}}  {example.question}")
+    typer.echo("\nrun one from any folder: abcompare run --example NAME")
+
+
+@app.command(cls=_PlainCommand)
+def init(
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            metavar="PATH",
+            help="A BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), or an example (hr-docs).",
+            show_default=False,
+        ),
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run",
+            metavar="NAME=FILE",
+            help="A run file to compare (repeatable; the first is the control). None: BM25 vs hybrid.",
+            show_default=False,
+        ),
+    ] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            metavar="FILE",
+            help="The queries file (instead of the folder's).",
+            show_default=False,
+        ),
+    ] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            metavar="FILE",
+            help="The judgments file (instead of the folder's).",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write the config.")
+    ] = Path("config.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
+) -> None:
+    """Write a commented config from what a dataset and its run files hold, after their alignment report."""
+    from abcompare.core.errors import ConfigError
+    from abcompare.starter.init import write_initial_config
+
+    check_output(output, example="config.yaml")
+    if output.exists() and not force:
+        raise ConfigError(f"{output}: the file exists", field="--output", hint="use --force to overwrite it")
+    given = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == "init" else []
+    command = shlex.join(["abcompare", "init", *given])
+    summary = write_initial_config(
+        output,
+        dataset=dataset,
+        runs=runs or [],
+        queries=queries,
+        qrels=qrels,
+        command=command,
+        echo=typer.echo,
+    )
+    typer.echo(f"wrote {output}: {summary}")
+    typer.echo(f"next: abcompare validate {output} && abcompare run {output}")
 
 
 def usage_line(exc: Any) -> str:

@@ -7,11 +7,11 @@ once, from the config, and handed to each stage."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -19,6 +19,9 @@ from abcompare.config import ExperimentConfig
 from abcompare.core.errors import DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.outcome.results import ComparisonResult, VariantOutcome
+
+if TYPE_CHECKING:
+    from abcompare.execution.base import Retriever
 
 
 class _Timer:
@@ -43,19 +46,24 @@ def run_comparison(
     config_path: Path | None = None,
     reporter: Reporter | None = None,
     background_tracking: bool = False,
+    retrievers: Mapping[str, Retriever] | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment, judge them on the same queries, test, log and return.
 
     ``background_tracking`` writes to MLflow from a forked process while the comparison runs (what
-    ``abcompare run`` does); by default it is written from this process.
+    ``abcompare run`` does); by default it is written from this process. ``retrievers`` hands over the
+    Python retrievers the config names (``run: {python: NAME}``): ``NAME -> fn``, where ``fn(queries)``
+    gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
+    (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
     """
-    from abcompare.config.loading import check_models
+    from abcompare.config.loading import check_models, check_retrievers
     from abcompare.execution import open_executor
     from abcompare.tracking.lifecycle import check_tracking_store
 
     reporter = reporter or Reporter()
     timer = _Timer()
     check_models(config, config_path)  # a config built in Python skipped load_config's check
+    check_retrievers(config, retrievers, config_path)  # the YAML names them; only Python hands them over
 
     def check_tracking() -> None:
         with timer("tracking"):
@@ -72,7 +80,9 @@ def run_comparison(
         finally:
             if checking:
                 checking.result()
-        result = _compare_variants(config, config_path, reporter, timer, executor, background_tracking)
+        result = _compare_variants(
+            config, config_path, reporter, timer, executor, background_tracking, retrievers
+        )
         with timer("execution"):
             stack.close()  # a Ray this run started stops here
     return result
@@ -85,6 +95,7 @@ def _compare_variants(
     timer: _Timer,
     executor: Any,
     background_tracking: bool,
+    retrievers: Mapping[str, Retriever] | None = None,
 ) -> ComparisonResult:
     """The comparison proper, stage by stage: data, each variant's run from the executor, judged at the
     annotation level, scored and logged; the paired tests (and a sweep's tuned choice), the result, and
@@ -124,13 +135,15 @@ def _compare_variants(
         with closing_runs(logger.abort):
             with timer("tracking"):
                 logger.start()
-            produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
+            produced = executor.variant_runs(
+                config.variants(), dataset, config.resolved_cache_dir(), retrievers
+            )
             for name, variant in config.variants().items():
                 role = "control" if name == "control" else "treatment"
                 reporter.stage("control" if role == "control" else f"treatment {name}")
                 with timer("retrieval"):
                     variant_run = next(produced)
-                context = f"variant {name!r}" + (f" (run file {variant.run.path})" if variant.run else "")
+                context = f"variant {name!r}" + _given(variant)
                 with timer("evaluation"), error_context(context, file=dataset.annotation_file):
                     run, annotations, report = judged_at_level(
                         variant_run.run, dataset, config.dataset.level, **evaluation.alignment_options()
@@ -221,6 +234,16 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
 
 
+def _given(variant: Any) -> str:
+    """How a variant's run was given, for its error messages: `` (run file X)``, `` (Python retriever
+    'X')``, or nothing (retrieved)."""
+    if variant.run is None:
+        return ""
+    if variant.run.python is not None:
+        return f" (Python retriever {variant.run.python!r})"
+    return f" (run file {variant.run.path})"
+
+
 # ------------------------------------------------------------------------------------------ pooling
 def pool_to_file(
     config: ExperimentConfig,
@@ -240,19 +263,26 @@ def pool_to_file(
 
 
 def pool_unjudged_hits(
-    config: ExperimentConfig, *, depth: int = 10, reporter: Reporter | None = None
+    config: ExperimentConfig,
+    *,
+    depth: int = 10,
+    reporter: Reporter | None = None,
+    retrievers: Mapping[str, Retriever] | None = None,
 ) -> pd.DataFrame:
     """Every variant's top ``depth`` hits that nobody judged, once each, for annotators (no MLflow run).
 
     Variants are produced as ``abcompare run`` produces them (the embedding cache makes a rerun cheap) and
     judged at the configured annotation level: chunk keys at chunk level, document ids at document level.
-    Queries nobody judged yet are pooled too: they are the largest holes.
+    Queries nobody judged yet are pooled too: they are the largest holes. ``retrievers`` hands over the
+    Python retrievers the config names, as for :func:`run_comparison`.
     """
+    from abcompare.config.loading import check_retrievers
     from abcompare.data.levels import apply_level
     from abcompare.data.pooling import pool_unjudged
     from abcompare.evaluation.batch import in_evaluation_order
 
     reporter = reporter or Reporter()
+    check_retrievers(config, retrievers)
     level = config.dataset.level
     if level == "span":
         raise DataError(
@@ -268,7 +298,7 @@ def pool_unjudged_hits(
     _check_query_rewrites(config, dataset)
     runs: dict[str, pd.DataFrame] = {}
     with open_executor(config.execution, reporter) as executor:
-        produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir())
+        produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir(), retrievers)
         for name in config.variants():
             reporter.stage("control" if name == "control" else f"treatment {name}")
             run = next(produced).run

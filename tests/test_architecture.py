@@ -35,7 +35,9 @@ ALLOWED: dict[str, set[str]] = {
     # the retrieval stage's executor: a variant's run from its run file (data) or retrieved (retrieval),
     # here or on Ray; it reads its settings' type (config)
     "execution": {"config", "data", "retrieval"},
-    "cli": {"config", "runner", "outcome", "tracking"},
+    "cli": {"config", "runner", "outcome", "tracking", "starter"},
+    # `abcompare init`: reads a dataset and its runs (data) and writes a config that loads (config)
+    "starter": {"config", "data", "examples"},
 }
 
 #: The stages whose order only the runner knows.

@@ -21,6 +21,7 @@ DOCUMENTED = {
     "paired_comparison": lambda: abcompare.paired_comparison,
     "tuned_comparison": lambda: abcompare.tuned_comparison,
     "fuse": lambda: abcompare.fuse,
+    "langchain_retriever": lambda: abcompare.langchain_retriever,
     "load_beir": lambda: abcompare.load_beir,
     "read_run": lambda: abcompare.read_run,
     "write_run": lambda: abcompare.write_run,

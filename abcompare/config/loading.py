@@ -9,7 +9,7 @@ import difflib
 import os
 import typing
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,20 +73,33 @@ def deep_merge(base: Any, override: Any, _at: tuple[str, ...] = ()) -> Any:
     """``override`` laid over ``base``: mappings merge key by key, anything else replaces. ``null`` is the
     value None, as written in the control: ``stemmer: null`` is no stemming, ``rerank: null`` no rerank;
     an entry of a mapping keyed by names (a retriever under ``retrievers``, a weight under
-    ``fusion.weights``) is removed by ``null``. A ``null`` for a setting that cannot be None is left for
-    validation to refuse at its key."""
+    ``fusion.weights``) is removed by ``null``; a variant's ``run`` naming the other kind of source (a
+    Python retriever over the control's run file, or a file over a retriever) replaces it whole. A
+    ``null`` for a setting that cannot be None is left for validation to refuse at its key."""
     if not (isinstance(base, dict) and isinstance(override, dict)):
         return copy.deepcopy(override)
     merged = dict(base)
     for key, value in override.items():
         if value is None and _is_entry_mapping(_at):
             merged.pop(key, None)
+        elif not _at and key == "run" and _switches_source(base.get(key), value):
+            merged[key] = copy.deepcopy(value)  # a Python retriever instead of the control's file, or back
         elif isinstance(value, dict):
             below = base.get(key)
             merged[key] = deep_merge(below if isinstance(below, dict) else {}, value, (*_at, key))
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def _switches_source(base: Any, override: Any) -> bool:
+    """Whether a variant's ``run`` override names the other kind of source than the run it is laid over (a
+    Python retriever over a run file, or a file over a retriever): it then replaces that run whole."""
+    if not (isinstance(base, dict) and isinstance(override, dict)):
+        return False
+    to_python = override.get("python") is not None and base.get("path") is not None
+    to_file = override.get("path") is not None and base.get("python") is not None
+    return to_python or to_file
 
 
 def changed_settings(base: Any, override: Any, prefix: str = "") -> list[str]:
@@ -281,7 +294,7 @@ def _named_files(config: ExperimentConfig) -> list[tuple[tuple[str, ...], Path, 
     elif annotations is not None:
         named.append((("dataset", "annotations"), annotations, "file"))
     for name, variant in config.variants().items():
-        if variant.run is not None:
+        if variant.run is not None and variant.run.path is not None:
             where = variant_key(name)
             named.append(((*where, "run", "path"), Path(variant.run.path), "file"))
     if config.cache_dir is not None and config.cache_dir.exists():
@@ -414,6 +427,55 @@ def check_models(
         checked.add((model, backend, kind))
 
 
+def python_retrievers(config: ExperimentConfig) -> dict[str, str]:
+    """Each variant whose run is a Python retriever (``run: {python: NAME}``) -> that retriever's name."""
+    return {
+        name: variant.run.python
+        for name, variant in config.variants().items()
+        if variant.run is not None and variant.run.python is not None
+    }
+
+
+def check_retrievers(
+    config: ExperimentConfig, retrievers: Mapping[str, Any] | None, path: Path | None = None
+) -> None:
+    """Every retriever the config names (``run.python``) was handed over, and is callable: the YAML never
+    imports code, so a name nobody handed over is a ``ConfigError`` at its key (``control.run.python``,
+    ``treatments.<name>.run.python``), raised before any run opens. A retriever handed over that no
+    variant names is a warning (a misspelt name)."""
+    given = dict(retrievers or {})
+    unused = sorted(set(given) - set(python_retrievers(config).values()))
+    if unused:
+        warnings.warn(
+            f"retrievers {', '.join(map(repr, unused))} were handed over, but no variant's run.python names "
+            "them",
+            AbcompareWarning,
+            stacklevel=3,
+        )
+    for variant, wanted in python_retrievers(config).items():
+        field = ".".join((*variant_key(variant), "run", "python"))
+        if wanted not in given:
+            how = (
+                f"handed over: {', '.join(map(repr, sorted(given)))}"
+                if given
+                else "no retrievers were handed over, as the command line cannot"
+            )
+            raise ConfigError(
+                f"names the Python retriever {wanted!r}, which nobody handed over ({how})",
+                file=path,
+                field=field,
+                hint=f"the YAML never imports code: run it from Python with "
+                f"run_comparison(config, retrievers={{{wanted!r}: fn}}), or give the variant a run file "
+                "(run.path)",
+            )
+        if not callable(given[wanted]):
+            raise ConfigError(
+                f"the retriever {wanted!r} handed over is a {type(given[wanted]).__name__}, not a callable",
+                field=field,
+                hint="hand over fn(queries) -> {query_id: [RagHit or dict, ...]} or a run DataFrame",
+            )
+
+
 def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> dict[str, Any]:
     """``raw`` with each treatment replaced by the control with its overrides laid over it."""
     control, treatments = raw.get("control"), raw.get("treatments")
@@ -454,6 +516,8 @@ def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -
         if name in swept:  # a sweep changes several settings by design
             continue
         changed = _differences(control, treatment.model_dump(mode="json"))
+        if any(path.startswith("run.") for path in changed):  # another run (file or retriever): one change
+            changed = [path for path in changed if not path.startswith("run.")] + ["run"]
         added = [p for p in changed if p.count(".") == 1 and p.startswith("retrievers.")]
         if added and control["fusion"] is None and "fusion" in changed:
             changed.remove("fusion")  # a second retriever needs a fusion: one change, not two

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,25 +38,54 @@ def read_jsonl_run(path: str | Path) -> pd.DataFrame:
             )
         if not isinstance(record["hits"], list):
             raise DataError("'hits' must be a list", file=path, line=number, field="hits", hint=hint)
-        hits = []
-        for i, raw in enumerate(record["hits"]):
-            hits.append(_validate_hit(raw, path=path, line=number, index=i))
-        _check_hit_ranks(hits, qid, path=path, line=number)
-        hits_by_query[qid] = hits
+        hits_by_query[qid] = checked_hit_list(record["hits"], qid, path=path, line=number)
         line_of[qid] = number
     return finite_scores(run_frame_from_hits(hits_by_query), path)
 
 
-def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHit:
+def hit_lists_run(hits_by_query: Mapping[Any, Any]) -> pd.DataFrame:
+    """The run table of ranked hit lists handed over in Python (``{query_id: [RagHit or dict, ...]}``),
+    checked by the rules of a JSONL run file: a query id each, hits that are RagHit fields, ranks 1..n
+    when the hits carry ranks, finite scores. A problem is a ``DataError`` naming the query and the hit."""
+    checked: dict[str, list[RagHit]] = {}
+    for raw_qid, hits in hits_by_query.items():
+        qid = clean_id(raw_qid)
+        if qid is None:
+            raise DataError(f"empty query id {raw_qid!r}", hint="every hit list needs its query's id")
+        if isinstance(hits, str | bytes | Mapping) or not isinstance(hits, Sequence):
+            raise DataError(
+                f"the hits of query {qid!r} are a {type(hits).__name__}, not a list",
+                hint="give each query a list of RagHit (or dicts of RagHit fields), best first",
+            )
+        checked[qid] = checked_hit_list(list(hits), qid, path=None, line=None, prefix=f"query {qid!r}: ")
+    return finite_scores(run_frame_from_hits(checked), None)
+
+
+def checked_hit_list(
+    raw_hits: list[Any], qid: str, *, path: str | Path | None, line: int | None, prefix: str = ""
+) -> list[RagHit]:
+    """One query's hits, each validated as a RagHit, and their ranks (when given) 1..n."""
+    hits = [
+        _validate_hit(raw, path=path, line=line, index=i, prefix=prefix) for i, raw in enumerate(raw_hits)
+    ]
+    _check_hit_ranks(hits, qid, path=path, line=line, prefix=prefix)
+    return hits
+
+
+def _validate_hit(
+    raw: Any, *, path: str | Path | None, line: int | None, index: int, prefix: str = ""
+) -> RagHit:
     from pydantic import ValidationError
 
+    if isinstance(raw, RagHit):
+        raw = raw.model_dump(exclude_none=True)  # checked as a dict of its fields: one rule for both
     if not isinstance(raw, dict):
         raise DataError(
             f"hit {index} is not an object",
             file=path,
             line=line,
-            field=f"hits[{index}]",
-            hint="each hit is a JSON object of RagHit fields",
+            field=f"{prefix}hits[{index}]",
+            hint="each hit is a JSON object (a dict, or a RagHit) of RagHit fields",
         )
     try:
         hit = RagHit.model_validate(raw)
@@ -67,7 +96,7 @@ def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHi
             f"invalid hit: {err['msg']}",
             file=path,
             line=line,
-            field=f"hits[{index}].{where}",
+            field=f"{prefix}hits[{index}].{where}",
             hint="fix the value's type (numbers for scores and ranks)",
         ) from None
     whole = [(name, getattr(hit, name)) for name in ("rank", "chunk_index", "page_number")]
@@ -81,13 +110,15 @@ def _validate_hit(raw: Any, *, path: str | Path, line: int, index: int) -> RagHi
                 f"invalid hit: {name} {value!r} is not a whole number between -2**53 and 2**53",
                 file=path,
                 line=line,
-                field=f"hits[{index}].{name}",
+                field=f"{prefix}hits[{index}].{name}",
                 hint="ranks, chunk indexes, page numbers and character offsets are integers",
             )
     return hit
 
 
-def _check_hit_ranks(hits: Sequence[RagHit], qid: str, *, path: str | Path, line: int) -> None:
+def _check_hit_ranks(
+    hits: Sequence[RagHit], qid: str, *, path: str | Path | None, line: int | None, prefix: str = ""
+) -> None:
     ranks = [h.rank for h in hits]
     if not hits or any(r is None for r in ranks):
         return
@@ -97,6 +128,6 @@ def _check_hit_ranks(hits: Sequence[RagHit], qid: str, *, path: str | Path, line
             rank_problem(sorted(ranks)) + f" for query {qid!r}",
             file=path,
             line=line,
-            field="rank",
+            field=f"{prefix}rank" if prefix else "rank",
             hint="ranks of one query must be 1, 2, ..., n",
         )

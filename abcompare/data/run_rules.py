@@ -54,7 +54,7 @@ def rank_problem(sorted_ranks: Sequence[int]) -> str:
     return "bad ranks"  # pragma: no cover
 
 
-def finite_scores(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+def finite_scores(frame: pd.DataFrame, path: str | Path | None) -> pd.DataFrame:
     bad = first_true(np.isinf(frame["score"].to_numpy(dtype=float)))
     if bad is not None:
         raise DataError(

@@ -89,7 +89,13 @@ def _merge(location: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
-def _finish_table(frame: pd.DataFrame, path: str | Path, where) -> pd.DataFrame:
+def table_run(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run DataFrame handed over in Python, checked and finished by the rules of a CSV or Parquet run
+    file (``query_id``, ``rank`` and/or ``score``, ``key`` or hit fields); a problem names its row."""
+    return _finish_table(frame, None, lambda i: {"field": f"row {i + 1}"})
+
+
+def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.DataFrame:
     """Validate a tabular run (CSV/Parquet): ids, numbers, ranks; compute keys; sort into the run table."""
     if "query_id" not in frame:
         raise DataError(

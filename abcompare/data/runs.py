@@ -8,7 +8,9 @@ rank column is ignored and hits are ordered by score (descending), ties by docno
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -25,14 +27,15 @@ from abcompare.data.hit_lists import (
     run_frame_from_hits,
     stable_keys,
 )
-from abcompare.data.run_jsonl import read_jsonl_run
-from abcompare.data.run_tabular import read_csv_run, read_parquet_run
+from abcompare.data.run_jsonl import hit_lists_run, read_jsonl_run
+from abcompare.data.run_tabular import read_csv_run, read_parquet_run, table_run
 from abcompare.data.run_trec import read_trec_run, run_tag, write_trec_run
 
 __all__ = [
     "RUN_COLUMNS",
     "hits_from_run_frame",
     "read_run",
+    "returned_run",
     "run_frame_from_hits",
     "stable_keys",
     "write_run",
@@ -79,6 +82,32 @@ def read_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     if fmt == "csv":
         return read_csv_run(path)
     raise DataError(f"unknown run format {fmt!r}", file=path, hint=f"use one of auto, {', '.join(FORMATS)}")
+
+
+def returned_run(returned: Any) -> pd.DataFrame:
+    """What a retriever callable returned, as the run table, checked as a run file is: a run DataFrame by
+    the CSV/Parquet rules, a mapping ``query_id -> [RagHit or dict, ...]`` (best first) by the JSONL
+    rules. Anything else, or not one hit for any query, is a ``DataError`` (as an empty run file is).
+
+    Examples
+    --------
+    >>> run = returned_run({"q1": [{"id": "d2"}, {"id": "d1", "score": 0.5}]})
+    >>> run[["query_id", "rank", "key"]].values.tolist()
+    [['q1', 1, 'd2'], ['q1', 2, 'd1']]
+    """
+    if isinstance(returned, pd.DataFrame):
+        run = table_run(returned.copy())
+    elif isinstance(returned, Mapping):
+        run = hit_lists_run(returned)
+    else:
+        raise DataError(
+            f"returned a {type(returned).__name__}, not the queries' hits",
+            hint="return {query_id: [RagHit or dict, ...]} (best first) or a run DataFrame "
+            "(query_id, rank or score, key or hit fields)",
+        )
+    if run.empty:
+        raise DataError("returned no hit for any query", hint="return each query's ranked hits, best first")
+    return run
 
 
 def _detect_format(path: InputFile) -> str:

@@ -1,4 +1,7 @@
-"""Example datasets shipped with abcompare, found by name (``example_path("hr-docs")``)."""
+"""What ships with abcompare: example datasets, found by name (``example_path("hr-docs")``), and configs.
+
+The configs are the checkout's ``configs/`` folder itself (``CONFIGS``, a link to it here, so that a wheel
+carries the very same files); ``abcompare.config.examples`` lists and finds them."""
 
 from __future__ import annotations
 
@@ -7,6 +10,10 @@ from pathlib import Path
 from abcompare.core.errors import DataError
 
 _HERE = Path(__file__).resolve().parent
+
+#: The shipped example configs (``configs/`` at the checkout's root; a link to it here, real files in a
+#: wheel). Paths inside a config resolve against its own folder, so its run files travel with it.
+CONFIGS = _HERE / "configs"
 
 EXAMPLES: dict[str, Path] = {
     "hr-docs": _HERE / "hr_docs",

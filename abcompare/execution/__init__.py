@@ -12,13 +12,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from abcompare.execution.base import Executor, VariantRun, precomputed_run, require_corpus
+from abcompare.execution.base import (
+    Executor,
+    Retriever,
+    VariantRun,
+    given_run,
+    precomputed_run,
+    require_corpus,
+)
 
 if TYPE_CHECKING:
     from abcompare.config import ExecutionSettings
     from abcompare.core.progress import Reporter
 
-__all__ = ["Executor", "VariantRun", "open_executor", "precomputed_run", "require_corpus"]
+__all__ = [
+    "Executor",
+    "Retriever",
+    "VariantRun",
+    "given_run",
+    "open_executor",
+    "precomputed_run",
+    "require_corpus",
+]
 
 
 @contextmanager

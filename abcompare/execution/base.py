@@ -3,14 +3,15 @@ stage steps that need no backend (a precomputed run file is read in the driver, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from abcompare.core.errors import DataError
+from abcompare.core.errors import ConfigError, DataError
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
@@ -33,19 +34,69 @@ class Executor(Protocol):
     name: str
 
     def variant_runs(
-        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
+        self,
+        variants: Mapping[str, VariantSettings],
+        dataset: Dataset,
+        cache_dir: Path,
+        retrievers: Mapping[str, Retriever] | None = None,
     ) -> Iterator[VariantRun]:
-        """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready."""
+        """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready; a run
+        given as a file or a Python retriever (from ``retrievers``) is produced in the driver
+        (:func:`given_run`)."""
         ...
+
+
+#: A retriever handed over in Python: the queries table (``query_id``, ``text``, any extra fields) in,
+#: each query's ranked hits out (``{query_id: [RagHit or dict, ...]}``, best first, or a run DataFrame).
+Retriever = Callable[[pd.DataFrame], Any]
 
 
 def precomputed_run(variant: VariantSettings, dataset: Dataset) -> pd.DataFrame:
     """A variant given as a run file: its rows for the dataset's queries."""
     from abcompare.data.runs import read_run
 
-    assert variant.run is not None
-    run = read_run(variant.run.path, fmt=variant.run.format)
+    assert variant.run is not None and variant.run.path is not None
+    return _for_queries(read_run(variant.run.path, fmt=variant.run.format), dataset)
+
+
+def _for_queries(run: pd.DataFrame, dataset: Dataset) -> pd.DataFrame:
     return run[run["query_id"].isin(set(dataset.queries["query_id"]))].reset_index(drop=True)
+
+
+def given_run(
+    name: str, variant: VariantSettings, dataset: Dataset, retrievers: Mapping[str, Retriever] | None
+) -> VariantRun:
+    """A variant whose run is given, not retrieved, produced in the driver (where the file is, and where
+    the caller's callable lives: it is never pickled): a run file as it reads, or the hits of the Python
+    retriever ``run.python`` names, called once with the dataset's queries and checked by the run-file
+    rules (``data.runs.returned_run``). The callable's wall time over the queries is its cost
+    (``efficiency.seconds_per_query``); it builds no index the comparison could see."""
+    assert variant.run is not None
+    if variant.run.python is None:
+        return VariantRun(name, precomputed_run(variant, dataset))
+    from abcompare.data.runs import returned_run
+    from abcompare.retrieval.pipeline import RetrievalCost
+
+    python = variant.run.python
+    field = ("control" if name == "control" else f"treatments.{name}") + ".run.python"
+    retriever = (retrievers or {}).get(python)
+    if retriever is None:  # run_comparison checks this before any run opens; a direct caller gets it here
+        raise ConfigError(f"names the Python retriever {python!r}, which nobody handed over", field=field)
+    queries = dataset.queries.reset_index(drop=True)
+    start = time.perf_counter()
+    returned = retriever(queries.copy())
+    seconds = time.perf_counter() - start
+    try:
+        run = returned_run(returned)
+    except DataError as error:
+        where = error.location()
+        raise DataError(
+            f"the Python retriever {python!r} {where + ': ' if where else ''}{error.message}",
+            field=field,
+            hint=error.hint,
+        ) from None
+    cost = RetrievalCost(queries=len(queries), query_seconds=seconds)
+    return VariantRun(name, _for_queries(run, dataset), cost.as_metrics())
 
 
 def require_corpus(name: str, dataset: Dataset) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from abcompare.core.progress import Reporter
-from abcompare.execution.base import VariantRun, precomputed_run, require_corpus
+from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
@@ -22,11 +22,13 @@ def produce_variant_run(
     cache: RetrievalCache,
     cache_dir: Path,
     reporter: Reporter,
+    retrievers: Mapping[str, Retriever] | None = None,
 ) -> VariantRun:
-    """A variant's run table and its cost: read from its run file, or retrieved here (``cache`` memoises
-    chunks, indexes, embeddings and each retriever's hits across the variants of one comparison)."""
+    """A variant's run table and its cost: read from its run file, from a Python retriever handed over,
+    or retrieved here (``cache`` memoises chunks, indexes, embeddings and each retriever's hits across the
+    variants of one comparison)."""
     if variant.run is not None:
-        return VariantRun(name, precomputed_run(variant, dataset))
+        return given_run(name, variant, dataset, retrievers)
     require_corpus(name, dataset)
     from abcompare.data.runs import run_frame_from_hits
     from abcompare.retrieval.pipeline import run_variant_with_cost
@@ -50,7 +52,13 @@ class LocalExecutor:
         self.cache = RetrievalCache()
 
     def variant_runs(
-        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
+        self,
+        variants: Mapping[str, VariantSettings],
+        dataset: Dataset,
+        cache_dir: Path,
+        retrievers: Mapping[str, Retriever] | None = None,
     ) -> Iterator[VariantRun]:
         for name, variant in variants.items():
-            yield produce_variant_run(name, variant, dataset, self.cache, cache_dir, self.reporter)
+            yield produce_variant_run(
+                name, variant, dataset, self.cache, cache_dir, self.reporter, retrievers
+            )

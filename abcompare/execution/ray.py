@@ -5,7 +5,9 @@ Ray Data pipeline (:mod:`abcompare.execution.ray_encoding`); chunks, embeddings,
 retriever's ranking are built once and shared through the object store by reference. A variant's task
 then only fuses, reranks and cuts (the same :mod:`abcompare.retrieval.pipeline` functions the local
 path calls) and returns its run table. Tasks are submitted together and run while the driver judges and
-logs the variants already back. Precomputed run files are read in the driver, where the files are.
+logs the variants already back. Runs given instead of retrieved are produced in the driver, where the
+files and the callables are: a run file is read there, and a Python retriever handed over is called there
+(never pickled into a task: it may hold a client, a connection or a GPU model of its own).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import ray
 
 from abcompare.core.errors import AbcompareError, WorkerLostError
 from abcompare.core.progress import Reporter
-from abcompare.execution.base import VariantRun, precomputed_run, require_corpus
+from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus
 from abcompare.execution.ray_encoding import encode_on_ray, first_line
 from abcompare.retrieval import pipeline
 from abcompare.retrieval.embedding_cache import text_hash
@@ -141,14 +143,18 @@ class RayExecutor:
         return {"max_retries": self.settings.retries, "retry_exceptions": False}
 
     def variant_runs(
-        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path
+        self,
+        variants: Mapping[str, VariantSettings],
+        dataset: Dataset,
+        cache_dir: Path,
+        retrievers: Mapping[str, Retriever] | None = None,
     ) -> Iterator[VariantRun]:
         retrieval = {name: v for name, v in variants.items() if v.run is None}
         pending = self._submit(retrieval, dataset, cache_dir) if retrieval else {}
         last = list(pending)[-1] if pending else None
         for name, variant in variants.items():
-            if variant.run is not None:
-                yield VariantRun(name, precomputed_run(variant, dataset))
+            if variant.run is not None:  # a run file, or a Python retriever: in the driver, never pickled
+                yield given_run(name, variant, dataset, retrievers)
                 continue
             produced = self._collect(name, pending.pop(name))  # its object refs go with it
             if name == last:

@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "chunk_document": "abcompare.retrieval.chunking",
     "chunk_corpus": "abcompare.retrieval.chunking",
     "fuse": "abcompare.retrieval.fusion",
+    "langchain_retriever": "abcompare.retrieval.langchain",
     "run_variant": "abcompare.retrieval.pipeline",
     "RetrievalCache": "abcompare.retrieval.pipeline",
     "VariantSettings": "abcompare.retrieval.settings",

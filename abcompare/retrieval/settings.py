@@ -188,10 +188,27 @@ class RerankSettings(_Settings):
 
 
 class RunFileSettings(_Settings):
-    """A precomputed run (a production system's output) used instead of retrieval."""
+    """A variant's run given instead of retrieved: a run file (a production system's output), or the hits
+    of a Python callable the caller hands over by name (the YAML never imports code)."""
 
-    path: Path = Field(description="Run file (any format the data layer reads).")
+    path: Path | None = Field(None, description="Run file (any format the data layer reads).")
     format: str = Field("auto", description="Run file format; 'auto' detects it from the file.")
+    python: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="The name of a retriever callable handed over in Python: "
+        "run_comparison(config, retrievers={name: fn}), where fn(queries) gets the queries table "
+        "(query_id, text) and returns {query_id: [RagHit or dict, ...]} or a run DataFrame.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RunFileSettings:
+        if self.path is None and self.python is None:
+            raise ValueError("a run needs its 'path' (a run file) or 'python' (a retriever handed over)")
+        if self.path is not None and self.python is not None:
+            raise ValueError("a run is a file ('path') or a Python retriever ('python'), not both")
+        return self
 
 
 class VariantSettings(_Settings):
@@ -208,7 +225,9 @@ class VariantSettings(_Settings):
     rerank: RerankSettings | None = Field(None, description="Optional rerank of the fused top-N.")
     depth: int = Field(100, gt=0, le=10_000, description="Hits taken from each retriever before fusion.")
     top_k: int = Field(100, gt=0, le=10_000, description="Length of the final ranked list.")
-    run: RunFileSettings | None = Field(None, description="A precomputed run instead of retrieval.")
+    run: RunFileSettings | None = Field(
+        None, description="A precomputed run instead of retrieval: a run file, or a Python retriever."
+    )
     query_planning: QueryPlanningSettings | None = Field(
         None, description="Several queries per question (rewrites, RM3 feedback), fused before 'fusion'."
     )

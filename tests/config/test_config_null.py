@@ -78,7 +78,10 @@ def named_mappings(model: type[BaseModel], at: tuple[str, ...] = ()) -> list[tup
 
 
 VARIANT_SETTINGS = settings_of(VariantSettings)
-OPTIONAL = sorted(path for path, optional in VARIANT_SETTINGS.items() if optional)
+#: A run's two sources, a file and a Python retriever: exactly one is set, so neither is null on its own
+#: (tests/runner/test_runner_python_retrievers.py pins that rule).
+ONE_OF = {("run", "path"), ("run", "python")}
+OPTIONAL = sorted(path for path, optional in VARIANT_SETTINGS.items() if optional and path not in ONE_OF)
 REQUIRED = sorted(path for path, optional in VARIANT_SETTINGS.items() if not optional)
 
 

@@ -127,3 +127,32 @@ def test_query_planning_on_ray_equals_local(ray_in_process, embedding_cache) -> 
     assert list(local.variants) == ["control", "variants", "rm3", "hybrid"]
     assert_same_results(local, on_ray)
     assert local.variants["variants"].means != local.variants["control"].means
+
+
+def test_a_python_retriever_runs_in_the_driver_beside_ray_variants(ray_in_process, embedding_cache) -> None:
+    """A callable is never pickled into a task: one holding a lock (which cannot be pickled) runs on Ray's
+    backend as locally, called once in this process, with the same numbers."""
+    import os
+    import threading
+
+    from abcompare.data.runs import hits_from_run_frame, read_run
+
+    hits = hits_from_run_frame(read_run(REPO / "configs" / "runs" / "hr_docs_production.trec"))
+    lock, callers = threading.Lock(), []
+
+    def prod(queries: pd.DataFrame) -> dict:
+        with lock:
+            callers.append(os.getpid())
+        return {query: hits[query] for query in queries["query_id"] if query in hits}
+
+    settings = [*LEAN, f"cache_dir={embedding_cache}", "treatments.production.run={python: prod}"]
+    path = REPO / "configs" / "precomputed_run.yaml"
+    local = run_comparison(load_config(path, settings), retrievers={"prod": prod})
+    on_ray = run_comparison(
+        load_config(path, [*settings, "execution.backend=ray"]), retrievers={"prod": prod}
+    )
+    assert callers == [os.getpid(), os.getpid()]
+    assert on_ray.variants["production"].efficiency["efficiency.seconds_per_query"] > 0
+    for outcome in (local, on_ray):
+        outcome.variants["production"].efficiency.clear()  # measured wall time: the one thing that differs
+    assert_same_results(local, on_ray)

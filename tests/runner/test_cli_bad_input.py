@@ -240,7 +240,7 @@ def test_an_argument_error_is_one_line_naming_the_command_and_the_option(
     nothing_ran(tmp_path, result)
 
 
-@pytest.mark.parametrize("command", ["run", "pool", "report", "validate", "schema"])
+@pytest.mark.parametrize("command", ["run", "pool", "report", "validate", "schema", "examples", "init"])
 def test_help_reads_as_plain_words(command: str, tmp_path: Path, embedding_cache: Path) -> None:
     result = run_cli([command, "--help"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr
@@ -250,11 +250,13 @@ def test_help_reads_as_plain_words(command: str, tmp_path: Path, embedding_cache
     assert (
         usage[1:]
         == {
-            "run": ["abcompare", "run", "[OPTIONS]", "CONFIG"],
+            "run": ["abcompare", "run", "[OPTIONS]", "[CONFIG]"],  # or --example NAME
             "pool": ["abcompare", "pool", "[OPTIONS]", "CONFIG"],
             "report": ["abcompare", "report", "[OPTIONS]", "[RUN_ID]"],
             "validate": ["abcompare", "validate", "[OPTIONS]", "CONFIG"],
             "schema": ["abcompare", "schema", "[OPTIONS]"],
+            "examples": ["abcompare", "examples", "[OPTIONS]"],
+            "init": ["abcompare", "init", "[OPTIONS]"],
         }[command]
     )
 

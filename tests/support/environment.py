@@ -157,6 +157,9 @@ PARTS: dict[str, Part] = {
     ),
     "torch": _python_part("torch", "torch", "PyTorch"),
     "bm25s": _python_part("bm25s", "bm25s", "bm25s"),
+    "langchain_core": _python_part(
+        "langchain_core", "langchain-core", "LangChain's core (its in-memory vector store retriever)"
+    ),
     "nbclient": _python_part("nbclient", "nbclient", "nbclient, which executes the notebook"),
     "ipykernel": _python_part("ipykernel", "ipykernel", "ipykernel, the notebook's kernel"),
 }
