@@ -224,6 +224,15 @@ def pool(
             "--format", metavar="csv|jsonl", help="csv or jsonl (default: from the file name, else csv)."
         ),
     ] = None,
+    order: Annotated[
+        str,
+        typer.Option(
+            "--order",
+            metavar="decisive|stable",
+            help="decisive: the hits whose judgment can move the primary delta most first; stable: query by "
+            "query, by best rank.",
+        ),
+    ] = "decisive",
     set_: SetOpt = None,
 ) -> None:
     """Write every variant's unjudged top hits for annotators; the filled file is more annotations."""
@@ -236,6 +245,8 @@ def pool(
 
     if fmt is not None and fmt.strip().lower() not in POOL_FORMATS:
         raise ConfigError(f"unknown format {fmt!r} (csv or jsonl)", field="--format")
+    if order.strip().lower() not in POOL_ORDERS:
+        raise ConfigError(f"unknown order {order!r} (decisive or stable)", field="--order")
     reporter = ConsoleReporter()
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
@@ -244,7 +255,9 @@ def pool(
     path = output or Path(default)
     check_output(path, example=default)
     chosen = (fmt or "").strip().lower() or ("jsonl" if path.suffix.lower() in JSONL_SUFFIXES else "csv")
-    table = pool_to_file(settings, path, fmt=chosen, depth=depth, reporter=reporter)
+    table = pool_to_file(
+        settings, path, fmt=chosen, depth=depth, order=order.strip().lower(), reporter=reporter
+    )
     queries = table["query_id"].nunique()
     Console(stderr=True).print(
         f"pooled {len(table)} unjudged hits of {queries} queries (top {depth} of "
@@ -254,6 +267,7 @@ def pool(
 
 
 POOL_FORMATS = ("csv", "jsonl")
+POOL_ORDERS = ("decisive", "stable")
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 

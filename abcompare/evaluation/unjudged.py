@@ -19,7 +19,7 @@ every measure, in both conventions; tests check it against rescoring every assig
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +29,7 @@ from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.measures import parse_metric
 
-__all__ = ["UnjudgedRange", "unjudged_range"]
+__all__ = ["UnjudgedRange", "decisiveness", "unjudged_range", "unjudged_ranges"]
 
 
 @dataclass(frozen=True)
@@ -111,15 +111,21 @@ class UnjudgedRange:
     _observed: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     _query_ids: Sequence[str] = field(default=(), repr=False)
 
-    def fewest_judgments(self, target: float, direction: int) -> list[tuple[str, str]] | None:
+    def fewest_judgments(
+        self, target: float, direction: int, *, beyond: bool = False
+    ) -> list[tuple[str, str]] | None:
         """The fewest unjudged hits found (greedily) whose judgment as relevant moves the mean delta to
-        ``target`` or beyond in ``direction`` (+1: up, -1: down), as ``(query_id, key)`` in the order taken
-        (empty: it is there already); None when no judgment can. Each step takes the hit that moves the
-        mean furthest that way given the hits of its query already taken, so the set is achievable and its
-        size an upper bound on the fewest."""
+        ``target`` (``beyond``: past it) in ``direction`` (+1: up, -1: down), as ``(query_id, key)`` in the
+        order taken (empty: it is there already); None when no judgment can. Each step takes the hit that
+        moves the mean furthest that way given the hits of its query already taken, so the set is
+        achievable and its size an upper bound on the fewest."""
         n = max(self.n_queries, 1)
         total = float(self._observed.sum())
-        if direction * (total / n - target) >= 0:
+
+        def there(mean: float) -> bool:  # past the target by more than rounding, or at it
+            return direction * (mean - target) > 1e-12 if beyond else direction * (mean - target) >= 0
+
+        if there(total / n):
             return []
         chosen = [np.zeros(len(t.keys), dtype=bool) for t in self._terms]
         current = self._observed.copy()
@@ -137,7 +143,7 @@ class UnjudgedRange:
             total += value - current[q]
             current[q] = value
             picked.append((self._query_ids[q], self._terms[q].keys[i]))
-            if direction * (total / n - target) >= 0:
+            if there(total / n):
                 return picked
             _push_best(heap, q, version[q], self._terms[q], chosen[q], current[q], direction)
         return None
@@ -182,45 +188,106 @@ def unjudged_range(
     key, grade``; ``query_ids`` is the comparison's query set (the mean is over it). The ``nonrelevant``
     policy is assumed (an unjudged hit scores as not relevant today).
     """
+    ranges = unjudged_ranges(
+        control_run, {"treatment": treatment_run}, annotations, query_ids, metric=metric,
+        convention=convention, relevance_threshold=relevance_threshold,
+    )  # fmt: skip
+    return ranges["treatment"]
+
+
+def unjudged_ranges(
+    control_run: pd.DataFrame,
+    treatment_runs: Mapping[str, pd.DataFrame],
+    annotations: pd.DataFrame,
+    query_ids: Sequence[str],
+    *,
+    metric: str,
+    convention: str,
+    relevance_threshold: float = 1,
+    unjudged: str = "nonrelevant",
+) -> dict[str, UnjudgedRange]:
+    """:func:`unjudged_range` of every treatment against the control (the control's lists read once);
+    empty under the ``condensed`` policy, where an unjudged hit is removed, not scored."""
+    if unjudged != "nonrelevant":
+        return {}
     measure, k = parse_metric(metric)
     judged = annotations.assign(
         query_id=annotations["query_id"].astype("str"), key=annotations["key"].astype("str").str.strip()
     )
-    best = judged.groupby(["query_id", "key"], sort=False)["grade"].max()
+    best = judged.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
     grades = pd.to_numeric(judged["grade"], errors="coerce")
     top_grade = float(max(grades.max() if len(grades) else relevance_threshold, relevance_threshold))
-    lists = {side: _top_lists(run, convention, k) for side, run in (("t", treatment_run), ("c", control_run))}
-    by_query = {q: group for q, group in best.reset_index().groupby("query_id", sort=False)}
-    terms: list[_QueryTerms] = []
-    rows: list[tuple[str, str, int]] = []
-    for q in (str(q) for q in query_ids):
-        judgments = by_query.get(q)
-        graded = (
-            dict(zip(judgments["key"], judgments["grade"].astype(float), strict=True))
-            if judgments is not None
-            else {}
-        )
-        query_terms = _query_terms(
-            measure, k, convention, relevance_threshold, top_grade, graded,
-            lists["t"].get(q, ([], 0)), lists["c"].get(q, ([], 0)),
+    graded = {
+        str(q): dict(zip(group["key"], group["grade"].astype(float), strict=True))
+        for q, group in best.groupby("query_id", sort=False)
+    }
+    control = _top_lists(control_run, convention, k)
+    queries = [str(q) for q in query_ids]
+    out = {}
+    for name, run in treatment_runs.items():
+        treatment = _top_lists(run, convention, k)
+        terms = [
+            _query_terms(
+                measure,
+                k,
+                convention,
+                relevance_threshold,
+                top_grade,
+                graded.get(q, {}),
+                treatment.get(q, ([], 0)),
+                control.get(q, ([], 0)),
+            )  # fmt: skip
+            for q in queries
+        ]
+        out[name] = _range(metric, convention, top_grade, queries, terms)
+    return out
+
+
+def decisiveness(
+    runs: Mapping[str, pd.DataFrame],
+    annotations: pd.DataFrame,
+    *,
+    metric: str,
+    convention: str,
+    relevance_threshold: float = 1,
+    unjudged: str = "nonrelevant",
+) -> pd.DataFrame:
+    """How far each unjudged hit's judgment can move a treatment's mean delta on ``metric``: ``query_id,
+    key, decisiveness`` (the largest |swing| over the treatments against ``runs["control"]``), over the
+    queries with a judgment (the comparison's query set). Empty without a treatment or judgments."""
+    queries = list(dict.fromkeys(annotations["query_id"].astype("str")))
+    treatments = {name: run for name, run in runs.items() if name != "control"}
+    ranges = {}
+    if "control" in runs and treatments and queries:
+        ranges = unjudged_ranges(
+            runs["control"], treatments, annotations, queries, metric=metric, convention=convention,
+            relevance_threshold=relevance_threshold, unjudged=unjudged,
         )  # fmt: skip
-        rows.extend((q, key, len(terms)) for key in query_terms.keys)
-        terms.append(query_terms)
+    frames = [r.hits.assign(decisiveness=r.hits["swing"].abs()) for r in ranges.values()]
+    if not frames:
+        return pd.DataFrame(columns=["query_id", "key", "decisiveness"])
+    table = pd.concat(frames, ignore_index=True)
+    return table.groupby(["query_id", "key"], sort=False, as_index=False)["decisiveness"].max()
+
+
+def _range(
+    metric: str, convention: str, top_grade: float, queries: list[str], terms: list[_QueryTerms]
+) -> UnjudgedRange:
     n = max(len(terms), 1)
     observed = np.array([float(t.delta(np.zeros((1, len(t.keys)), dtype=bool))[0]) for t in terms])
     bounds = np.array([t.extremes() for t in terms]).reshape(-1, 2)
-    swing = []
-    for t, now in zip(terms, observed, strict=True):
-        alone = t.delta(np.eye(len(t.keys), dtype=bool)) if t.keys else np.empty(0)
-        swing.extend((alone - now) / n)
-    hits = pd.DataFrame(
-        {"query_id": [r[0] for r in rows], "key": [r[1] for r in rows], "swing": np.asarray(swing, float)}
-    )
+    query_of, keys, swing = [], [], []
+    for q, t, now in zip(queries, terms, observed, strict=True):
+        if t.keys:
+            query_of += [q] * len(t.keys)
+            keys += list(t.keys)
+            swing.extend((t.delta(np.eye(len(t.keys), dtype=bool)) - now) / n)
+    hits = pd.DataFrame({"query_id": query_of, "key": keys, "swing": np.asarray(swing, dtype=np.float64)})
     return UnjudgedRange(
-        metric=metric, convention=convention, n_queries=len(terms), n_unjudged=len(rows),
+        metric=metric, convention=convention, n_queries=len(terms), n_unjudged=len(keys),
         top_grade=top_grade, delta=float(observed.sum() / n), low=float(bounds[:, 0].sum() / n),
         high=float(bounds[:, 1].sum() / n), hits=hits, _terms=terms, _observed=observed,
-        _query_ids=[str(q) for q in query_ids],
+        _query_ids=queries,
     )  # fmt: skip
 
 

@@ -67,6 +67,9 @@ class ReportInputs:
     control_seconds_per_query: float | None = None
     source: str = ""  # where it was recorded (run id), for the footer
     focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
+    #: Lines under each treatment's verdict (``outcome.sentences.verdict_notes``): the unjudged hits'
+    #: range, the queries needed.
+    notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 def render(inputs: ReportInputs) -> str:
@@ -118,7 +121,7 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 
 def _verdicts(inputs: ReportInputs) -> str:
     items: list[str] = []
-    for line in shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid):
+    for line in shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.notes):
         text = escape(line.text)
         if line.kind == "tuned":
             items.append(f'<p class="verdict tuned">{text}</p>')
@@ -126,6 +129,8 @@ def _verdicts(inputs: ReportInputs) -> str:
             items.append(f"<p>{text}</p>")
         elif line.kind == "verdict":
             items.append(f'<p class="verdict" style="border-color:{verdict_colour(line.verdict)}">{text}</p>')
+        elif line.kind == "note":  # beside the verdict: what the unjudged hits could do, the queries needed
+            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="note">{text}</span></p>'
         else:  # the secondary line belongs to the verdict paragraph above it
             items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="secondary">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
@@ -355,6 +360,7 @@ def inputs_summary(inputs: ReportInputs) -> dict[str, Any]:
         "grid_settings": list(inputs.grid_settings),
         "control_seconds_per_query": inputs.control_seconds_per_query,
         "focus": list(inputs.focus),
+        "notes": {name: list(lines) for name, lines in inputs.notes.items()},
     }
 
 
@@ -369,6 +375,7 @@ h4{margin:4px 0;font-size:14px}
 .meta{color:#555;font-size:13px}
 .verdict{border-left:5px solid #888;padding:8px 12px;background:#f5f5f5;margin:8px 0;font-weight:600}
 .verdict .secondary{font-weight:400;color:#444}
+.verdict .note{font-weight:400;color:#555;font-size:13.5px}
 .tuned{border-color:#4477aa}
 .warning{color:#a15c00;background:#fff6e0;padding:6px 10px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
@@ -395,7 +402,7 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
     """What ``report.html`` shows, from a fresh result."""
     from dataclasses import asdict
 
-    from abcompare.outcome.sentences import tuned_sentence
+    from abcompare.outcome.sentences import tuned_sentence, verdict_notes
 
     cfg = result.config
     settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
@@ -421,4 +428,5 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         grid_settings=settings,
         control_seconds_per_query=control_cost,
         focus=focus,
+        notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
     )

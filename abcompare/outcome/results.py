@@ -56,6 +56,11 @@ class ComparisonResult:
     grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
     queries: pd.DataFrame | None = None  # the query set: query_id, text (and group ...)
     recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
+    #: Per treatment, on the primary metric: the range the unjudged hits allow and whether the verdict
+    #: holds over it (``stats.robustness.robustness_table``); None when not computed (condensed, span level).
+    robustness: pd.DataFrame | None = None
+    #: Per treatment: the queries needed to detect min_effect or the observed delta (``stats.power``).
+    queries_needed: pd.DataFrame | None = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:

@@ -134,7 +134,8 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
 # ------------------------------------------------------------------------------------------ verdicts
 @dataclass(frozen=True)
 class VerdictLine:
-    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict`` or ``secondary``;
+    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, ``secondary`` or
+    ``note`` (a line under a treatment's verdict: what the unjudged hits could do, the queries needed);
     ``verdict`` is the primary verdict of a ``verdict`` line (for its colour)."""
 
     kind: str
@@ -144,10 +145,14 @@ class VerdictLine:
 
 
 def verdict_lines(
-    table: pd.DataFrame, tuned_sentence: str | None, grid: pd.DataFrame | None
+    table: pd.DataFrame,
+    tuned_sentence: str | None,
+    grid: pd.DataFrame | None,
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> list[VerdictLine]:
     """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
-    (a sweep: only the candidates that differ) its verdict sentence and its secondary line."""
+    (a sweep: only the candidates that differ) its verdict sentence, its secondary line and its ``notes``
+    (``outcome.sentences.verdict_notes``)."""
     from abcompare.outcome.sentences import (
         primary_verdict,
         secondary_summary,
@@ -167,4 +172,5 @@ def verdict_lines(
         secondary = secondary_summary(table, name)
         if secondary:
             lines.append(VerdictLine("secondary", secondary))
+        lines.extend(VerdictLine("note", note) for note in (notes or {}).get(name, ()))
     return lines

@@ -43,8 +43,10 @@ from abcompare.tracking.layout import (
     PER_QUERY_ALL_TABLE,
     PER_QUERY_TABLE,
     PRIMARY_METRIC_TAG,
+    QUERIES_NEEDED_FIELDS,
     QUERIES_TABLE,
     RESOLVED_CONFIG_FILE,
+    ROBUSTNESS_FIELDS,
     ROLE_COMPARISON,
     ROLE_TAG,
     SUMMARY_FILE,
@@ -259,6 +261,7 @@ class ComparisonLogger:
             description_markdown,
             secondary_summary,
             tuned_sentence,
+            verdict_notes,
             verdict_sentence,
         )
 
@@ -287,6 +290,7 @@ class ComparisonLogger:
             tuned=result.tuned,
             grid=result.grid,
             grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
+            notes=verdict_notes(comparison, result.robustness, result.queries_needed),
         )
         tags[NOTE_TAG] = markdown
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
@@ -307,15 +311,20 @@ class ComparisonLogger:
         self._send(Command.JSON, PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(PARENT, files)
         for name, sentence in sentences.items():
-            self._log_vs_control(comparison, name, sentence)
+            self._log_vs_control(comparison, name, sentence, _robustness_figures(result, name))
         self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
-    def _log_vs_control(self, comparison: pd.DataFrame, treatment: str, sentence: str) -> None:
+    def _log_vs_control(
+        self, comparison: pd.DataFrame, treatment: str, sentence: str, extra: Mapping[str, float]
+    ) -> None:
         """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``),
-        and its verdict ``sentence``."""
+        with the ``extra`` figures of that comparison (robustness, queries needed), and its verdict
+        ``sentence``."""
         metrics: dict[str, float] = {}
         for row in _primary_rows(comparison, treatment):
             for name, value in _figures(row).items():
+                metrics[vs_control_key(row.metric, name)] = value
+            for name, value in extra.items():
                 metrics[vs_control_key(row.metric, name)] = value
         tags = {VERDICT_TAG: sentence}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
@@ -378,6 +387,28 @@ def _figures(row: Any) -> dict[str, float]:
     }
     assert tuple(values) == COMPARISON_FIELDS
     return {name: shown(value) for name, value in values.items()}
+
+
+def _robustness_figures(result: ComparisonResult, treatment: str) -> dict[str, float]:
+    """One treatment's robustness to the unjudged hits and the queries it would need, as MLflow metrics
+    (``ROBUSTNESS_FIELDS``, ``QUERIES_NEEDED_FIELDS``; a figure with no value is left out)."""
+    figures: dict[str, float] = {}
+    for table, columns in (
+        (result.robustness, dict(zip(ROBUSTNESS_FIELDS, ROBUSTNESS_COLUMNS_LOGGED, strict=True))),
+        (result.queries_needed, dict(zip(QUERIES_NEEDED_FIELDS, QUERIES_NEEDED_COLUMNS_LOGGED, strict=True))),
+    ):
+        rows = [] if table is None else table[table["treatment"] == treatment].to_dict(orient="records")
+        for row in rows[:1]:
+            for field, column in columns.items():
+                value = row[column]
+                if value is not None and math.isfinite(float(value)):
+                    figures[field] = shown(float(value))
+    return figures
+
+
+#: The robustness and queries-needed tables' columns behind each MLflow field, in the fields' order.
+ROBUSTNESS_COLUMNS_LOGGED = ("unjudged_hits", "unjudged_min", "unjudged_max", "holds", "flip_judgments")
+QUERIES_NEEDED_COLUMNS_LOGGED = ("queries_needed", "queries_low", "queries_high")
 
 
 def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

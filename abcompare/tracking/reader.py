@@ -365,4 +365,5 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         control_seconds_per_query=extras.get("control_seconds_per_query"),
         source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
         focus=extras.get("focus", []),
+        notes=extras.get("notes", {}),
     )
