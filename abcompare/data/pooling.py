@@ -74,10 +74,10 @@ def pool_unjudged(
         [annotations["query_id"].astype("str"), annotations["key"].astype("str").str.strip()]
     )
     pieces = []
-    for order, (name, run) in enumerate(runs.items()):
+    for place, (name, run) in enumerate(runs.items()):
         top = _top(run, depth)
         top = top[~pd.MultiIndex.from_arrays([top["query_id"], top["key"]]).isin(judged)]
-        top = top.assign(variant=name, variant_order=order)
+        top = top.assign(variant=name, variant_order=place)
         pieces.append(top)
     columns = ["query_id", "key", "rank", "document_id", "content", "variant", "variant_order"]
     hits = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame(columns=columns)
