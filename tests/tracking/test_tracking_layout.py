@@ -155,10 +155,16 @@ def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None
     metrics = children["dbsf"].data.metrics
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
     compared = {key: value for key, value in metrics.items() if key.startswith("_vs_control.")}
-    assert compared == primary_comparison(
+    figures = {f"_vs_control.ndcg_at_10.{field}" for field in L.COMPARISON_FIELDS}
+    assert {k: v for k, v in compared.items() if k in figures} == primary_comparison(
         "_vs_control.ndcg_at_10", primary
     )  # the secondary metrics' statistics are in the parent's tables/comparison only
-    assert sorted(metrics)[:6] == sorted(compared)  # first in MLflow's compare view
+    robust = payload["robustness"]["dbsf"]
+    extra = {f"_vs_control.ndcg_at_10.{f}" for f in L.ROBUSTNESS_FIELDS + L.QUERIES_NEEDED_FIELDS}
+    if robust["holds"]:  # the fewest judgments that flip it: only when some do
+        extra.discard("_vs_control.ndcg_at_10.unjudged_flip_judgments")
+    assert set(compared) == figures | extra
+    assert sorted(metrics)[: len(compared)] == sorted(compared)  # first in MLflow's compare view
     assert children["dbsf"].data.tags[L.VERDICT_TAG] == payload["verdicts"]["dbsf"]["sentence"]
     assert not any(key.startswith("_vs_control") for key in children["control"].data.metrics)
 
@@ -234,6 +240,7 @@ def test_the_readme_documents_every_name_of_the_layout() -> None:
         ".verdict",
         "_vs_control.dbsf.ndcg_at_10.delta",
         "_vs_control.ndcg_at_10.delta",
+        *(f".{field}" for field in L.ROBUSTNESS_FIELDS + L.QUERIES_NEEDED_FIELDS),
         "mean.control.ndcg_at_10",
         "tables/comparison",
         "tables/per_query_all_variants",
