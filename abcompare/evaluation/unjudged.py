@@ -58,26 +58,29 @@ class _QueryTerms:
         (a_t, w_t, b_t), (a_c, w_c, b_c) = self.linear
         return _ratio(a_t + x @ w_t, b_t[m]) - _ratio(a_c + x @ w_c, b_c[m])
 
-    def extremes(self) -> tuple[float, float]:
-        """The smallest and largest delta over every judgment of the unjudged hits (exact)."""
+    def summary(self) -> tuple[float, float, float, np.ndarray]:
+        """The delta as judged today (every unjudged hit not relevant), the smallest and largest delta over
+        every judgment of the unjudged hits (exact), and each hit's delta if it alone were relevant."""
         n = len(self.keys)
         if self.linear is None:  # MRR: no hit, or the one hit that becomes a list's first relevant hit
             values = self.delta(np.vstack([np.zeros((1, n), dtype=bool), np.eye(n, dtype=bool)]))
-            return float(values.min()), float(values.max())
+            return float(values[0]), float(values.min()), float(values.max()), values[1:]
         (a_t, w_t, b_t), (a_c, w_c, b_c) = self.linear
         m = np.arange(n + 1)
         weights = _ratio(w_t[None, :], b_t[:, None]) - _ratio(w_c[None, :], b_c[:, None])  # (m, hits)
         base = _ratio(np.full(n + 1, a_t), b_t) - _ratio(np.full(n + 1, a_c), b_c)
         ordered = np.sort(weights, axis=1)
-        lowest = np.concatenate((np.zeros((n + 1, 1)), np.cumsum(ordered, axis=1)), axis=1)[m, m]
-        highest = np.concatenate((np.zeros((n + 1, 1)), np.cumsum(ordered[:, ::-1], axis=1)), axis=1)[m, m]
-        return float((base + lowest).min()), float((base + highest).max())
+        start = np.zeros((n + 1, 1))
+        lowest = np.concatenate((start, np.cumsum(ordered, axis=1)), axis=1)[m, m]
+        highest = np.concatenate((start, np.cumsum(ordered[:, ::-1], axis=1)), axis=1)[m, m]
+        alone = base[1] + weights[1] if n else np.empty(0)
+        return float(base[0]), float((base + lowest).min()), float((base + highest).max()), alone
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, 0 where the denominator is 0 (a measure with nothing to divide by is 0)."""
-    numerator, denominator = np.broadcast_arrays(np.asarray(numerator, float), np.asarray(denominator, float))
-    out = np.zeros(numerator.shape)
+    numerator, denominator = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
+    out = np.zeros(np.broadcast_shapes(numerator.shape, denominator.shape))
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 
@@ -217,10 +220,12 @@ def unjudged_ranges(
     best = judged.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
     grades = pd.to_numeric(judged["grade"], errors="coerce")
     top_grade = float(max(grades.max() if len(grades) else relevance_threshold, relevance_threshold))
-    graded = {
-        str(q): dict(zip(group["key"], group["grade"].astype(float), strict=True))
-        for q, group in best.groupby("query_id", sort=False)
-    }
+    graded: dict[str, dict[str, float]] = {}
+    values = zip(
+        best["query_id"].tolist(), best["key"].tolist(), best["grade"].astype(float).tolist(), strict=True
+    )
+    for q, key, grade in values:
+        graded.setdefault(q, {})[key] = grade
     control = _top_lists(control_run, convention, k)
     queries = [str(q) for q in query_ids]
     out = {}
@@ -274,14 +279,15 @@ def _range(
     metric: str, convention: str, top_grade: float, queries: list[str], terms: list[_QueryTerms]
 ) -> UnjudgedRange:
     n = max(len(terms), 1)
-    observed = np.array([float(t.delta(np.zeros((1, len(t.keys)), dtype=bool))[0]) for t in terms])
-    bounds = np.array([t.extremes() for t in terms]).reshape(-1, 2)
+    summaries = [t.summary() for t in terms]
+    observed = np.array([summary[0] for summary in summaries])
+    bounds = np.array([summary[1:3] for summary in summaries]).reshape(-1, 2)
     query_of, keys, swing = [], [], []
-    for q, t, now in zip(queries, terms, observed, strict=True):
+    for q, t, summary in zip(queries, terms, summaries, strict=True):
         if t.keys:
             query_of += [q] * len(t.keys)
             keys += list(t.keys)
-            swing.extend((t.delta(np.eye(len(t.keys), dtype=bool)) - now) / n)
+            swing.extend((summary[3] - summary[0]) / n)
     hits = pd.DataFrame({"query_id": query_of, "key": keys, "swing": np.asarray(swing, dtype=np.float64)})
     return UnjudgedRange(
         metric=metric, convention=convention, n_queries=len(terms), n_unjudged=len(keys),
@@ -295,13 +301,14 @@ def _top_lists(run: pd.DataFrame, convention: str, k: int) -> dict[str, tuple[li
     """Each query's keys in the evaluator's order (stripped), cut at ``k``, and the list's full length."""
     if run.empty:
         return {}
-    ordered = in_evaluation_order(run, convention)
-    keys = ordered["key"].astype("str").str.strip()
-    out = {}
-    for q, group in keys.groupby(ordered["query_id"].astype("str").to_numpy(), sort=False):
-        values = group.tolist()
-        out[str(q)] = (values[:k], len(values))
-    return out
+    ordered = in_evaluation_order(run, convention)  # each query's hits one block, in order
+    keys = ordered["key"].astype("str").str.strip().tolist()
+    codes, labels = pd.factorize(ordered["query_id"].astype("str"), sort=False)
+    bounds = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(keys)]
+    return {
+        str(labels[codes[low]]): (keys[low : min(high, low + k)], high - low)
+        for low, high in zip(bounds[:-1], bounds[1:], strict=True)
+    }
 
 
 def _query_terms(
