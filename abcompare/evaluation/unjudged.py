@@ -113,6 +113,7 @@ class UnjudgedRange:
     _terms: Sequence[_QueryTerms] = field(default=(), repr=False)
     _observed: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     _query_ids: Sequence[str] = field(default=(), repr=False)
+    _alone: Sequence[np.ndarray] = field(default=(), repr=False)  # each hit's delta if it alone were relevant
 
     def fewest_judgments(
         self, target: float, direction: int, *, beyond: bool = False
@@ -134,8 +135,11 @@ class UnjudgedRange:
         current = self._observed.copy()
         version = [0] * len(self._terms)
         heap: list[tuple[float, int, int, int, float]] = []
-        for q, terms in enumerate(self._terms):
-            _push_best(heap, q, 0, terms, chosen[q], current[q], direction)
+        for q, alone in enumerate(self._alone):  # the first step of each query: its hits' swings
+            moves = direction * (alone - current[q])
+            if moves.size and moves.max() > 1e-15:
+                best = int(np.argmax(moves))
+                heapq.heappush(heap, (-float(moves[best]), q, 0, best, float(alone[best])))
         picked: list[tuple[str, str]] = []
         while heap:
             _, q, seen, i, value = heapq.heappop(heap)
@@ -293,7 +297,7 @@ def _range(
         metric=metric, convention=convention, n_queries=len(terms), n_unjudged=len(keys),
         top_grade=top_grade, delta=float(observed.sum() / n), low=float(bounds[:, 0].sum() / n),
         high=float(bounds[:, 1].sum() / n), hits=hits, _terms=terms, _observed=observed,
-        _query_ids=queries,
+        _query_ids=queries, _alone=[summary[3] for summary in summaries],
     )  # fmt: skip
 
 
