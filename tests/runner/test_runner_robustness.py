@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import run_cli
+from support.cli import error_lines, run_cli
 from support.configs import MINIMAL
 
 import abcompare
@@ -81,3 +81,13 @@ def test_the_console_shows_one_robustness_line_under_each_verdict(tmp_path, embe
     asked = [line for line in under if line.startswith("  To detect ")]
     significant = lines[verdict].startswith(("Verdict loose: better", "Verdict loose: worse"))
     assert len(asked) == (0 if significant else 1)
+
+
+def test_pool_refuses_an_unknown_order_in_one_line_before_any_work(tmp_path, embedding_cache) -> None:
+    config = tmp_path / "minimal.yaml"
+    config.write_text(MINIMAL)
+    result = run_cli(["pool", str(config), "--order", "sideways"], tmp_path, embedding_cache)
+    assert result.returncode == 2
+    (line,) = error_lines(result.stderr)
+    assert "--order" in line and "decisive or stable" in line
+    assert not list(tmp_path.glob("*-pool.csv"))
