@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "TrecEvaluator": "abcompare.evaluation.trec",
     "evaluate_run": "abcompare.evaluation.batch",
     "paired_comparison": "abcompare.stats.comparison",
+    "queries_needed": "abcompare.stats.power",
     "tuned_comparison": "abcompare.stats.tuning",
     "TunedComparison": "abcompare.stats.tuning",
     "fuse": "abcompare.retrieval.fusion",

@@ -298,6 +298,15 @@ def pool(
             "--format", metavar="csv|jsonl", help="csv or jsonl (default: from the file name, else csv)."
         ),
     ] = None,
+    order: Annotated[
+        str,
+        typer.Option(
+            "--order",
+            metavar="decisive|stable",
+            help="decisive: the hits whose judgment can move the primary delta most first; stable: query by "
+            "query, by best rank.",
+        ),
+    ] = "decisive",
     set_: SetOpt = None,
 ) -> None:
     """Write every variant's unjudged top hits for annotators; the filled file is more annotations."""
@@ -310,6 +319,9 @@ def pool(
 
     if fmt is not None and fmt.strip().lower() not in POOL_FORMATS:
         raise ConfigError(f"unknown format {fmt!r} (csv or jsonl)", field="--format")
+    order = order.strip().lower()
+    if order not in POOL_ORDERS:
+        raise ConfigError(f"unknown order {order!r} (decisive or stable)", field="--order")
     reporter = ConsoleReporter()
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
@@ -318,17 +330,20 @@ def pool(
     path = output or Path(default)
     check_output(path, example=default)
     chosen = (fmt or "").strip().lower() or ("jsonl" if path.suffix.lower() in JSONL_SUFFIXES else "csv")
-    table = pool_to_file(settings, path, fmt=chosen, depth=depth, reporter=reporter)
+    table = pool_to_file(settings, path, fmt=chosen, depth=depth, order=order, reporter=reporter)
     queries = table["query_id"].nunique()
     Console(stderr=True).print(
         f"pooled {len(table)} unjudged hits of {queries} queries (top {depth} of "
-        f"{len(settings.variants())} variants) into {path}: fill in 'grade' (0 = not relevant) and add the "
+        f"{len(settings.variants())} variants) into {path}"
+        + (", the hits whose judgment can move the primary delta most first" if order == "decisive" else "")
+        + ": fill in 'grade' (0 = not relevant) and add the "
         "file to dataset.annotations (a list: the original judgments, then the pool)"
     )
 
 
 POOL_FORMATS = ("csv", "jsonl")
 REPORT_FORMATS = ("html", "markdown")
+POOL_ORDERS = ("decisive", "stable")
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 

@@ -108,8 +108,11 @@ def _compare_variants(
     from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
     from abcompare.evaluation.measures import judged_columns, metric_columns
     from abcompare.evaluation.per_query import per_query_metrics
+    from abcompare.evaluation.unjudged import unjudged_ranges
     from abcompare.outcome.sentences import grid_frame
     from abcompare.stats.comparison import paired_comparison
+    from abcompare.stats.power import queries_needed_table
+    from abcompare.stats.robustness import robustness_table
     from abcompare.stats.tuning import tuned_comparison
     from abcompare.tracking.artifacts import comparison_files, variant_files
     from abcompare.tracking.lifecycle import closing_runs, open_logger, record
@@ -129,6 +132,7 @@ def _compare_variants(
 
     outcomes: dict[str, VariantOutcome] = {}
     control_lists, attributed = None, []  # each treatment's delta attribution, against the control's lists
+    judgments_at_level = None  # the control's judgments at the annotation level (the unjudged hits' range)
     with scratch_folder() as tmp:
         with timer("tracking"):
             logger = open_logger(config, config_path, dataset, tmp, background=background_tracking)
@@ -158,6 +162,7 @@ def _compare_variants(
                         attributed.append(attribution(control_lists, lists, metrics, name=name))
                     del lists
                 run = with_grades(run, annotations)
+                judgments_at_level = annotations if role == "control" else judgments_at_level
                 means = per_query[means_of].mean().to_dict()
                 outcomes[name] = VariantOutcome(
                     name, role, run, per_query, report, means, variant_run.efficiency
@@ -178,6 +183,16 @@ def _compare_variants(
                         progress=advance, **config.significance.testing_options(),
                     )  # fmt: skip
                 comparison = attach_judged_means(comparison, per_query_tables)
+                relevant_only = lists_relevant_only(dataset.annotations, evaluation.relevance_threshold)
+                ranges = {}  # at span level every located hit is judged, by each variant's own spans
+                if config.dataset.level != "span":
+                    runs = {n: outcomes[n].run for n in treatments}
+                    ranges = unjudged_ranges(
+                        outcomes["control"].run, runs, judgments_at_level, dataset.query_ids,
+                        metric=primary, **evaluation.unjudged_options(),
+                    )  # fmt: skip
+                robustness = robustness_table(comparison, ranges, relevant_only=relevant_only)
+                needed = queries_needed_table(per_query_tables["control"], treatments, comparison)
             tuned, grid = None, None
             if plan is not None:
                 with timer("statistics"):
@@ -204,15 +219,15 @@ def _compare_variants(
                 comparison=comparison,
                 timings=timer.seconds,
                 judged=coverage,
-                judgments_relevant_only=lists_relevant_only(
-                    dataset.annotations, evaluation.relevance_threshold
-                ),
+                judgments_relevant_only=relevant_only,
                 judgment_warnings=judgment_warnings,
                 tuned=tuned,
                 grid=grid,
                 queries=dataset.queries,
                 attribution=attribution_summary(pd.concat(attributed)) if attributed else None,
                 attribution_per_query=pd.concat(attributed, ignore_index=True) if attributed else None,
+                robustness=robustness,
+                queries_needed=needed,
             )
             with timer("tracking"):
                 logger.log_comparison(result, comparison_files(result))
@@ -251,13 +266,14 @@ def pool_to_file(
     *,
     fmt: str = "csv",
     depth: int = 10,
+    order: str = "decisive",
     reporter: Reporter | None = None,
 ) -> pd.DataFrame:
     """Pool every variant's unjudged top ``depth`` hits (:func:`pool_unjudged_hits`) and write them to
     ``path`` as CSV or JSONL for annotators; returns the pool."""
     from abcompare.data.pooling import write_pool
 
-    table = pool_unjudged_hits(config, depth=depth, reporter=reporter)
+    table = pool_unjudged_hits(config, depth=depth, order=order, reporter=reporter)
     write_pool(table, path, fmt)
     return table
 
@@ -266,6 +282,7 @@ def pool_unjudged_hits(
     config: ExperimentConfig,
     *,
     depth: int = 10,
+    order: str = "decisive",
     reporter: Reporter | None = None,
     retrievers: Mapping[str, Retriever] | None = None,
 ) -> pd.DataFrame:
@@ -273,13 +290,17 @@ def pool_unjudged_hits(
 
     Variants are produced as ``abcompare run`` produces them (the embedding cache makes a rerun cheap) and
     judged at the configured annotation level: chunk keys at chunk level, document ids at document level.
-    Queries nobody judged yet are pooled too: they are the largest holes. ``retrievers`` hands over the
-    Python retrievers the config names, as for :func:`run_comparison`.
+    Queries nobody judged yet are pooled too: they are the largest holes. ``order="decisive"`` puts first
+    the hits whose judgment can move a treatment's primary delta most (the largest |swing| over the
+    treatments, over the judged queries; a hit of a query nobody judged yet counts 0), ``stable`` keeps
+    the query-by-query order. ``retrievers`` hands over the Python retrievers the config names, as for
+    :func:`run_comparison`.
     """
     from abcompare.config.loading import check_retrievers
     from abcompare.data.levels import apply_level
     from abcompare.data.pooling import pool_unjudged
     from abcompare.evaluation.batch import in_evaluation_order
+    from abcompare.evaluation.unjudged import decisiveness
 
     reporter = reporter or Reporter()
     check_retrievers(config, retrievers)
@@ -297,12 +318,21 @@ def pool_unjudged_hits(
     dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
     _check_query_rewrites(config, dataset)
     runs: dict[str, pd.DataFrame] = {}
+    judgments = dataset.annotations
     with open_executor(config.execution, reporter) as executor:
         produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir(), retrievers)
         for name in config.variants():
             reporter.stage("control" if name == "control" else f"treatment {name}")
             run = next(produced).run
-            leveled, _ = apply_level(run, dataset.annotations, level, corpus=dataset.corpus)
+            leveled, at_level = apply_level(run, dataset.annotations, level, corpus=dataset.corpus)
+            judgments = at_level if name == "control" else judgments
             runs[name] = in_evaluation_order(leveled, config.evaluation.convention)
     documents = dataset.corpus if level == "document" else None
-    return pool_unjudged(runs, dataset.annotations, dataset.queries, depth=depth, documents=documents)
+    evaluation = config.evaluation
+    weights = decisiveness(
+        runs, judgments, metric=evaluation.primary_metric, **evaluation.unjudged_options()
+    ) if order == "decisive" else None  # fmt: skip
+    return pool_unjudged(
+        runs, dataset.annotations, dataset.queries, depth=depth, documents=documents, decisiveness=weights,
+        order=order,
+    )  # fmt: skip

@@ -19,6 +19,7 @@ DOCUMENTED = {
     "TrecEvaluator": lambda: abcompare.TrecEvaluator.evaluate,
     "evaluate_run": lambda: abcompare.evaluate_run,
     "paired_comparison": lambda: abcompare.paired_comparison,
+    "queries_needed": lambda: abcompare.queries_needed,
     "tuned_comparison": lambda: abcompare.tuned_comparison,
     "fuse": lambda: abcompare.fuse,
     "langchain_retriever": lambda: abcompare.langchain_retriever,

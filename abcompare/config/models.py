@@ -210,6 +210,14 @@ class EvaluationSettings(_Model):
             "unjudged": self.unjudged,
         }
 
+    def unjudged_options(self) -> dict[str, Any]:
+        """The unjudged hits' range's keyword arguments (``evaluation.unjudged.unjudged_ranges``)."""
+        return {
+            "convention": self.convention,
+            "relevance_threshold": self.relevance_threshold,
+            "unjudged": self.unjudged,
+        }
+
     def alignment_options(self) -> dict[str, Any]:
         """The alignment check's keyword arguments (``judged_at_level``), from this section."""
         return {

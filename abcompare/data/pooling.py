@@ -21,9 +21,12 @@ import pandas as pd
 from abcompare.core.errors import DataError
 from abcompare.core.limits import MAX_GRADE, MIN_GRADE
 
-__all__ = ["POOL_COLUMNS", "POOL_FORMATS", "pool_unjudged", "read_pool", "write_pool"]
+__all__ = ["POOL_COLUMNS", "POOL_FORMATS", "POOL_ORDERS", "pool_unjudged", "read_pool", "write_pool"]
 
 POOL_FORMATS: tuple[str, ...] = ("csv", "jsonl")
+POOL_ORDERS: tuple[str, ...] = ("decisive", "stable")
+"""The pool's row orders: ``decisive``, the hits whose judgment can move the primary delta most first (ties
+in the stable order); ``stable``, query by query, then by the best rank any variant gave the key, then key."""
 POOL_COLUMNS: tuple[str, ...] = (
     "query_id",
     "key",
@@ -49,25 +52,32 @@ def pool_unjudged(
     *,
     depth: int = 10,
     documents: pd.DataFrame | None = None,
+    decisiveness: pd.DataFrame | None = None,
+    order: str = "decisive",
 ) -> pd.DataFrame:
     """Every (query, key) in some variant's top ``depth`` that has no judgment of any grade, once.
 
     ``runs`` maps variant names to run tables ordered by rank within each query; ``annotations`` has
     ``query_id, key, grade``; ``queries`` ``query_id, text`` (its order is the pool's query order).
     ``documents`` (``doc_id, title, text``) supplies the text of keys that are document ids (document
-    level); otherwise a hit's ``content`` is its text. Rows come in query order, then by the best rank
-    any variant gave the key, then by key; ``retrieved_by`` lists ``variant@rank`` in variant order.
+    level); otherwise a hit's ``content`` is its text. The stable order: query order, then the best rank
+    any variant gave the key, then key; ``retrieved_by`` lists ``variant@rank`` in variant order.
+    ``decisiveness`` (``query_id, key, decisiveness``: how far the hit's judgment can move the primary
+    delta) with ``order="decisive"`` puts the most decisive hits first, the stable order breaking ties
+    (a hit it does not list counts 0).
     """
     if depth < 1:
         raise DataError(f"depth must be at least 1, got {depth}", field="depth", hint="e.g. --depth 10")
+    if order not in POOL_ORDERS:
+        raise DataError(f"unknown pool order {order!r}", field="order", hint=f"use one of {POOL_ORDERS}")
     judged = pd.MultiIndex.from_arrays(
         [annotations["query_id"].astype("str"), annotations["key"].astype("str").str.strip()]
     )
     pieces = []
-    for order, (name, run) in enumerate(runs.items()):
+    for place, (name, run) in enumerate(runs.items()):
         top = _top(run, depth)
         top = top[~pd.MultiIndex.from_arrays([top["query_id"], top["key"]]).isin(judged)]
-        top = top.assign(variant=name, variant_order=order)
+        top = top.assign(variant=name, variant_order=place)
         pieces.append(top)
     columns = ["query_id", "key", "rank", "document_id", "content", "variant", "variant_order"]
     hits = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame(columns=columns)
@@ -92,7 +102,23 @@ def pool_unjudged(
     pool["text"] = _texts(pool, documents)
     pool["grade"] = pd.array([pd.NA] * len(pool), dtype="Int64")
     pool["best_rank"] = pool["best_rank"].astype("int64")
+    if order == "decisive" and decisiveness is not None and len(pool):
+        pool = _most_decisive_first(pool, decisiveness)
     return pool[list(POOL_COLUMNS)]
+
+
+def _most_decisive_first(pool: pd.DataFrame, decisiveness: pd.DataFrame) -> pd.DataFrame:
+    """The pool sorted by decisiveness, descending; the order it comes in breaks ties (a stable sort)."""
+    weight = (
+        decisiveness.assign(
+            query_id=decisiveness["query_id"].astype("str"), key=decisiveness["key"].astype("str").str.strip()
+        )
+        .groupby(["query_id", "key"], sort=False)["decisiveness"]
+        .max()
+    )
+    index = pd.MultiIndex.from_arrays([pool["query_id"], pool["key"]])
+    values = weight.reindex(index).fillna(0.0).to_numpy(dtype=np.float64)
+    return pool.iloc[np.argsort(-values, kind="stable")].reset_index(drop=True)
 
 
 def _top(run: pd.DataFrame, depth: int) -> pd.DataFrame:

@@ -91,7 +91,7 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
 
 def _print_report(result: ComparisonResult, console: Any) -> None:
     from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import settings_line, tuned_sentence
+    from abcompare.outcome.sentences import settings_line, tuned_sentence, verdict_notes
 
     cfg = result.config
     console.print()
@@ -122,8 +122,10 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
         console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
     console.print()
     tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
-    for line in shared.verdict_lines(result.comparison, tuned, result.grid, result.attribution):
-        text = f"  {line.text}" if line.kind in ("secondary", "non_inferiority", "attribution") else line.text
+    notes = verdict_notes(result.comparison, result.robustness, result.queries_needed)
+    for line in shared.verdict_lines(result.comparison, tuned, result.grid, result.attribution, notes):
+        under = ("secondary", "non_inferiority", "attribution", "note")
+        text = f"  {line.text}" if line.kind in under else line.text
         console.print(text, markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
@@ -188,12 +190,52 @@ def result_as_json(result: ComparisonResult) -> dict[str, Any]:
         "attribution": attribution_json(result.attribution),
         "judgments_relevant_only": result.judgments_relevant_only,
         "judgment_warnings": list(result.judgment_warnings),
+        "robustness": _robustness_json(result),
+        "queries_needed": _queries_needed_json(result),
         "tuned": _tuned_json(result.tuned),
         "grid": None
         if result.grid is None
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
     }
+
+
+def _robustness_json(result: ComparisonResult) -> dict[str, Any]:
+    """Per treatment: the range of the primary delta the unjudged hits allow, whether the verdict holds over
+    it (else the fewest judgments found that flip it, and to what), and the sentence."""
+    from abcompare.outcome.sentences import robustness_sentence
+
+    if result.robustness is None:
+        return {}
+    return {
+        str(row["treatment"]): {**_finite(row), "sentence": robustness_sentence(row)}
+        for row in result.robustness.to_dict(orient="records")
+    }
+
+
+def _queries_needed_json(result: ComparisonResult) -> dict[str, Any]:
+    """Per treatment: the queries needed to detect min_effect (or the observed delta), with the range from
+    the bootstrap of sd(d), and the sentence (``null`` counts: no change to detect)."""
+    from abcompare.outcome.sentences import queries_needed_sentence
+
+    if result.queries_needed is None:
+        return {}
+    return {
+        str(row["treatment"]): {**_finite(row), "sentence": queries_needed_sentence(row)}
+        for row in result.queries_needed.to_dict(orient="records")
+    }
+
+
+def _finite(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A table row as JSON values: numpy scalars as Python numbers, NaN and infinities as None."""
+    out = {}
+    for key, value in row.items():
+        if isinstance(value, (np.integer, np.bool_)):
+            value = value.item()
+        if isinstance(value, (float, np.floating)):
+            value = float(value) if np.isfinite(value) else None
+        out[key] = value
+    return out
 
 
 def _tuned_json(tuned: Any) -> dict[str, Any] | None:

@@ -78,6 +78,9 @@ class ReportInputs:
     focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
     attribution: pd.DataFrame | None = None  # where each change comes from, per (treatment, metric)
     attribution_per_query: pd.DataFrame | None = None  # the same per query
+    #: Lines under each treatment's verdict (``outcome.sentences.verdict_notes``): the unjudged hits'
+    #: range, the queries needed.
+    notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 def render(inputs: ReportInputs) -> str:
@@ -130,7 +133,9 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 
 def _verdicts(inputs: ReportInputs) -> str:
     items: list[str] = []
-    lines = shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution)
+    lines = shared.verdict_lines(
+        inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes
+    )
     for line in lines:
         text = escape(line.text)
         if line.kind == "tuned":
@@ -139,7 +144,9 @@ def _verdicts(inputs: ReportInputs) -> str:
             items.append(f"<p>{text}</p>")
         elif line.kind == "verdict":
             items.append(f'<p class="verdict" style="border-color:{verdict_colour(line.verdict)}">{text}</p>')
-        else:  # the secondary and attribution lines belong to the verdict paragraph above them
+        elif line.kind == "note":  # beside the verdict: what the unjudged hits could do, the queries needed
+            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="note">{text}</span></p>'
+        else:  # the secondary, non-inferiority and attribution lines belong to the verdict paragraph
             items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="secondary">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
@@ -434,6 +441,7 @@ def inputs_summary(inputs: ReportInputs) -> dict[str, Any]:
         "grid_settings": list(inputs.grid_settings),
         "control_seconds_per_query": inputs.control_seconds_per_query,
         "focus": list(inputs.focus),
+        "notes": {name: list(lines) for name, lines in inputs.notes.items()},
     }
 
 
@@ -448,6 +456,7 @@ h4{margin:4px 0;font-size:14px}
 .meta{color:#555;font-size:13px}
 .verdict{border-left:5px solid #888;padding:8px 12px;background:#f5f5f5;margin:8px 0;font-weight:600}
 .verdict .secondary{font-weight:400;color:#444}
+.verdict .note{font-weight:400;color:#555;font-size:13.5px}
 .tuned{border-color:#4477aa}
 .warning{color:#a15c00;background:#fff6e0;padding:6px 10px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
@@ -475,7 +484,7 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
     """What ``report.html`` shows, from a fresh result."""
     from dataclasses import asdict
 
-    from abcompare.outcome.sentences import tuned_sentence
+    from abcompare.outcome.sentences import tuned_sentence, verdict_notes
 
     cfg = result.config
     settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
@@ -503,4 +512,5 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         focus=focus,
         attribution=result.attribution,
         attribution_per_query=result.attribution_per_query,
+        notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
     )

@@ -60,6 +60,11 @@ class ComparisonResult:
     #: mean delta split into new, lost, reorder and ideal, with the counts; and the same per query.
     attribution: pd.DataFrame | None = None
     attribution_per_query: pd.DataFrame | None = None
+    #: Per treatment, on the primary metric: the range the unjudged hits allow and whether the verdict
+    #: holds over it (``stats.robustness.robustness_table``); None when not computed (condensed, span level).
+    robustness: pd.DataFrame | None = None
+    #: Per treatment: the queries needed to detect min_effect or the observed delta (``stats.power``).
+    queries_needed: pd.DataFrame | None = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:

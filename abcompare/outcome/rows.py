@@ -135,9 +135,9 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
 @dataclass(frozen=True)
 class VerdictLine:
     """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, ``non_inferiority``,
-    ``secondary`` or ``attribution`` (where the primary metric's change comes from); ``verdict`` is the
-    primary verdict of a ``verdict`` line (for its colour), the non-inferiority verdict of a
-    ``non_inferiority`` line."""
+    ``secondary``, ``attribution`` (where the primary metric's change comes from) or ``note`` (what the
+    unjudged hits could do, the queries needed); ``verdict`` is the primary verdict of a ``verdict`` line
+    (for its colour), the non-inferiority verdict of a ``non_inferiority`` line."""
 
     kind: str
     text: str
@@ -150,10 +150,12 @@ def verdict_lines(
     tuned_sentence: str | None,
     grid: pd.DataFrame | None,
     attribution: pd.DataFrame | None = None,
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> list[VerdictLine]:
     """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
-    (a sweep: only the candidates that differ) its verdict sentence, its secondary line and where its
-    primary metric's change comes from (``attribution``: the attribution summary, when there is one)."""
+    (a sweep: only the candidates that differ) its verdict sentence, its non-inferiority line, its
+    secondary line, where its primary metric's change comes from (``attribution``: the attribution
+    summary, when there is one) and its ``notes`` (``outcome.sentences.verdict_notes``)."""
     from abcompare.outcome.sentences import (
         attribution_sentence,
         non_inferiority_sentence,
@@ -184,4 +186,5 @@ def verdict_lines(
         attributed = attribution_sentence(attribution, name, str(primary.iloc[0])) if len(primary) else ""
         if attributed:
             lines.append(VerdictLine("attribution", attributed))
+        lines.extend(VerdictLine("note", note) for note in (notes or {}).get(name, ()))
     return lines

@@ -232,6 +232,92 @@ def summary_text(table: pd.DataFrame) -> str:
     return "\n".join(treatment_summary(table, t) for t in treatments(table))
 
 
+# ------------------------------------------------------------------------------------------ robustness
+def robustness_sentence(row: Mapping[str, Any]) -> str:
+    """What the unjudged hits could still do to one treatment's verdict (a row of
+    ``stats.robustness.robustness_table``), e.g. ``Unjudged hits: judged either way (not relevant, or
+    relevant at grade 2), the 142 unjudged hits in either top 10 leave the ndcg@10 delta between -0.004 and
+    +0.051; the verdict holds whatever the 142 unjudged hits turn out to be.``"""
+    metric, hits = str(row["metric"]), int(row["unjudged_hits"])
+    k = metric.rsplit("@", 1)[-1]
+    if hits == 0:
+        return (
+            f"Unjudged hits: every hit in either top {k} is judged, so no missing judgment can move the "
+            f"{metric} delta."
+        )
+    span = f"between {float(row['unjudged_min']):+.3f} and {float(row['unjudged_max']):+.3f}"
+    counted = f"{hits:,} unjudged hit" + ("" if hits == 1 else "s")
+    grade = f"grade {float(row['top_grade']):g}"
+    if bool(row.get("relevant_only", False)):
+        head = (
+            f"Unjudged hits: the judgments list relevant items only, so the {counted} in either top {k} "
+            f"count as not relevant; were any relevant ({grade}), the {metric} delta could lie "
+            f"anywhere {span}"
+        )
+    else:
+        head = (
+            f"Unjudged hits: judged either way (not relevant, or relevant at {grade}), the {counted} in "
+            f"either top {k} leave the {metric} delta {span}"
+        )
+    them = "it turns out to be" if hits == 1 else f"the {counted} turn out to be"
+    if bool(row["holds"]):
+        return f"{head}; the verdict holds whatever {them}."
+    boundary = f"{float(row['boundary']):.3f}"
+    fewest = row.get("flip_judgments")
+    if fewest is None or (isinstance(fewest, float) and math.isnan(fewest)):
+        return (
+            f"{head}; that range reaches the verdict's boundary (a delta of ±{boundary}), so the missing "
+            "judgments could flip it."
+        )
+    fewest = int(fewest)
+    which = "it" if hits == 1 else (f"{fewest} of them" if fewest < hits else "all of them")
+    return (
+        f"{head}; judging {which} relevant could flip the verdict to {row['flips_to']} (it flips where the "
+        f"delta crosses ±{boundary})."
+    )
+
+
+def _about(n: float) -> str:
+    """A count of queries as people read an estimate: two significant figures from 100 on (``1,900``)."""
+    if n < 100:
+        return f"{int(n):,}"
+    digits = len(str(int(n))) - 2
+    return f"{int(round(n, -digits)):,}"
+
+
+def queries_needed_sentence(row: Mapping[str, Any]) -> str:
+    """How many queries would detect the change of interest (a row of ``stats.power.queries_needed_table``),
+    e.g. ``To detect 0.01 on ndcg@10 you would need about 1,900 queries (1,500–2,400 as the spread is
+    itself estimated); you have 124.``"""
+    metric, effect, have = str(row["metric"]), float(row["effect"]), int(row["n_queries"])
+    if not math.isfinite(float(row["queries_needed"])):
+        return (
+            f"The observed {metric} delta is 0: there is no change to size a query set for (set "
+            "significance.min_effect to ask how many queries a given change needs)."
+        )
+    change = f"{effect:g}" if row["effect_source"] == "min_effect" else f"the observed change ({effect:.3g})"
+    low, high = _about(float(row["queries_low"])), _about(float(row["queries_high"]))
+    spread = f" ({low}–{high} as the spread is itself estimated)" if low != high else ""
+    return (
+        f"To detect {change} on {metric} you would need about {_about(float(row['queries_needed']))} "
+        f"queries{spread}; you have {have:,}."
+    )
+
+
+def verdict_notes(
+    table: pd.DataFrame, robustness: pd.DataFrame | None, queries_needed: pd.DataFrame | None
+) -> dict[str, list[str]]:
+    """The lines under each treatment's verdict: what the unjudged hits could do, and, when the primary
+    verdict is not significant, how many queries would detect the change of interest."""
+    notes: dict[str, list[str]] = {}
+    for row in [] if robustness is None else robustness.to_dict(orient="records"):
+        notes.setdefault(str(row["treatment"]), []).append(robustness_sentence(row))
+    for row in [] if queries_needed is None else queries_needed.to_dict(orient="records"):
+        if primary_verdict(table, str(row["treatment"])) not in SIGNIFICANT:
+            notes.setdefault(str(row["treatment"]), []).append(queries_needed_sentence(row))
+    return notes
+
+
 # ------------------------------------------------------------------------------------------ table
 _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("treatment", "treatment", False),
@@ -424,6 +510,7 @@ def description_markdown(
     grid: pd.DataFrame | None = None,
     grid_settings: Sequence[str] = (),
     attribution: pd.DataFrame | None = None,
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The text a comparison opens with (MLflow's run description, ``summary.md``): the verdict sentences
     (the verdict itself in bold, then the detectable effect when not significant) and the secondary lines
@@ -435,7 +522,7 @@ def description_markdown(
     """
     paragraphs: list[str] = []
     tuned_text = tuned_sentence(tuned) if tuned is not None else None
-    for line in verdict_lines(table, tuned_text, grid, attribution):
+    for line in verdict_lines(table, tuned_text, grid, attribution, notes):
         if line.kind == "tuned":
             paragraphs.append(f"**{line.text}**")
         elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):

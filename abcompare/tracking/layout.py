@@ -70,6 +70,19 @@ NON_INFERIORITY_FIELDS = ("non_inferiority_p_raw", "non_inferiority_p", "non_inf
 #: comes before every lowercase letter and every other key here is lowercase (metric names, ``efficiency.*``,
 #: ``mean.*``, ``tuned.*``; user-given names only ever follow a fixed prefix): these rows come first.
 VS_CONTROL = "_vs_control"
+#: What the unjudged hits could do to the primary comparison, on each treatment's run
+#: (``_vs_control.ndcg_at_10.unjudged_min``): the range of the delta, the hits, whether the verdict holds
+#: over the range (1/0) and the fewest judgments found that flip it (absent when it holds).
+ROBUSTNESS_FIELDS = (
+    "unjudged_hits",
+    "unjudged_min",
+    "unjudged_max",
+    "unjudged_holds",
+    "unjudged_flip_judgments",
+)
+#: The queries needed to detect min_effect (or the observed delta) and the bootstrap range, on each
+#: treatment's run (``_vs_control.ndcg_at_10.queries_needed``; absent when there is no change to detect).
+QUERIES_NEEDED_FIELDS = ("queries_needed", "queries_needed_low", "queries_needed_high")
 MEAN_PREFIX = "mean"  # the parent's means: mean.control.ndcg_at_10
 N_QUERIES_METRIC = "n_queries"
 TUNED_PREFIX = "tuned"  # a sweep's parent: tuned.delta, tuned.ci_low, tuned.ci_high, tuned.p_value

@@ -12,6 +12,7 @@ sends them through a :mod:`~abcompare.tracking.writer` (in a writer process, for
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -46,8 +47,10 @@ from abcompare.tracking.layout import (
     PER_QUERY_ALL_TABLE,
     PER_QUERY_TABLE,
     PRIMARY_METRIC_TAG,
+    QUERIES_NEEDED_FIELDS,
     QUERIES_TABLE,
     RESOLVED_CONFIG_FILE,
+    ROBUSTNESS_FIELDS,
     ROLE_COMPARISON,
     ROLE_TAG,
     SUMMARY_FILE,
@@ -251,6 +254,7 @@ class ComparisonLogger:
             description_markdown,
             secondary_summary,
             tuned_sentence,
+            verdict_notes,
             verdict_sentence,
         )
 
@@ -280,6 +284,7 @@ class ComparisonLogger:
             grid=result.grid,
             grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
             attribution=result.attribution,
+            notes=verdict_notes(comparison, result.robustness, result.queries_needed),
         )
         tags[NOTE_TAG] = markdown
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
@@ -303,15 +308,22 @@ class ComparisonLogger:
             self._send(Command.TABLE, PARENT, ATTRIBUTION_TABLE, result.attribution)
             self._send(Command.TABLE, PARENT, ATTRIBUTION_PER_QUERY_TABLE, result.attribution_per_query)
         for name, sentence in sentences.items():
-            self._log_vs_control(comparison, name, sentence, result.attribution)
+            self._log_vs_control(
+                comparison, name, sentence, result.attribution, _robustness_figures(result, name)
+            )
         self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
     def _log_vs_control(
-        self, comparison: pd.DataFrame, treatment: str, sentence: str, attribution: pd.DataFrame | None
+        self,
+        comparison: pd.DataFrame,
+        treatment: str,
+        sentence: str,
+        attribution: pd.DataFrame | None,
+        extra: Mapping[str, float],
     ) -> None:
         """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``:
-        its figures and the parts of its delta, ``_vs_control.<metric>.attr.*``), and its verdict
-        ``sentence``."""
+        its figures, the parts of its delta, ``_vs_control.<metric>.attr.*``, and the ``extra`` figures of
+        that comparison: robustness, queries needed), and its verdict ``sentence``."""
         from abcompare.outcome.sentences import attribution_row
 
         metrics: dict[str, float] = {}
@@ -322,6 +334,8 @@ class ComparisonLogger:
             if parts is not None:
                 for part in ATTRIBUTION_FIELDS:
                     metrics[attribution_key(row.metric, part)] = float(parts[part])
+            for name, value in extra.items():
+                metrics[vs_control_key(row.metric, name)] = value
         tags = {VERDICT_TAG: sentence}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
@@ -392,6 +406,28 @@ def _figures(row: Any) -> dict[str, float]:
         assert tuple(tested) == NON_INFERIORITY_FIELDS
         values.update(tested)
     return {name: float(value) for name, value in values.items()}
+
+
+def _robustness_figures(result: ComparisonResult, treatment: str) -> dict[str, float]:
+    """One treatment's robustness to the unjudged hits and the queries it would need, as MLflow metrics
+    (``ROBUSTNESS_FIELDS``, ``QUERIES_NEEDED_FIELDS``; a figure with no value is left out)."""
+    figures: dict[str, float] = {}
+    for table, columns in (
+        (result.robustness, dict(zip(ROBUSTNESS_FIELDS, ROBUSTNESS_COLUMNS_LOGGED, strict=True))),
+        (result.queries_needed, dict(zip(QUERIES_NEEDED_FIELDS, QUERIES_NEEDED_COLUMNS_LOGGED, strict=True))),
+    ):
+        rows = [] if table is None else table[table["treatment"] == treatment].to_dict(orient="records")
+        for row in rows[:1]:
+            for field, column in columns.items():
+                value = row[column]
+                if value is not None and math.isfinite(float(value)):
+                    figures[field] = float(value)
+    return figures
+
+
+#: The robustness and queries-needed tables' columns behind each MLflow field, in the fields' order.
+ROBUSTNESS_COLUMNS_LOGGED = ("unjudged_hits", "unjudged_min", "unjudged_max", "holds", "flip_judgments")
+QUERIES_NEEDED_COLUMNS_LOGGED = ("queries_needed", "queries_low", "queries_high")
 
 
 def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

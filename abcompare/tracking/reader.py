@@ -425,4 +425,5 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         focus=extras.get("focus", []),
         attribution=loaded.attribution_table,
         attribution_per_query=loaded.attribution_per_query,
+        notes=extras.get("notes", {}),
     )

@@ -157,12 +157,20 @@ def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
     compared = {key: value for key, value in metrics.items() if key.startswith("_vs_control.")}
     parts = payload["attribution"]["dbsf"]["ndcg@10"]["parts"]  # where the delta comes from, adding up to it
-    assert compared == primary_comparison("_vs_control.ndcg_at_10", primary) | {
-        L.attribution_key("ndcg@10", part): value for part, value in parts.items()
-    }  # the secondary metrics' statistics are in the parent's tables/comparison only
+    figures = {f"_vs_control.ndcg_at_10.{field}" for field in L.COMPARISON_FIELDS}
+    assert {k: v for k, v in compared.items() if k in figures} == primary_comparison(
+        "_vs_control.ndcg_at_10", primary
+    )  # the secondary metrics' statistics are in the parent's tables/comparison only
+    attributed = {L.attribution_key("ndcg@10", part): value for part, value in parts.items()}
+    assert {k: v for k, v in compared.items() if k in attributed} == attributed
     assert set(parts) == set(L.ATTRIBUTION_FIELDS)
     assert sum(parts.values()) == pytest.approx(primary["delta"], abs=1e-12)
-    assert sorted(metrics)[:10] == sorted(compared)  # first in MLflow's compare view
+    robust = payload["robustness"]["dbsf"]
+    extra = {f"_vs_control.ndcg_at_10.{f}" for f in L.ROBUSTNESS_FIELDS + L.QUERIES_NEEDED_FIELDS}
+    if robust["holds"]:  # the fewest judgments that flip it: only when some do
+        extra.discard("_vs_control.ndcg_at_10.unjudged_flip_judgments")
+    assert set(compared) == figures | set(attributed) | extra
+    assert sorted(metrics)[: len(compared)] == sorted(compared)  # first in MLflow's compare view
     assert children["dbsf"].data.tags[L.VERDICT_TAG] == payload["verdicts"]["dbsf"]["sentence"]
     assert not any(key.startswith("_vs_control") for key in children["control"].data.metrics)
 
@@ -239,6 +247,7 @@ def test_the_readme_documents_every_name_of_the_layout() -> None:
         *(f".{field}" for field in L.NON_INFERIORITY_FIELDS),
         "_vs_control.dbsf.ndcg_at_10.delta",
         "_vs_control.ndcg_at_10.delta",
+        *(f".{field}" for field in L.ROBUSTNESS_FIELDS + L.QUERIES_NEEDED_FIELDS),
         "mean.control.ndcg_at_10",
         "tables/comparison",
         "tables/per_query_all_variants",
