@@ -8,6 +8,7 @@ from abcompare.config.loading import apply_set_option, changed_settings, deep_me
 from abcompare.config.models import (
     DatasetSettings,
     EvaluationSettings,
+    EfficiencySettings,
     ExecutionSettings,
     ExperimentConfig,
     SignificanceSettings,
@@ -18,6 +19,7 @@ from abcompare.config.models import (
 __all__ = [
     "DatasetSettings",
     "EvaluationSettings",
+    "EfficiencySettings",
     "ExecutionSettings",
     "ExperimentConfig",
     "SignificanceSettings",

@@ -14,7 +14,12 @@ from abcompare.core.errors import DataError
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from abcompare.core.progress import Reporter
     from abcompare.data.dataset import Dataset
+    from abcompare.retrieval.latency import TimingPlan
+    from abcompare.retrieval.pipeline import RetrievalCache
 
 
 @dataclass
@@ -37,6 +42,35 @@ class Executor(Protocol):
     ) -> Iterator[VariantRun]:
         """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready."""
         ...
+
+    def time_queries(
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
+    ) -> dict[str, np.ndarray]:
+        """After every variant has run: each retrieval variant's query latency, timed in this process
+        (the driver) in interleaved rounds (:func:`time_driver_side`)."""
+        ...
+
+
+def time_driver_side(
+    variants: Mapping[str, VariantSettings],
+    dataset: Dataset,
+    cache_dir: Path,
+    plan: TimingPlan,
+    cache: RetrievalCache,
+    reporter: Reporter,
+) -> dict[str, np.ndarray]:
+    """The timing pass of every backend, in the driver: one process times every variant, so their
+    latencies are comparable whichever worker produced their runs (``cache``: the memo to reuse)."""
+    from abcompare.retrieval.latency import time_query_stages
+
+    if dataset.corpus is None or all(v.run is not None for v in variants.values()):
+        return {}
+    reporter.stage(f"timing the query stage: {plan.repeats} interleaved rounds (efficiency.repeats)")
+    with reporter.progress("timing queries") as advance:
+        return time_query_stages(
+            variants, dataset.corpus, dataset.queries, cache_dir=cache_dir, cache=cache, plan=plan,
+            progress=advance,
+        )  # fmt: skip
 
 
 def precomputed_run(variant: VariantSettings, dataset: Dataset) -> pd.DataFrame:

@@ -65,6 +65,7 @@ class ReportInputs:
     grid: pd.DataFrame | None = None
     grid_settings: Sequence[str] = ()
     control_seconds_per_query: float | None = None
+    cost: pd.DataFrame | None = None  # what each variant costs (stats.cost.cost_table), beside each verdict
     source: str = ""  # where it was recorded (run id), for the footer
     focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
 
@@ -118,7 +119,7 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 
 def _verdicts(inputs: ReportInputs) -> str:
     items: list[str] = []
-    for line in shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid):
+    for line in shared.verdict_lines(inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.cost):
         text = escape(line.text)
         if line.kind == "tuned":
             items.append(f'<p class="verdict tuned">{text}</p>')
@@ -126,8 +127,8 @@ def _verdicts(inputs: ReportInputs) -> str:
             items.append(f"<p>{text}</p>")
         elif line.kind == "verdict":
             items.append(f'<p class="verdict" style="border-color:{verdict_colour(line.verdict)}">{text}</p>')
-        else:  # the secondary line belongs to the verdict paragraph above it
-            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="secondary">{text}</span></p>'
+        else:  # the secondary and cost lines belong to the verdict paragraph above them
+            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="{line.kind}">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
 
@@ -368,7 +369,7 @@ h4{margin:4px 0;font-size:14px}
 .lead{color:#444;margin:2px 0 6px}
 .meta{color:#555;font-size:13px}
 .verdict{border-left:5px solid #888;padding:8px 12px;background:#f5f5f5;margin:8px 0;font-weight:600}
-.verdict .secondary{font-weight:400;color:#444}
+.verdict .secondary,.verdict .cost{font-weight:400;color:#444}
 .tuned{border-color:#4477aa}
 .warning{color:#a15c00;background:#fff6e0;padding:6px 10px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
@@ -421,4 +422,5 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         grid_settings=settings,
         control_seconds_per_query=control_cost,
         focus=focus,
+        cost=result.cost,
     )

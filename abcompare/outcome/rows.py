@@ -65,6 +65,35 @@ def format_ms_per_query(seconds: Any) -> str:
     return MISSING if is_missing(seconds) else f"{1000 * seconds:.2f}"
 
 
+def format_duration(seconds: Any) -> str:
+    """A time people compare: ``448 s``, ``2.5 s``, ``812 ms``, ``3.1 ms``, ``0.213 ms`` (three significant
+    digits), or :data:`MISSING`."""
+    if is_missing(seconds):
+        return MISSING
+    if seconds >= 1:
+        return f"{seconds:.3g} s" if seconds < 1000 else f"{seconds:,.0f} s"
+    return f"{1000 * seconds:.3g} ms"
+
+
+def format_bytes(count: Any) -> str:
+    """A size in SI units, three significant digits: ``91 MB``, ``492 kB``, ``0 B``."""
+    if is_missing(count):
+        return MISSING
+    value = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{value:.0f} B"
+        value /= 1000
+    return MISSING  # unreachable
+
+
+def format_ratio(ratio: float) -> str:
+    """A ratio of two costs: ``2.3x``, ``12x``, ``0.31x``."""
+    if ratio >= 10:
+        return f"{ratio:.0f}x"
+    return f"{ratio:.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
 def verdict_label(verdict: str) -> str:
     """A verdict in a table cell: starred (★) when significant, so the mark survives without colour."""
     return f"★ {verdict}" if verdict in SIGNIFICANT else str(verdict)
@@ -135,7 +164,8 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
 @dataclass(frozen=True)
 class VerdictLine:
     """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict`` or ``secondary``;
-    ``verdict`` is the primary verdict of a ``verdict`` line (for its colour)."""
+    ``verdict`` is the primary verdict of a ``verdict`` line (for its colour). ``cost`` lines follow their
+    treatment's verdict (and secondary) line."""
 
     kind: str
     text: str
@@ -144,11 +174,16 @@ class VerdictLine:
 
 
 def verdict_lines(
-    table: pd.DataFrame, tuned_sentence: str | None, grid: pd.DataFrame | None
+    table: pd.DataFrame,
+    tuned_sentence: str | None,
+    grid: pd.DataFrame | None,
+    cost: pd.DataFrame | None = None,
 ) -> list[VerdictLine]:
     """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
-    (a sweep: only the candidates that differ) its verdict sentence and its secondary line."""
+    (a sweep: only the candidates that differ) its verdict sentence, its secondary line and its cost line
+    (from the ``cost`` table, when the treatment retrieved)."""
     from abcompare.outcome.sentences import (
+        cost_sentence,
         primary_verdict,
         secondary_summary,
         sentence_treatments,
@@ -167,4 +202,6 @@ def verdict_lines(
         secondary = secondary_summary(table, name)
         if secondary:
             lines.append(VerdictLine("secondary", secondary))
+        if cost is not None and name in cost.index and "control" in cost.index:
+            lines.append(VerdictLine("cost", cost_sentence(cost, name)))
     return lines

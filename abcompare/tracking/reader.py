@@ -23,6 +23,7 @@ from abcompare.outcome.rows import primary_first
 from abcompare.tracking.layout import (
     COMPARISON_TABLE,
     COMPARISON_TAG,
+    COST_TABLE,
     GRID_TABLE,
     HITS_FILE,
     PARENT_RUN_TAG,
@@ -58,6 +59,7 @@ class LoadedComparison:
     hits: dict[str, pd.DataFrame] = field(default_factory=dict)
     tracking_uri: str = ""
     grid: pd.DataFrame | None = None  # a sweep's candidates, best first
+    cost: pd.DataFrame | None = None  # what each variant costs (indexed by variant), each treatment's ratios
     extras: dict[str, Any] = field(default_factory=dict)  # result.json: judged@k, warnings, tuned sentence
     params: dict[str, str] = field(default_factory=dict)  # the parent run's params (the settings)
     tags: dict[str, str] = field(default_factory=dict)  # the parent run's tags
@@ -263,6 +265,7 @@ def load_comparison(
         queries = _read_table(client, run_id, QUERIES_TABLE, folder)
         names = _artifact_paths(client, run_id, "tables")
         grid = _read_table(client, run_id, GRID_TABLE, folder) if table_file(GRID_TABLE) in names else None
+        cost = _read_table(client, run_id, COST_TABLE, folder) if table_file(COST_TABLE) in names else None
         extras: dict[str, Any] = {}
         if RESULT_FILE in _artifact_paths(client, run_id):
             extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
@@ -295,6 +298,7 @@ def load_comparison(
         hits=hits,
         tracking_uri=uri,
         grid=grid,
+        cost=cost,
         extras=extras,
         params=dict(parent.data.params),
         tags=dict(parent.data.tags),
@@ -363,6 +367,7 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         grid=loaded.grid,
         grid_settings=extras.get("grid_settings", []),
         control_seconds_per_query=extras.get("control_seconds_per_query"),
+        cost=loaded.cost,
         source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
         focus=extras.get("focus", []),
     )
