@@ -88,10 +88,10 @@ def format_bytes(count: Any) -> str:
 
 
 def format_ratio(ratio: float) -> str:
-    """A ratio of two costs: ``2.3x``, ``12x``, ``0.31x``."""
+    """A ratio of two costs: ``12x``, ``2.3x``, and two significant digits below 1: ``0.25x``, ``0.031x``."""
     if ratio >= 10:
         return f"{ratio:.0f}x"
-    return f"{ratio:.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2g}x"
 
 
 def verdict_label(verdict: str) -> str:

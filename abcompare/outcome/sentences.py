@@ -252,7 +252,8 @@ def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
     notes = part(row, "") + part(control, "the control: ")
     if mine and other:
         head = f"encodes {_speed(row['encode_ratio'])}"
-        notes.insert(0, f"{rate(row)} vs {rate(control)}")
+        both = [format_duration(r["encode_seconds_per_1000_chunks"]) for r in (row, control)]
+        notes.insert(0, f"{both[0]} vs {both[1]} per 1,000 chunks")
     elif mine:
         head = f"encodes {rate(row)}"
         notes.append(
