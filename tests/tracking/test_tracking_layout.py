@@ -104,7 +104,7 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
     assert parent.inputs.dataset_inputs[0].dataset.name == "hr-docs"
     assert files(client, parent.info.run_id) == {
         L.table_file(name, fmt)
-        for name in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE)
+        for name in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.COST_TABLE)
         for fmt in ("parquet", "json")  # Parquet for code, MLflow's JSON table view for the UI
     } | {
         L.ALIGNMENT_FILE,
@@ -119,7 +119,8 @@ def test_the_parent_run_holds_the_comparison(logged) -> None:
     }
     views = {entry["path"] for entry in json.loads(tags[L.LOGGED_ARTIFACTS_TAG])}
     assert views == {
-        L.table_file(n, "json") for n in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE)
+        L.table_file(n, "json")
+        for n in (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.COST_TABLE)
     }
 
 
@@ -154,7 +155,11 @@ def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None
     _, payload, _, _, children = logged
     metrics = children["dbsf"].data.metrics
     primary = next(row for row in payload["comparison"] if row["role"] == "primary")
-    compared = {key: value for key, value in metrics.items() if key.startswith("_vs_control.")}
+    compared = {
+        key: value
+        for key, value in metrics.items()
+        if key.startswith("_vs_control.") and not key.startswith("_vs_control.efficiency.")  # its cost's
+    }
     assert compared == primary_comparison(
         "_vs_control.ndcg_at_10", primary
     )  # the secondary metrics' statistics are in the parent's tables/comparison only
@@ -337,7 +342,8 @@ def test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names(log
 def test_a_sweep_parent_holds_the_grid_the_held_out_table_and_the_pareto_plot(logged_sweep) -> None:
     payload, client, parent = logged_sweep
     candidates = [row["candidate"] for row in payload["grid"]]
-    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE)
+    tables = (L.COMPARISON_TABLE, L.PER_QUERY_ALL_TABLE, L.QUERIES_TABLE, L.GRID_TABLE, L.HELD_OUT_TABLE,
+              L.COST_TABLE)  # fmt: skip
     assert files(client, parent.info.run_id) == {
         L.table_file(name, fmt) for name in tables for fmt in ("parquet", "json")
     } | {L.paired_plot(name) for name in candidates} | {
@@ -406,6 +412,12 @@ def test_the_pareto_plot_marks_every_candidate_and_labels_the_front(logged_sweep
     )
     assert [t for t in tooltips if " ms" in t] == expected
     labels = {text.text for text in svg.iter(f"{SVG}text")} & {row["candidate"] for row in grid}
-    front = pareto_by_hand([r["efficiency.seconds_per_query"] for r in grid], [r["delta"] for r in grid])
-    assert labels == {grid[i]["candidate"] for i in front}
+    # the front is the grid's noise-aware one (stats.cost.on_front, pinned in tests/stats/test_stats_cost.py);
+    # every point on it is on the plain front too (beating a point beyond the noise beats it), and when
+    # nothing is dominated no front is drawn, so nothing is labelled
+    marked = [r for r in grid if r["pareto_front"]]
+    plain = pareto_by_hand([r["efficiency.seconds_per_query"] for r in grid], [r["delta"] for r in grid])
+    assert {grid[i]["candidate"] for i in plain} <= {r["candidate"] for r in marked}
+    drawn = set() if len(marked) == len(grid) else {r["candidate"] for r in marked}
+    assert labels == drawn
     assert any("ms per query" in (text.text or "") for text in svg.iter(f"{SVG}text"))
