@@ -7,8 +7,8 @@ Import what you need from here: this face is the config's public API."""
 from abcompare.config.loading import apply_set_option, changed_settings, deep_merge, load_config
 from abcompare.config.models import (
     DatasetSettings,
-    EvaluationSettings,
     EfficiencySettings,
+    EvaluationSettings,
     ExecutionSettings,
     ExperimentConfig,
     SignificanceSettings,

@@ -330,7 +330,10 @@ class EfficiencySettings(_Model):
 
     repeats: int = Field(5, ge=1, le=100, description="Timed rounds over the sampled queries.")
     max_queries: int = Field(
-        100, ge=1, le=MAX_QUERIES, description="At most this many queries, spread over the query set, are timed."
+        100,
+        ge=1,
+        le=MAX_QUERIES,
+        description="At most this many queries, spread over the query set, are timed.",
     )
     budget_seconds: float = Field(
         5.0,

@@ -167,9 +167,7 @@ class RayExecutor:
         """The timing pass in the driver, not on Ray: one process times every variant (a task's time
         depends on its node and on what else Ray ran beside it). The driver builds the indexes it needs
         (untimed) and reads the chunk vectors from the embedding cache the run filled."""
-        return time_driver_side(
-            variants, dataset, cache_dir, plan, pipeline.RetrievalCache(), self.reporter
-        )
+        return time_driver_side(variants, dataset, cache_dir, plan, pipeline.RetrievalCache(), self.reporter)
 
     # -------------------------------------------------------------------------------------- submit
     def _submit(

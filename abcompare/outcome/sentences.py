@@ -257,7 +257,9 @@ def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
     elif mine:
         head = f"encodes {rate(row)}"
         notes.append(
-            "the control encodes nothing" if theirs == NO_EMBEDDINGS else "the control's embeddings were cached"
+            "the control encodes nothing"
+            if theirs == NO_EMBEDDINGS
+            else "the control's embeddings were cached"
         )
     elif ours == CACHED:
         head = "encoding not timed (its embeddings were cached)"

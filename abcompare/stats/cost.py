@@ -112,7 +112,11 @@ def latency_ratio(
 
 
 def noise_aware_front(
-    samples: Sequence[np.ndarray], quality: Sequence[float], *, noise_floor: float = NOISE_FLOOR, seed: int = 0
+    samples: Sequence[np.ndarray],
+    quality: Sequence[float],
+    *,
+    noise_floor: float = NOISE_FLOOR,
+    seed: int = 0,
 ) -> list[int]:
     """The indices of the points no other point dominates, where ``j`` dominates ``i`` only when it is at
     least as good (``quality``) and faster by more than the noise (its latency ratio to ``i`` is a
@@ -220,9 +224,7 @@ def cost_table(
 def latency_metrics(row: pd.Series) -> dict[str, float]:
     """A cost-table row's timed figures as ``efficiency.*`` metrics (none for a variant not timed)."""
     return {
-        metric: float(row[column])
-        for column, metric in LATENCY_METRICS.items()
-        if not pd.isna(row[column])
+        metric: float(row[column]) for column, metric in LATENCY_METRICS.items() if not pd.isna(row[column])
     }
 
 

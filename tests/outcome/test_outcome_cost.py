@@ -31,14 +31,21 @@ def test_durations_keep_three_significant_digits(seconds, text) -> None:
 
 
 @pytest.mark.parametrize(
-    ("count", "text"), [(90868376, "90.9 MB"), (492488, "492 kB"), (0, "0 B"), (999, "999 B"), (2.5e9, "2.5 GB")]
+    ("count", "text"),
+    [(90868376, "90.9 MB"), (492488, "492 kB"), (0, "0 B"), (999, "999 B"), (2.5e9, "2.5 GB")],
 )
 def test_sizes_are_si_units(count, text) -> None:
     assert format_bytes(count) == text
 
 
 def test_ratios_keep_a_decimal_below_ten() -> None:
-    assert [format_ratio(r) for r in (2.34, 12.4, 0.31, 0.031, 0.25)] == ["2.3x", "12x", "0.31x", "0.031x", "0.25x"]
+    assert [format_ratio(r) for r in (2.34, 12.4, 0.31, 0.031, 0.25)] == [
+        "2.3x",
+        "12x",
+        "0.31x",
+        "0.031x",
+        "0.25x",
+    ]
 
 
 @pytest.fixture()

