@@ -71,6 +71,12 @@ def test_a_faster_smaller_treatment_reads_as_ratios_with_its_figures(table) -> N
     )
 
 
+def test_the_readmes_example_cost_line_is_this_cases(table) -> None:
+    from support.readme import readme_text
+
+    assert f"`{cost_sentence(table, 'small')}`" in readme_text()
+
+
 def test_equal_latency_is_within_the_noise_and_cached_embeddings_say_cached(table) -> None:
     sentence = cost_sentence(table, "same")
     assert sentence == (
