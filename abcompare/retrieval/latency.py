@@ -65,8 +65,10 @@ Stage = Callable[[int], Any]
 def _retriever_stage(
     name: str, spec: Any, chunks: list, chunks_id: Hashable, depth: int, query_texts: list[str],
     cache_dir: Path, memo: pipeline.RetrievalCache,
-) -> Stage:  # fmt: skip
-    """One retriever's work for one query (by position): search, and for a dense model encode the query."""
+) -> tuple[Stage, Callable[[], list]]:  # fmt: skip
+    """One retriever's work for one query (by position): search, and for a dense model encode the query;
+    and how to get its hits for every query at once, as the production pass does (when the memo lacks
+    them: on Ray, whose workers made them)."""
     if isinstance(spec, BM25Settings):
         index = memo.get(
             pipeline.bm25_index_key(chunks_id, spec), lambda: pipeline.build_bm25_index(chunks, spec)
@@ -75,7 +77,10 @@ def _retriever_stage(
         def bm25(i: int) -> Any:
             return pipeline.ranked_hits(chunks, pipeline.bm25_ranking(index, [query_texts[i]], depth), name)
 
-        return bm25
+        def all_bm25() -> list:
+            return pipeline.ranked_hits(chunks, pipeline.bm25_ranking(index, query_texts, depth), name)
+
+        return bm25, all_bm25
     encoder = pipeline.dense_encoder(spec, cache_dir)
     vectors = memo.get(
         pipeline.dense_vectors_key(chunks_id, encoder, spec, cache_dir),
@@ -86,7 +91,11 @@ def _retriever_stage(
         query_vector = encoder.encode_now(pipeline.query_texts_for(spec, [query_texts[i]]))
         return pipeline.ranked_hits(chunks, pipeline.dense_ranking(query_vector, vectors, depth), name)
 
-    return dense
+    def all_dense() -> list:  # the query vectors the run put in the embedding cache
+        query_vectors = encoder.encode(pipeline.query_texts_for(spec, query_texts))
+        return pipeline.ranked_hits(chunks, pipeline.dense_ranking(query_vectors, vectors, depth), name)
+
+    return dense, all_dense
 
 
 def _finish_stage(
@@ -126,6 +135,7 @@ def time_query_stages(
     fingerprint = pipeline.corpus_fingerprint(corpus)
     queries_id = pipeline.queries_key(query_texts)
     stages: dict[Hashable, Stage] = {}
+    hits_of: dict[Hashable, list] = {}
     uses: dict[str, list[Hashable]] = {}
     for name, variant in variants.items():
         chunks_id = pipeline.chunks_key(fingerprint, variant.chunking)
@@ -135,10 +145,11 @@ def time_query_stages(
         for retriever, spec in variant.retrievers.items():
             key = pipeline.ranking_key(retriever, spec, chunks_id, variant.depth, queries_id, cache_dir)
             if key not in stages:
-                stages[key] = _retriever_stage(retriever, spec, chunks, chunks_id, variant.depth, query_texts,
-                                               cache_dir, cache)  # fmt: skip
-            all_hits = cache.get(key, lambda s=stages[key]: [s(i)[0] for i in range(len(query_texts))])
-            hits.append(all_hits)
+                stages[key], everything = _retriever_stage(
+                    retriever, spec, chunks, chunks_id, variant.depth, query_texts, cache_dir, cache
+                )
+                hits_of[key] = cache.get(key, everything)
+            hits.append(hits_of[key])
             keys.append(key)
         stages[("finish", name)] = _finish_stage(variant, hits, query_ids, query_texts, cache_dir)
         uses[name] = [*keys, ("finish", name)]

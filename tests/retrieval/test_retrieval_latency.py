@@ -84,3 +84,15 @@ def test_the_sample_spreads_over_the_queries_and_fits_the_budget() -> None:
     assert sample_size(300, 0.1, plan) == 20  # 10 s / (5 x 100 ms)
     assert sample_size(300, 10.0, plan) == 5  # never fewer than 5 queries
     assert sample_size(3, 0.1, plan) == 3
+
+
+def test_with_an_empty_memo_the_pass_builds_what_it_needs_untimed(synthetic, tmp_path: Path) -> None:
+    """What the Ray backend's driver does: its workers built the indexes, so the driver builds them again
+    (chunks, index, every query's hits) before any round, and times the same stages."""
+    corpus, queries = synthetic
+    cache = RetrievalCache()
+    plan = TimingPlan(repeats=2, max_queries=8, budget_seconds=60)
+    samples = time_query_stages(
+        {"control": bm25(1.2, 0.75)}, corpus, queries, cache_dir=tmp_path, cache=cache, plan=plan
+    )
+    assert cache.builds == 3 and samples["control"].shape == (2, 8) and (samples["control"] > 0).all()
