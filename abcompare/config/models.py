@@ -336,7 +336,7 @@ class EfficiencySettings(_Model):
         description="At most this many queries, spread over the query set, are timed.",
     )
     budget_seconds: float = Field(
-        5.0,
+        2.0,
         gt=0,
         le=86_400,
         description="The rounds' time budget: fewer queries (at least 5) are timed when max_queries would "

@@ -41,7 +41,7 @@ class TimingPlan:
 
     repeats: int = 5
     max_queries: int = 100
-    budget_seconds: float = 5.0
+    budget_seconds: float = 2.0
 
 
 def sample_queries(total: int, count: int) -> list[int]:

@@ -20,14 +20,14 @@ def load(tmp_path: Path, extra: str = "", overrides=()):
     return load_config(path, list(overrides))
 
 
-def test_the_defaults_are_five_rounds_over_at_most_100_queries_in_5_seconds(tmp_path: Path) -> None:
+def test_the_defaults_are_five_rounds_over_at_most_100_queries_in_2_seconds(tmp_path: Path) -> None:
     settings = load(tmp_path).efficiency
     assert settings == EfficiencySettings()
     assert (settings.repeats, settings.max_queries, settings.budget_seconds, settings.noise_floor) == (
-        5, 100, 5.0, 0.1,
+        5, 100, 2.0, 0.1,
     )  # fmt: skip
     plan = settings.timing_plan()
-    assert (plan.repeats, plan.max_queries, plan.budget_seconds) == (5, 100, 5.0)
+    assert (plan.repeats, plan.max_queries, plan.budget_seconds) == (5, 100, 2.0)
 
 
 @pytest.mark.parametrize(
