@@ -71,9 +71,10 @@ N_QUERIES_METRIC = "n_queries"
 TUNED_PREFIX = "tuned"  # a sweep's parent: tuned.delta, tuned.ci_low, tuned.ci_high, tuned.p_value
 
 
-#: A treatment's run: its cost against the control, from the cost table (``_vs_control.efficiency.*``:
+#: A treatment's run: its cost against the control, from the cost table (``efficiency.vs_control.*``:
 #: the treatment's time or size over the control's, below 1 faster or smaller; ``query_within_noise`` 1
-#: when the two latencies are within the noise). Every variant's run has its own ``efficiency.*``.
+#: when the two latencies are within the noise). Every variant's run has its own ``efficiency.*``. Not
+#: under ``_vs_control``: the primary comparison's keys stay first in the compare view.
 COST_RATIO_FIELDS = (
     "query_ratio", "query_ratio_low", "query_ratio_high", "query_within_noise", "encode_ratio", "model_ratio",
     "index_ratio",
@@ -83,8 +84,8 @@ COST_TAG = "abcompare.cost"
 
 
 def cost_ratio_key(field: str) -> str:
-    """A treatment run's key of one cost ratio: ``_vs_control.efficiency.query_ratio``."""
-    return f"{VS_CONTROL}.efficiency.{field}"
+    """A treatment run's key of one cost ratio: ``efficiency.vs_control.query_ratio``."""
+    return f"efficiency.vs_control.{field}"
 
 
 def cost_tag(treatment: str) -> str:

@@ -61,13 +61,13 @@ def test_mlflow_holds_efficiency_on_every_run_and_the_ratios_on_the_treatments(l
         for field in ("seconds_per_query", "seconds_per_query_p95", "model_bytes", "index_bytes"):
             assert metrics[f"efficiency.{field}"] == shown(cost[name][field]), (name, field)
     treatment = client.get_run(payload["variant_run_ids"]["dbsf"]).data
-    ratios = {key for key in treatment.metrics if key.startswith("_vs_control.efficiency.")}
+    ratios = {key for key in treatment.metrics if key.startswith("efficiency.vs_control.")}
     expected = {L.cost_ratio_key(f) for f in L.COST_RATIO_FIELDS if cost["dbsf"][f] is not None}
     assert ratios == expected and L.cost_ratio_key("query_ratio") in ratios
     assert treatment.metrics[L.cost_ratio_key("query_within_noise")] == 1.0
     assert treatment.tags[L.COST_TAG] == cost["dbsf"]["sentence"]
     control = client.get_run(payload["variant_run_ids"]["control"]).data
-    assert not any(key.startswith("_vs_control.") for key in control.metrics)
+    assert not any(key.startswith(("_vs_control.", "efficiency.vs_control.")) for key in control.metrics)
     parent = client.get_run(payload["parent_run_id"])
     assert parent.data.tags[L.cost_tag("dbsf")] == cost["dbsf"]["sentence"]
     path = client.download_artifacts(parent.info.run_id, L.table_file(L.COST_TABLE), str(tmp_path))
