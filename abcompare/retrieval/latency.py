@@ -129,9 +129,9 @@ def time_query_stages(
     (what is missing from it is built here, untimed)."""
     plan = plan or TimingPlan()
     variants = {name: v for name, v in variants.items() if v.run is None}
-    if not variants:
-        return {}
     query_ids, query_texts = pipeline.query_table(queries)
+    if not variants or not query_ids:
+        return {}
     fingerprint = pipeline.corpus_fingerprint(corpus)
     queries_id = pipeline.queries_key(query_texts)
     stages: dict[Hashable, Stage] = {}
