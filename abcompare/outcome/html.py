@@ -77,6 +77,7 @@ def render(inputs: ReportInputs) -> str:
     sections = [
         _header(inputs, primary),
         _verdicts(inputs),
+        _cost(inputs),
         _judgments(inputs),
         _forest(inputs),
     ]
@@ -130,6 +131,32 @@ def _verdicts(inputs: ReportInputs) -> str:
         else:  # the secondary and cost lines belong to the verdict paragraph above them
             items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="{line.kind}">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
+
+
+def _cost(inputs: ReportInputs) -> str:
+    """Each retrieved variant's cost (a sweep's candidates are in its grid)."""
+    cost = inputs.cost
+    if cost is None or cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
+        return ""
+    headers = ["variant", "encoding per 1,000 chunks", "ms per query", "p95", "rounds' IQR", "model", "index"]
+    body = []
+    for name, row in cost.iterrows():
+        encoding = shared.format_duration(row["encode_seconds_per_1000_chunks"])
+        if shared.is_missing(row["encode_seconds_per_1000_chunks"]):
+            encoding = "cached" if row["embeddings"] in ("cached", "partly cached") else "none"
+        spread = f"{shared.format_duration(row['seconds_per_query_low'])}–" + shared.format_duration(
+            row["seconds_per_query_high"]
+        )
+        latency = [shared.format_duration(row[c]) for c in ("seconds_per_query", "seconds_per_query_p95")]
+        sizes = [shared.format_bytes(row[c]) for c in ("model_bytes", "index_bytes")]
+        cells = [escape(str(name)), encoding, *latency, spread, *sizes]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (
+        "<section><h2>Cost</h2><p>Latency: each query's median over interleaved timed rounds, averaged; "
+        "two latencies differ only beyond the noise (the cost line under each verdict says which).</p>"
+        f'<table class="cost"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></section>"
+    )
 
 
 def _judgments(inputs: ReportInputs) -> str:

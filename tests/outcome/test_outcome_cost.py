@@ -117,3 +117,27 @@ def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table
     assert [line.kind for line in lines] == ["verdict", "cost"]
     assert lines[1].text == cost_sentence(table, "small")
     assert [line.kind for line in verdict_lines(comparison, None, None)] == ["verdict"]
+
+
+def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_verdict(table) -> None:
+    from abcompare.outcome.html import ReportInputs, render
+
+    comparison = pd.DataFrame(
+        {"treatment": ["small"], "metric": ["ndcg@10"], "role": ["primary"], "verdict": ["better"],
+         "delta": [0.1], "relative_delta": [0.2], "ci_low": [0.05], "ci_high": [0.15], "p_adjusted": [0.01],
+         "p_primary": [0.01], "family_size": [1], "control_mean": [0.5], "treatment_mean": [0.6],
+         "n_queries": [1]}
+    )  # fmt: skip
+    per_query = {"control": pd.DataFrame({"ndcg@10": [0.5]}, index=["q"]),
+                 "small": pd.DataFrame({"ndcg@10": [0.6]}, index=["q"])}  # fmt: skip
+    inputs = ReportInputs(
+        name="c", description="", dataset="d", n_queries=1, level="chunk", convention="ai4j",
+        comparison=comparison, per_query=per_query, queries=pd.DataFrame(), cost=table,
+    )  # fmt: skip
+    page = render(inputs)
+    assert f'<span class="cost">{cost_sentence(table, "small")}</span>' in page
+    section = page[page.index("<h2>Cost</h2>") : page.index("</section>", page.index("<h2>Cost</h2>"))]
+    # control: 40 s per 1,000 chunks, 4 ms a query; "same": its embeddings were cached; bm25: none
+    control = "<td>control</td><td>40 s</td><td>4 ms</td><td>4 ms</td><td>4 ms–4 ms</td><td>90 MB</td>"
+    assert control in section
+    assert "<td>same</td><td>cached</td>" in section and "<td>bm25</td><td>none</td>" in section
