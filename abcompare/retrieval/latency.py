@@ -8,12 +8,15 @@ reranked and cut. A retriever several variants share (a sweep over fusion) is on
 query and round and charged to each of them, as the production pass charges it. A warm-up over a few
 queries comes first and is not kept (model and allocator warm-up); it also sizes the sample to the time
 budget. In each round every query is timed for every stage in turn, the stages' order rotated from
-query to query and round to round, so a busy spell of the machine falls on all of them alike. The
+query to query and round to round, so a busy spell of the machine falls on all of them alike; Python's
+garbage collector runs between queries, not inside a timed stage (a collection costs whichever stage it
+lands on the whole heap's work, as ``timeit`` avoids too). The
 samples (rounds x queries, seconds) go to :mod:`abcompare.stats.cost`, which summarises them.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections.abc import Callable, Hashable, Mapping
@@ -163,13 +166,22 @@ def time_query_stages(
     picked = sample_queries(len(query_ids), sample_size(len(query_ids), per_query, plan))
     seconds = {key: np.zeros((plan.repeats, len(picked))) for key in order}
     total = plan.repeats * len(picked)
-    for r in range(plan.repeats):
-        for j, i in enumerate(picked):
-            shift = (r + j) % len(order)
-            for key in order[shift:] + order[:shift]:
-                begin = time.perf_counter()
-                stages[key](i)
-                seconds[key][r, j] = time.perf_counter() - begin
-            if progress is not None:
-                progress(r * len(picked) + j + 1, total)
+    collecting = gc.isenabled()
+    try:
+        for r in range(plan.repeats):
+            for j, i in enumerate(picked):
+                gc.collect()  # the collector runs between queries, never inside a timed stage
+                gc.disable()
+                shift = (r + j) % len(order)
+                for key in order[shift:] + order[:shift]:
+                    begin = time.perf_counter()
+                    stages[key](i)
+                    seconds[key][r, j] = time.perf_counter() - begin
+                if collecting:
+                    gc.enable()
+                if progress is not None:
+                    progress(r * len(picked) + j + 1, total)
+    finally:
+        if collecting:
+            gc.enable()
     return {name: sum(seconds[key] for key in keys) for name, keys in uses.items()}

@@ -103,3 +103,26 @@ def test_the_console_prints_the_cost_line_under_the_verdict(example_run, embeddi
     assert lines.index(cost) <= verdict + 2  # under the verdict (and its secondary line)
     assert cost.startswith("  Cost vs control: encoding not timed (its embeddings were cached), queries ")
     assert "within the noise" in cost and "model the same size (90.9 MB)" in cost and " 0 s" not in cost
+
+
+def test_a_bm25_k1_b_sweep_is_equal_work_and_draws_no_front(tmp_path: Path) -> None:
+    """The issue's case, on the example: the same BM25 at several k1/b points. Every candidate's latency
+    is within the noise of the control's and of each other's, so nothing is dominated and the
+    quality-vs-latency plane draws no front through whichever point happened to be timed fastest."""
+    from support.configs import bm25_control
+
+    from abcompare.config import load_config
+    from abcompare.outcome.svg import pareto_svg
+    from abcompare.runner import run_comparison
+
+    path = tmp_path / "grid.yaml"
+    path.write_text(
+        bm25_control("name: hr-docs", top_k=10, name="bm25-grid")
+        + "sweep:\n  grid:\n    retrievers.bm25.k1: [0.9, 1.2, 2.0]\n    retrievers.bm25.b: [0.4, 0.9]\n"
+        + "significance: {n_resamples: 200}\ntracking: {enabled: false}\n"
+    )
+    result = run_comparison(load_config(path, [f"cache_dir={tmp_path}"]))
+    assert len(result.grid) == 6 and result.grid["pareto_front"].all()
+    assert (result.cost.drop(index="control")["query_within_noise"] == 1.0).all()
+    svg = pareto_svg(result.grid, "ndcg@10", result.cost.loc["control", "seconds_per_query"])
+    assert "<polyline" not in svg and "no candidate is faster than another by more than the noise" in svg
