@@ -9,7 +9,7 @@ query and round and charged to each of them, as the production pass charges it. 
 queries comes first and is not kept (model and allocator warm-up); it also sizes the sample to the time
 budget. In each round every query is timed for every stage in turn, the stages' order rotated from
 query to query and round to round, so a busy spell of the machine falls on all of them alike; Python's
-garbage collector runs between queries, not inside a timed stage (a collection costs whichever stage it
+garbage collector runs between rounds, not inside a timed stage (a collection costs whichever stage it
 lands on the whole heap's work, as ``timeit`` avoids too). The
 samples (rounds x queries, seconds) go to :mod:`abcompare.stats.cost`, which summarises them.
 """
@@ -169,18 +169,18 @@ def time_query_stages(
     collecting = gc.isenabled()
     try:
         for r in range(plan.repeats):
+            gc.collect()  # the collector runs between rounds, never inside a timed stage
+            gc.disable()  # (reference counting still frees each query's hits as it goes)
             for j, i in enumerate(picked):
-                gc.collect()  # the collector runs between queries, never inside a timed stage
-                gc.disable()
                 shift = (r + j) % len(order)
                 for key in order[shift:] + order[:shift]:
                     begin = time.perf_counter()
                     stages[key](i)
                     seconds[key][r, j] = time.perf_counter() - begin
-                if collecting:
-                    gc.enable()
                 if progress is not None:
                     progress(r * len(picked) + j + 1, total)
+            if collecting:
+                gc.enable()
     finally:
         if collecting:
             gc.enable()
