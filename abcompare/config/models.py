@@ -328,7 +328,13 @@ class EfficiencySettings(_Model):
     one query at a time on a sample of the queries, in interleaved rounds after a warm-up, in this process
     (also with the Ray backend). Only the cost figures depend on these; no quality number does."""
 
-    repeats: int = Field(5, ge=1, le=100, description="Timed rounds over the sampled queries.")
+    repeats: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="Timed rounds over the sampled queries; 0 skips the timing pass (no latency is reported: "
+        "a rerun whose query vectors are cached then need not load the model).",
+    )
     max_queries: int = Field(
         100,
         ge=1,

@@ -63,7 +63,7 @@ def time_driver_side(
     latencies are comparable whichever worker produced their runs (``cache``: the memo to reuse)."""
     from abcompare.retrieval.latency import time_query_stages
 
-    if dataset.corpus is None or all(v.run is not None for v in variants.values()):
+    if plan.repeats == 0 or dataset.corpus is None or all(v.run is not None for v in variants.values()):
         return {}
     reporter.stage(f"timing the query stage: {plan.repeats} interleaved rounds (efficiency.repeats)")
     with reporter.progress("timing queries") as advance:

@@ -32,7 +32,7 @@ def test_the_defaults_are_five_rounds_over_at_most_100_queries_in_2_seconds(tmp_
 
 @pytest.mark.parametrize(
     ("extra", "key"),
-    [("  repeats: 0", "repeats"), ("  max_queries: 0", "max_queries"), ("  noise_floor: 1", "noise_floor"),
+    [("  repeats: -1", "repeats"), ("  max_queries: 0", "max_queries"), ("  noise_floor: 1", "noise_floor"),
      ("  budget_seconds: -1", "budget_seconds"), ("  rounds: 3", "rounds")],
 )  # fmt: skip
 def test_a_bad_value_is_an_error_at_its_line(tmp_path: Path, extra: str, key: str) -> None:
@@ -47,3 +47,16 @@ def test_the_timing_changes_no_quality_number_so_not_the_fingerprint(tmp_path: P
     base = load(tmp_path)
     timed = load(tmp_path, overrides=["efficiency.repeats=9", "efficiency.noise_floor=0.2"])
     assert timed.efficiency.repeats == 9 and timed.fingerprint() == base.fingerprint()
+
+
+def test_no_rounds_means_no_latency_and_the_cost_line_says_not_timed(tmp_path: Path) -> None:
+    """``repeats: 0`` skips the timing pass: the build figures remain, the latency is said not timed."""
+    from abcompare.outcome.sentences import cost_sentence
+    from abcompare.runner import run_comparison
+
+    extra = "efficiency: {repeats: 0}\ntracking: {enabled: false}\n"
+    config = load(tmp_path, extra, [f"cache_dir={tmp_path}"])
+    result = run_comparison(config)
+    assert "efficiency.seconds_per_query" not in result.variants["control"].efficiency
+    assert result.cost.loc["other", "index_bytes"] > 0
+    assert "queries not timed" in cost_sentence(result.cost, "other")
