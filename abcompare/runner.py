@@ -111,6 +111,7 @@ def _compare_variants(
     from abcompare.evaluation.unjudged import unjudged_ranges
     from abcompare.outcome.sentences import grid_frame
     from abcompare.stats.comparison import paired_comparison
+    from abcompare.stats.cost import FRONT_COLUMN, cost_table, latency_metrics, on_front
     from abcompare.stats.power import queries_needed_table
     from abcompare.stats.robustness import robustness_table
     from abcompare.stats.tuning import tuned_comparison
@@ -170,6 +171,16 @@ def _compare_variants(
                 with timer("tracking"):
                     settings = variant.model_dump(mode="json", exclude_none=True)
                     logger.log_variant(outcomes[name], settings, variant_files(config, outcomes[name], tmp))
+            with timer("timing"):
+                samples = executor.time_queries(
+                    config.variants(), dataset, config.resolved_cache_dir(), config.efficiency.timing_plan()
+                )
+            cost = cost_table(
+                {n: o.efficiency for n, o in outcomes.items()}, samples,
+                noise_floor=config.efficiency.noise_floor, seed=config.significance.seed,
+            )  # fmt: skip
+            for name in cost.index:  # the timed latency joins each variant's build figures
+                outcomes[name].efficiency.update(latency_metrics(cost.loc[name]))
             per_query_tables = {n: o.per_query for n, o in outcomes.items()}
             coverage, judgment_warnings = judgment_coverage(per_query_tables, primary)
             for note in judgment_warnings:
@@ -210,6 +221,8 @@ def _compare_variants(
                 grid = grid_frame(
                     comparison, plan.settings, {n: outcomes[n].efficiency for n in plan.candidates}
                 )
+                if not grid.empty:
+                    grid[FRONT_COLUMN] = on_front(grid, samples, config.efficiency.noise_floor, sig.seed)
             result = ComparisonResult(
                 config=config,
                 dataset_name=dataset.name,
@@ -228,6 +241,7 @@ def _compare_variants(
                 attribution_per_query=pd.concat(attributed, ignore_index=True) if attributed else None,
                 robustness=robustness,
                 queries_needed=needed,
+                cost=cost,
             )
             with timer("tracking"):
                 logger.log_comparison(result, comparison_files(result))

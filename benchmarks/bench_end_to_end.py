@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmarks.harness import REPO_ROOT, fmt_mb, fmt_seconds
 
-STAGES: tuple[str, ...] = ("data", "retrieval", "evaluation", "statistics", "tracking")
+STAGES: tuple[str, ...] = ("data", "retrieval", "timing", "evaluation", "statistics", "tracking")
 MAIN_JOB = "the main job (rrf_vs_dbsf.yaml)"
 SWEEP = "a 24-point fusion sweep (fusion_sweep.yaml)"
 CASES: dict[str, str] = {

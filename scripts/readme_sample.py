@@ -38,12 +38,26 @@ def sample(stdout: str, stderr: str) -> str:
     return "\n".join(stages) + "\n\n" + stdout.lstrip("\n")
 
 
+#: The cost line's measured figures (durations) and its encoding clause (timed here, or cached by an
+#: earlier run) change from run to run; its verdict on the noise and its sizes do not.
+COST_LINE = "  Cost vs control: "
+_COST_VOLATILE = [
+    (re.compile(r"^(  Cost vs control: )(encodes .*? per 1,000 chunks.*?\)|encoding not timed \(.*?\)), "),
+     r"\1<encoding>, "),
+    (re.compile(r"\b\d[\d.,]* (?:ms|s)\b"), "<time>"),
+]
+
+
 def comparable(block: str) -> list[str]:
-    """The block's lines with run ids, times and experiment ids replaced (they change every run)."""
+    """The block's lines with run ids, times and experiment ids replaced (they change every run), and the
+    cost line's measured figures."""
     lines = []
     for line in block.splitlines():
         for pattern, placeholder in _VOLATILE:
             line = pattern.sub(placeholder, line)
+        if line.startswith(COST_LINE):
+            for pattern, placeholder in _COST_VOLATILE:
+                line = pattern.sub(placeholder, line)
         lines.append(line.rstrip())
     return lines
 

@@ -7,6 +7,7 @@ Import what you need from here: this face is the config's public API."""
 from abcompare.config.loading import apply_set_option, changed_settings, deep_merge, load_config
 from abcompare.config.models import (
     DatasetSettings,
+    EfficiencySettings,
     EvaluationSettings,
     ExecutionSettings,
     ExperimentConfig,
@@ -18,6 +19,7 @@ from abcompare.config.models import (
 __all__ = [
     "DatasetSettings",
     "EvaluationSettings",
+    "EfficiencySettings",
     "ExecutionSettings",
     "ExperimentConfig",
     "SignificanceSettings",

@@ -340,6 +340,46 @@ class TrackingSettings(_Model):
         return value
 
 
+class EfficiencySettings(_Model):
+    """How each variant's query latency is timed: after every variant has run, its query stage is re-run
+    one query at a time on a sample of the queries, in interleaved rounds after a warm-up, in this process
+    (also with the Ray backend). Only the cost figures depend on these; no quality number does."""
+
+    repeats: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="Timed rounds over the sampled queries; 0 skips the timing pass (no latency is reported: "
+        "a rerun whose query vectors are cached then need not load the model).",
+    )
+    max_queries: int = Field(
+        100,
+        ge=1,
+        le=MAX_QUERIES,
+        description="At most this many queries, spread over the query set, are timed.",
+    )
+    budget_seconds: float = Field(
+        2.0,
+        gt=0,
+        le=86_400,
+        description="The rounds' time budget: fewer queries (at least 5) are timed when max_queries would "
+        "take longer (as measured in the warm-up).",
+    )
+    noise_floor: float = Field(
+        0.1,
+        ge=0,
+        lt=1,
+        description="Two latencies differ only when the interval of their ratio lies wholly outside "
+        "[1/(1+f), 1+f]: closer than this fraction they are within the noise.",
+    )
+
+    def timing_plan(self) -> Any:
+        """The retrieval stage's timing plan."""
+        from abcompare.retrieval.latency import TimingPlan
+
+        return TimingPlan(self.repeats, self.max_queries, self.budget_seconds)
+
+
 RAY_ONLY_SETTINGS = ("address", "num_cpus", "num_gpus_per_encoder", "encoders")
 
 
@@ -425,6 +465,9 @@ class ExperimentConfig(_Model):
     significance: SignificanceSettings = Field(default_factory=SignificanceSettings)
     tracking: TrackingSettings = Field(default_factory=TrackingSettings)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    efficiency: EfficiencySettings = Field(
+        default_factory=EfficiencySettings, description="How each variant's query latency is timed."
+    )
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
@@ -470,8 +513,9 @@ class ExperimentConfig(_Model):
 
     def fingerprint(self) -> str:
         """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``); the
-        execution backend is left out, since it never changes a result."""
-        payload = json.dumps(self.model_dump(mode="json", exclude={"execution"}), sort_keys=True, default=str)
+        execution backend and the latency timing are left out, since they never change a quality number."""
+        dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
+        payload = json.dumps(dumped, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def resolved_cache_dir(self) -> Path:

@@ -15,7 +15,12 @@ from abcompare.core.errors import ConfigError, DataError
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from abcompare.core.progress import Reporter
     from abcompare.data.dataset import Dataset
+    from abcompare.retrieval.latency import TimingPlan
+    from abcompare.retrieval.pipeline import RetrievalCache
 
 
 @dataclass
@@ -44,6 +49,35 @@ class Executor(Protocol):
         given as a file or a Python retriever (from ``retrievers``) is produced in the driver
         (:func:`given_run`)."""
         ...
+
+    def time_queries(
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
+    ) -> dict[str, np.ndarray]:
+        """After every variant has run: each retrieval variant's query latency, timed in this process
+        (the driver) in interleaved rounds (:func:`time_driver_side`)."""
+        ...
+
+
+def time_driver_side(
+    variants: Mapping[str, VariantSettings],
+    dataset: Dataset,
+    cache_dir: Path,
+    plan: TimingPlan,
+    cache: RetrievalCache,
+    reporter: Reporter,
+) -> dict[str, np.ndarray]:
+    """The timing pass of every backend, in the driver: one process times every variant, so their
+    latencies are comparable whichever worker produced their runs (``cache``: the memo to reuse)."""
+    from abcompare.retrieval.latency import time_query_stages
+
+    if plan.repeats == 0 or dataset.corpus is None or all(v.run is not None for v in variants.values()):
+        return {}
+    reporter.stage(f"timing the query stage: {plan.repeats} interleaved rounds (efficiency.repeats)")
+    with reporter.progress("timing queries") as advance:
+        return time_query_stages(
+            variants, dataset.corpus, dataset.queries, cache_dir=cache_dir, cache=cache, plan=plan,
+            progress=advance,
+        )  # fmt: skip
 
 
 #: A retriever handed over in Python: the queries table (``query_id``, ``text``, any extra fields) in,

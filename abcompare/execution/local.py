@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from abcompare.core.progress import Reporter
-from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus
+from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from abcompare.data.dataset import Dataset
+    from abcompare.retrieval.latency import TimingPlan
     from abcompare.retrieval.pipeline import RetrievalCache
 
 
@@ -62,3 +65,9 @@ class LocalExecutor:
             yield produce_variant_run(
                 name, variant, dataset, self.cache, cache_dir, self.reporter, retrievers
             )
+
+    def time_queries(
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
+    ) -> dict[str, np.ndarray]:
+        """The timing pass, reusing the indexes and vectors the variants built (nothing is rebuilt)."""
+        return time_driver_side(variants, dataset, cache_dir, plan, self.cache, self.reporter)

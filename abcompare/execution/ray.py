@@ -24,14 +24,18 @@ import ray
 
 from abcompare.core.errors import AbcompareError, WorkerLostError
 from abcompare.core.progress import Reporter
-from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus
+from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
 from abcompare.execution.ray_encoding import encode_on_ray, first_line
 from abcompare.retrieval import pipeline
 from abcompare.retrieval.embedding_cache import text_hash
+from abcompare.retrieval.model_size import variant_model_bytes
 from abcompare.retrieval.settings import BM25Settings, VariantSettings
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from abcompare.data.dataset import Dataset
+    from abcompare.retrieval.latency import TimingPlan
 
 
 # ------------------------------------------------------------------------------------------ tasks
@@ -107,6 +111,9 @@ class _Shared:
     ref: Any
     seconds: Any = 0.0
     nbytes: Any = 0
+    embedded: int = 0  # chunk vectors: how many, how many the model encoded on this run, in what time
+    encoded: int = 0
+    encode_seconds: float = 0.0
 
 
 @dataclass
@@ -115,6 +122,7 @@ class _Pending:
 
     result: Any
     queries: int
+    model_bytes: int = 0
     index: list[_Shared] = field(default_factory=list)
     embeddings: list[_Shared] = field(default_factory=list)
     rankings: dict[str, _Shared] = field(default_factory=dict)
@@ -160,6 +168,14 @@ class RayExecutor:
             if name == last:
                 self.session.release()  # nothing more for Ray: it stops while the driver logs
             yield produced
+
+    def time_queries(
+        self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
+    ) -> dict[str, np.ndarray]:
+        """The timing pass in the driver, not on Ray: one process times every variant (a task's time
+        depends on its node and on what else Ray ran beside it). The driver builds the indexes it needs
+        (untimed) and reads the chunk vectors from the embedding cache the run filled."""
+        return time_driver_side(variants, dataset, cache_dir, plan, pipeline.RetrievalCache(), self.reporter)
 
     # -------------------------------------------------------------------------------------- submit
     def _submit(
@@ -241,7 +257,7 @@ class RayExecutor:
                 variant, chunks_ref.ref, ids_ref, texts_ref, str(cache_dir), names, ranking_ids,
                 *[rankings[key].ref for _, key, _ in steps],
             )  # fmt: skip
-            entry = _Pending(result, len(query_ids), index=[chunks_ref])
+            entry = _Pending(result, len(query_ids), variant_model_bytes(variant), index=[chunks_ref])
             for retriever, key, built in steps:
                 if built in indexes:
                     entry.index.append(indexes[built])
@@ -280,19 +296,23 @@ class RayExecutor:
             start = time.perf_counter()
             matrix = request.encoder.cache.get([text_hash(t) for t in request.texts])
             cost = time.perf_counter() - start
-            if request.encoded:
-                cost += seconds[model] * request.encoded / encoded[model]
-            out[request.key] = _Shared(ray.put(matrix), cost, int(matrix.nbytes))
+            share = seconds[model] * request.encoded / encoded[model] if request.encoded else 0.0
+            out[request.key] = _Shared(
+                ray.put(matrix), cost + share, int(matrix.nbytes), len(request.texts), request.encoded, share
+            )
         return out
 
     # -------------------------------------------------------------------------------------- collect
     def _collect(self, name: str, entry: _Pending) -> VariantRun:
         run, finish_seconds = self._get(entry.result, name)
-        cost = pipeline.RetrievalCost(queries=entry.queries)
+        cost = pipeline.RetrievalCost(queries=entry.queries, model_bytes=entry.model_bytes)
         cost.index_seconds = sum(self._value(s.seconds, name) for s in entry.index)
         cost.index_bytes = sum(int(self._value(s.nbytes, name)) for s in entry.index)
         cost.embedding_seconds = sum(s.seconds for s in entry.embeddings)
         cost.index_bytes += sum(int(s.nbytes) for s in entry.embeddings)
+        cost.embedded_chunks = sum(s.embedded for s in entry.embeddings)
+        cost.encoded_chunks = sum(s.encoded for s in entry.embeddings)
+        cost.encode_seconds = sum(s.encode_seconds for s in entry.embeddings)
         for retriever, shared in entry.rankings.items():
             cost.parts[retriever] = self._value(shared.seconds, name)
         cost.query_seconds = sum(cost.parts.values()) + finish_seconds

@@ -123,9 +123,11 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
     console.print()
     tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
     notes = verdict_notes(result.comparison, result.robustness, result.queries_needed)
-    for line in shared.verdict_lines(result.comparison, tuned, result.grid, result.attribution, notes):
-        under = ("secondary", "non_inferiority", "attribution", "note")
-        text = f"  {line.text}" if line.kind in under else line.text
+    lines = shared.verdict_lines(
+        result.comparison, tuned, result.grid, result.attribution, notes, result.cost
+    )
+    for line in lines:
+        text = f"  {line.text}" if line.kind in shared.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
@@ -168,7 +170,7 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
 
 def result_as_json(result: ComparisonResult) -> dict[str, Any]:
     """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
-    from abcompare.outcome.sentences import as_json, attribution_json, settings_line
+    from abcompare.outcome.sentences import as_json, attribution_json, cost_json, settings_line
 
     comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
     return {
@@ -184,6 +186,7 @@ def result_as_json(result: ComparisonResult) -> dict[str, Any]:
         "variant_run_ids": result.variant_run_ids,
         "means": {name: _plain(means) for name, means in result.means.items()},
         "efficiency": {name: _plain(o.efficiency) for name, o in result.variants.items() if o.efficiency},
+        "cost": cost_json(result.cost),
         "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
         "comparison": comparison.to_dict(orient="records"),
         "judged": {name: asdict(cov) for name, cov in result.judged.items()},

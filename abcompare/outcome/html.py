@@ -74,6 +74,7 @@ class ReportInputs:
     grid: pd.DataFrame | None = None
     grid_settings: Sequence[str] = ()
     control_seconds_per_query: float | None = None
+    cost: pd.DataFrame | None = None  # what each variant costs (stats.cost.cost_table), beside each verdict
     source: str = ""  # where it was recorded (run id), for the footer
     focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
     attribution: pd.DataFrame | None = None  # where each change comes from, per (treatment, metric)
@@ -90,6 +91,7 @@ def render(inputs: ReportInputs) -> str:
     sections = [
         _header(inputs, primary),
         _verdicts(inputs),
+        _cost(inputs),
         _judgments(inputs),
         _forest(inputs),
         _attribution(inputs, primary),
@@ -134,8 +136,9 @@ def _header(inputs: ReportInputs, primary: str) -> str:
 def _verdicts(inputs: ReportInputs) -> str:
     items: list[str] = []
     lines = shared.verdict_lines(
-        inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes
-    )
+        inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes,
+        inputs.cost,
+    )  # fmt: skip
     for line in lines:
         text = escape(line.text)
         if line.kind == "tuned":
@@ -144,11 +147,35 @@ def _verdicts(inputs: ReportInputs) -> str:
             items.append(f"<p>{text}</p>")
         elif line.kind == "verdict":
             items.append(f'<p class="verdict" style="border-color:{verdict_colour(line.verdict)}">{text}</p>')
-        elif line.kind == "note":  # beside the verdict: what the unjudged hits could do, the queries needed
-            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="note">{text}</span></p>'
-        else:  # the secondary, non-inferiority and attribution lines belong to the verdict paragraph
-            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="secondary">{text}</span></p>'
+        else:  # the lines under a verdict belong to its paragraph (rows.UNDER_VERDICT)
+            items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="{line.kind}">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
+
+
+def _cost(inputs: ReportInputs) -> str:
+    """Each retrieved variant's cost (a sweep's candidates are in its grid)."""
+    cost = inputs.cost
+    if cost is None or cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
+        return ""
+    headers = ["variant", "encoding per 1,000 chunks", "ms per query", "p95", "rounds' IQR", "model", "index"]
+    body = []
+    for name, row in cost.iterrows():
+        encoding = shared.format_duration(row["encode_seconds_per_1000_chunks"])
+        if shared.is_missing(row["encode_seconds_per_1000_chunks"]):
+            encoding = "cached" if row["embeddings"] in ("cached", "partly cached") else "none"
+        spread = f"{shared.format_duration(row['seconds_per_query_low'])}–" + shared.format_duration(
+            row["seconds_per_query_high"]
+        )
+        latency = [shared.format_duration(row[c]) for c in ("seconds_per_query", "seconds_per_query_p95")]
+        sizes = [shared.format_bytes(row[c]) for c in ("model_bytes", "index_bytes")]
+        cells = [escape(str(name)), encoding, *latency, spread, *sizes]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (
+        "<section><h2>Cost</h2><p>Latency: each query's median over interleaved timed rounds, averaged; "
+        "two latencies differ only beyond the noise (the cost line under each verdict says which).</p>"
+        f'<table class="cost"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></section>"
+    )
 
 
 def _judgments(inputs: ReportInputs) -> str:
@@ -455,7 +482,7 @@ h4{margin:4px 0;font-size:14px}
 .lead{color:#444;margin:2px 0 6px}
 .meta{color:#555;font-size:13px}
 .verdict{border-left:5px solid #888;padding:8px 12px;background:#f5f5f5;margin:8px 0;font-weight:600}
-.verdict .secondary{font-weight:400;color:#444}
+.verdict .secondary,.verdict .non_inferiority,.verdict .attribution,.verdict .cost{font-weight:400;color:#444}
 .verdict .note{font-weight:400;color:#555;font-size:13.5px}
 .tuned{border-color:#4477aa}
 .warning{color:#a15c00;background:#fff6e0;padding:6px 10px}
@@ -513,4 +540,5 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         attribution=result.attribution,
         attribution_per_query=result.attribution_per_query,
         notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
+        cost=result.cost,
     )

@@ -55,6 +55,9 @@ class ComparisonResult:
     tuned: TunedComparison | None = None  # a sweep's: what choosing among its candidates gains, unseen
     grid: pd.DataFrame | None = None  # a sweep's candidates: settings, primary-metric row, efficiency
     queries: pd.DataFrame | None = None  # the query set: query_id, text (and group ...)
+    #: What each retrieved variant costs (``stats.cost.cost_table``): latency, encoding, sizes, and each
+    #: treatment's ratios to the control.
+    cost: pd.DataFrame | None = None
     recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
     #: Where each treatment's change comes from (``evaluation.attribution``): per (treatment, metric) the
     #: mean delta split into new, lost, reorder and ideal, with the counts; and the same per query.

@@ -65,6 +65,35 @@ def format_ms_per_query(seconds: Any) -> str:
     return MISSING if is_missing(seconds) else f"{1000 * seconds:.2f}"
 
 
+def format_duration(seconds: Any) -> str:
+    """A time people compare: ``448 s``, ``2.5 s``, ``812 ms``, ``3.1 ms``, ``0.213 ms`` (three significant
+    digits), or :data:`MISSING`."""
+    if is_missing(seconds):
+        return MISSING
+    if seconds >= 1:
+        return f"{seconds:.3g} s" if seconds < 1000 else f"{seconds:,.0f} s"
+    return f"{1000 * seconds:.3g} ms"
+
+
+def format_bytes(count: Any) -> str:
+    """A size in SI units, three significant digits: ``91 MB``, ``492 kB``, ``0 B``."""
+    if is_missing(count):
+        return MISSING
+    value = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{value:.0f} B"
+        value /= 1000
+    return MISSING  # unreachable
+
+
+def format_ratio(ratio: float) -> str:
+    """A ratio of two costs: ``12x``, ``2.3x``, and two significant digits below 1: ``0.25x``, ``0.031x``."""
+    if ratio >= 10:
+        return f"{ratio:.0f}x"
+    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2g}x"
+
+
 def verdict_label(verdict: str) -> str:
     """A verdict in a table cell: starred (★) when significant, so the mark survives without colour."""
     return f"★ {verdict}" if verdict in SIGNIFICANT else str(verdict)
@@ -132,12 +161,18 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
 
 
 # ------------------------------------------------------------------------------------------ verdicts
+#: The kinds of line that sit under a treatment's verdict line (indented in the console, in its paragraph
+#: elsewhere), in the order ``verdict_lines`` gives them.
+UNDER_VERDICT = ("non_inferiority", "secondary", "attribution", "note", "cost")
+
+
 @dataclass(frozen=True)
 class VerdictLine:
-    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, ``non_inferiority``,
-    ``secondary``, ``attribution`` (where the primary metric's change comes from) or ``note`` (what the
-    unjudged hits could do, the queries needed); ``verdict`` is the primary verdict of a ``verdict`` line
-    (for its colour), the non-inferiority verdict of a ``non_inferiority`` line."""
+    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, or one of
+    ``UNDER_VERDICT`` (the lines under a treatment's verdict, in this order: ``non_inferiority``,
+    ``secondary``, ``attribution``: where the primary metric's change comes from, ``note``: what the
+    unjudged hits could do and the queries needed, ``cost``); ``verdict`` is the primary verdict of a
+    ``verdict`` line (for its colour), the non-inferiority verdict of a ``non_inferiority`` line."""
 
     kind: str
     text: str
@@ -151,13 +186,16 @@ def verdict_lines(
     grid: pd.DataFrame | None,
     attribution: pd.DataFrame | None = None,
     notes: Mapping[str, Sequence[str]] | None = None,
+    cost: pd.DataFrame | None = None,
 ) -> list[VerdictLine]:
     """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
     (a sweep: only the candidates that differ) its verdict sentence, its non-inferiority line, its
     secondary line, where its primary metric's change comes from (``attribution``: the attribution
-    summary, when there is one) and its ``notes`` (``outcome.sentences.verdict_notes``)."""
+    summary, when there is one), its ``notes`` (``outcome.sentences.verdict_notes``) and its cost line
+    (from the ``cost`` table, when the treatment retrieved)."""
     from abcompare.outcome.sentences import (
         attribution_sentence,
+        cost_sentence,
         non_inferiority_sentence,
         primary_verdict,
         secondary_summary,
@@ -187,4 +225,6 @@ def verdict_lines(
         if attributed:
             lines.append(VerdictLine("attribution", attributed))
         lines.extend(VerdictLine("note", note) for note in (notes or {}).get(name, ()))
+        if cost is not None and name in cost.index and "control" in cost.index:
+            lines.append(VerdictLine("cost", cost_sentence(cost, name)))
     return lines

@@ -28,7 +28,10 @@ from abcompare.core.vocabulary import (
     plural,
 )
 from abcompare.outcome.rows import (
+    format_bytes,
+    format_duration,
     format_p,
+    format_ratio,
     grid_cells,
     grid_headers,
     grid_numeric,
@@ -318,6 +321,134 @@ def verdict_notes(
     return notes
 
 
+# ------------------------------------------------------------------------------------------ cost
+def _speed(ratio: float) -> str:
+    """A time ratio (the treatment's over the control's) in words: ``2.3x faster``, ``1.8x slower``."""
+    if ratio == 1:
+        return "as fast"
+    return f"{format_ratio(1 / ratio)} faster" if ratio < 1 else f"{format_ratio(ratio)} slower"
+
+
+def _size(ratio: float) -> str:
+    return "the same size" if ratio == 1 else f"{format_ratio(ratio)} the size"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
+    """How fast the treatment encodes its chunks against the control; cached vectors were never timed, so
+    they are said to be cached, never 0 s of encoding."""
+    from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED
+
+    def rate(r: Mapping[str, Any]) -> str:
+        return f"{format_duration(r['encode_seconds_per_1000_chunks'])} per 1,000 chunks"
+
+    def part(r: Mapping[str, Any], whose: str) -> list[str]:
+        if r["embeddings"] != PARTLY_CACHED:
+            return []
+        return [f"{whose}{int(r['encoded_chunks']):,} of {int(r['embedded_chunks']):,} chunks encoded here, "
+                "the rest cached"]  # fmt: skip
+
+    ours, theirs = row["embeddings"], control["embeddings"]
+    if ours == NO_EMBEDDINGS and theirs == NO_EMBEDDINGS:
+        return ""
+    mine = not _missing(row["encode_seconds_per_1000_chunks"])
+    other = not _missing(control["encode_seconds_per_1000_chunks"])
+    notes = part(row, "") + part(control, "the control: ")
+    if mine and other:
+        head = f"encodes {_speed(row['encode_ratio'])}"
+        both = [format_duration(r["encode_seconds_per_1000_chunks"]) for r in (row, control)]
+        notes.insert(0, f"{both[0]} vs {both[1]} per 1,000 chunks")
+    elif mine:
+        head = f"encodes {rate(row)}"
+        notes.append(
+            "the control encodes nothing"
+            if theirs == NO_EMBEDDINGS
+            else "the control's embeddings were cached"
+        )
+    elif ours == CACHED:
+        head = "encoding not timed (its embeddings were cached)"
+    else:
+        head = "encodes nothing"
+        notes.append(f"the control: {rate(control)}" if other else "the control's embeddings were cached")
+    return head + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
+    """The treatment's latency against the control's: a ratio beyond the noise, or within it."""
+    if _missing(row["query_ratio"]):
+        return "queries not timed"
+    figures = (
+        f"{format_duration(row['seconds_per_query'])} vs {format_duration(control['seconds_per_query'])} "
+        f"per query, p95 {format_duration(row['seconds_per_query_p95'])} vs "
+        f"{format_duration(control['seconds_per_query_p95'])}"
+    )
+    if bool(row["query_within_noise"]):
+        return f"queries within the noise ({figures})"
+    return f"queries {_speed(row['query_ratio'])} ({figures})"
+
+
+def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
+    ours, theirs = float(row[f"{what}_bytes"]), float(control[f"{what}_bytes"])
+    if not ours and not theirs:
+        return f"no {what}"
+    if not theirs:
+        return f"{what} {format_bytes(ours)} (the control has none)"
+    if not ours:
+        return f"no {what} (the control's: {format_bytes(theirs)})"
+    ratio = float(row[f"{what}_ratio"])
+    if ratio == 1:
+        return f"{what} the same size ({format_bytes(ours)})"
+    return f"{what} {_size(ratio)} ({format_bytes(ours)} vs {format_bytes(theirs)})"
+
+
+def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
+    """What a treatment costs against the control, from the cost table (``stats.cost.cost_table``), e.g.
+
+    ``Cost vs control: encodes 2.3x faster (41 s vs 95 s per 1,000 chunks), queries 1.8x faster (3.1 ms vs
+    5.6 ms per query, p95 ...), model 0.25x the size (23 MB vs 91 MB), index the same size (7.7 MB).``
+
+    Latencies whose ratio's interval reaches into the noise floor's band are "within the noise"; cached
+    embeddings are said to be cached, never 0 s of encoding.
+    """
+    row, control = cost.loc[treatment].to_dict(), cost.loc["control"].to_dict()
+    clauses = [
+        _encoding_clause(row, control),
+        _query_clause(row, control),
+        _bytes_clause("model", row, control),
+        _bytes_clause("index", row, control),
+    ]
+    return "Cost vs control: " + ", ".join(c for c in clauses if c) + "."
+
+
+def _plain_value(value: Any) -> Any:
+    """A cost-table cell as JSON has it: None for a missing one, a bool, a float, or text."""
+    import numpy as np
+
+    if _missing(value):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    return float(value) if isinstance(value, (int, float, np.integer, np.floating)) else value
+
+
+def cost_json(cost: pd.DataFrame | None) -> dict[str, Any]:
+    """The cost table as plain data: per variant its figures (and a treatment's ratios and sentence)."""
+    if cost is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name, row in cost.iterrows():
+        values = {k: _plain_value(v) for k, v in row.to_dict().items()}
+        if values["query_within_noise"] is not None:
+            values["query_within_noise"] = bool(values["query_within_noise"])
+        if name != "control" and "control" in cost.index:
+            values["sentence"] = cost_sentence(cost, str(name))
+        out[str(name)] = values
+    return out
+
+
 # ------------------------------------------------------------------------------------------ table
 _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("treatment", "treatment", False),
@@ -511,6 +642,7 @@ def description_markdown(
     grid_settings: Sequence[str] = (),
     attribution: pd.DataFrame | None = None,
     notes: Mapping[str, Sequence[str]] | None = None,
+    cost: pd.DataFrame | None = None,
 ) -> str:
     """The text a comparison opens with (MLflow's run description, ``summary.md``): the verdict sentences
     (the verdict itself in bold, then the detectable effect when not significant) and the secondary lines
@@ -522,7 +654,7 @@ def description_markdown(
     """
     paragraphs: list[str] = []
     tuned_text = tuned_sentence(tuned) if tuned is not None else None
-    for line in verdict_lines(table, tuned_text, grid, attribution, notes):
+    for line in verdict_lines(table, tuned_text, grid, attribution, notes, cost):
         if line.kind == "tuned":
             paragraphs.append(f"**{line.text}**")
         elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):

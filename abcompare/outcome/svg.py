@@ -300,10 +300,25 @@ def pareto_front(cost: Sequence[float], quality: Sequence[float]) -> list[int]:
 
 def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = None) -> str:
     """A sweep's candidates on quality (delta on the primary metric) against latency (ms per query), the
-    Pareto front joined, significant candidates filled; the control is the cross at zero."""
+    Pareto front joined, significant candidates filled; the control is the cross at zero.
+
+    The front is the grid's ``pareto_front`` column when it has one (``stats.cost.on_front``: a candidate
+    dominates another only when faster by more than the noise); when nothing is dominated, no candidate is
+    faster than another beyond the noise, and no line is drawn."""
+    from abcompare.stats.cost import FRONT_COLUMN
+
     cost = (1000 * grid["efficiency.seconds_per_query"].astype(float)).to_list()
     quality = grid["delta"].astype(float).to_list()
-    front = pareto_front(cost, quality)
+    if FRONT_COLUMN in grid:
+        marked = [i for i, on in enumerate(grid[FRONT_COLUMN].astype(bool)) if on and math.isfinite(cost[i])]
+        front = sorted(marked, key=lambda i: (cost[i], -quality[i]))
+        note = "the line joins the Pareto front (none is better and faster by more than the noise)"
+        if len(front) == sum(math.isfinite(c) for c in cost) and len(front) > 1:
+            front = []  # nothing dominated: no trade-off to draw
+            note = "no candidate is faster than another by more than the noise, so no front is drawn"
+    else:
+        front = pareto_front(cost, quality)
+        note = "the line joins the Pareto front (no candidate is both faster and better)"
     width, height, left, right, top, bottom = 720, 440, 80, 30, 54, 380
     xs = [c for c in cost if math.isfinite(c)] + ([1000 * control_cost] if control_cost else [])
     x_ticks = nice_ticks(min(xs + [0.0]), max(xs + [0.001]))
@@ -316,8 +331,7 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
         _text(
             12,
             40,
-            "up: better than the control; left: faster; the line joins the Pareto front "
-            "(no candidate is both faster and better)",
+            f"up: better than the control; left: faster; {note}",
             size=12,
             fill="#555",
         ),

@@ -283,6 +283,11 @@ class DenseEncoder:
         self.encoded += encoded
         return matrix
 
+    def encode_now(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors the model computes now, bypassing the cache: what encoding a query costs when it is
+        served (the latency timing's query encoding)."""
+        return self._encode(list(texts))
+
 
 def search(
     query_vectors: np.ndarray, doc_vectors: np.ndarray, depth: int

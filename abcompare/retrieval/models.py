@@ -316,16 +316,18 @@ def locate_model(name: str) -> str:
     return _cached_snapshot(name)
 
 
-def _torch_weights(folder: Path) -> tuple[Path, ...]:
-    """The weight files sentence-transformers loads from a folder (every module's; not the onnx/ or
-    openvino/ exports beside them)."""
-    found = [
-        p
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-        and p.suffix in (".safetensors", ".bin")
-        and not {"onnx", "openvino"} & set(p.relative_to(folder).parts)
-    ]
+def torch_weights(folder: Path) -> tuple[Path, ...]:
+    """The weight files sentence-transformers loads from a folder, module folder by module folder: its
+    ``*.safetensors`` files, else its PyTorch ``*.bin`` / ``*.pt`` / ``*.pth`` files (safetensors first, as
+    transformers loads them); exports for other runtimes in ``onnx/`` or ``openvino/`` are not loaded by
+    torch and are left out. What the cache key hashes and what a variant's model bytes count."""
+    found: list[Path] = []
+    for module in sorted([folder, *(p for p in folder.rglob("*") if p.is_dir())]):
+        if {"onnx", "openvino"} & set(module.relative_to(folder).parts):
+            continue
+        files = sorted(p for p in module.iterdir() if p.is_file())
+        safetensors = [p for p in files if p.suffix == ".safetensors"]
+        found += safetensors or [p for p in files if p.suffix in (".bin", ".pt", ".pth")]
     return tuple(found)
 
 
@@ -336,7 +338,7 @@ def torch_model(name: str, folder: Path) -> EmbeddingModel:
         name,
         "torch",
         folder,
-        _torch_weights(folder),
+        torch_weights(folder),
         tokenizer if tokenizer.is_file() else None,
         folder_declaration(folder, name),
     )

@@ -24,6 +24,7 @@ from abcompare.retrieval.chunking import Chunk, chunk_corpus
 from abcompare.retrieval.dense import DenseEncoder, search
 from abcompare.retrieval.embedding_cache import Progress
 from abcompare.retrieval.fusion import fuse
+from abcompare.retrieval.model_size import variant_model_bytes
 from abcompare.retrieval.query_planning import (
     feedback_identity,
     feedback_of,
@@ -73,16 +74,23 @@ class RetrievalCache:
 
 @dataclass
 class RetrievalCost:
-    """What one variant costs, whoever built the shared parts: PyTerrier's mean response time
-    (``seconds_per_query``: searching, query encoding, fusion and rerank, over the queries), the time to
-    build its index (chunking and BM25), to get its chunk embeddings (encoding, or loading them from
-    the embedding cache), and the size of its index (BM25 matrices and embedding vectors)."""
+    """What one variant costs, whoever built the shared parts: the time of its one production pass over the
+    queries (``query_seconds``: searching, query encoding, fusion and rerank; the latency people read is
+    timed apart, in repeated interleaved rounds: :mod:`abcompare.retrieval.latency`), the time to build
+    its index (chunking and BM25), to get its chunk embeddings (encoding, or loading them from the
+    embedding cache), how many chunks it embedded and how many of those the model encoded on this run (in
+    ``encode_seconds``; the rest came from the cache), and the bytes of its index (BM25 matrices and
+    embedding vectors) and of its models' weight files."""
 
     queries: int = 0
     query_seconds: float = 0.0
     index_seconds: float = 0.0
     embedding_seconds: float = 0.0
     index_bytes: int = 0
+    embedded_chunks: int = 0
+    encoded_chunks: int = 0
+    encode_seconds: float = 0.0
+    model_bytes: int = 0
     parts: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -90,13 +98,38 @@ class RetrievalCost:
         return self.query_seconds / self.queries if self.queries else 0.0
 
     def as_metrics(self) -> dict[str, float]:
-        """The cost as metrics (``efficiency.*``) for tables and MLflow."""
-        return {
-            "efficiency.seconds_per_query": self.seconds_per_query,
+        """The build figures as metrics (``efficiency.*``) for tables and MLflow; the encoding rate only
+        when the model encoded something here (cached vectors were never timed)."""
+        metrics = {
             "efficiency.index_seconds": self.index_seconds,
             "efficiency.embedding_seconds": self.embedding_seconds,
             "efficiency.index_bytes": float(self.index_bytes),
+            "efficiency.model_bytes": float(self.model_bytes),
+            "efficiency.embedded_chunks": float(self.embedded_chunks),
+            "efficiency.encoded_chunks": float(self.encoded_chunks),
         }
+        if self.encoded_chunks:
+            rate = 1000 * self.encode_seconds / self.encoded_chunks
+            metrics["efficiency.encode_seconds_per_1000_chunks"] = rate
+        return metrics
+
+
+@dataclass(frozen=True)
+class EncodedChunks:
+    """A corpus's chunk vectors and how they were had: ``encoded`` of them by the model, in ``seconds``
+    (the rest read from the embedding cache)."""
+
+    vectors: np.ndarray
+    encoded: int
+    seconds: float
+
+
+def encode_chunks(encoder: DenseEncoder, texts: list[str], progress: Progress | None = None) -> EncodedChunks:
+    """The chunk texts' vectors through the embedding cache, counting what the model itself encoded."""
+    before = encoder.encoded
+    start = time.perf_counter()
+    vectors = encoder.encode(texts, progress=progress)
+    return EncodedChunks(vectors, encoder.encoded - before, time.perf_counter() - start)
 
 
 DEFAULT_CACHE = RetrievalCache()
@@ -261,12 +294,16 @@ def _retrieve(
 
     else:
         encoder = dense_encoder(settings, cache_dir)
-        doc_vectors, built = memo.get_timed(
+        encoded, built = memo.get_timed(
             dense_vectors_key(chunks_id, encoder, settings, cache_dir),
-            lambda: encoder.encode(document_texts(chunks, settings), progress=progress),
+            lambda: encode_chunks(encoder, document_texts(chunks, settings), progress),
         )
+        doc_vectors = encoded.vectors
         cost.embedding_seconds += built
         cost.index_bytes += int(doc_vectors.nbytes)
+        cost.embedded_chunks += len(chunks)
+        cost.encoded_chunks += encoded.encoded
+        cost.encode_seconds += encoded.seconds
 
         def search_all() -> list[list[RagHit]]:
             query_vectors = encoder.encode(query_texts_for(settings, query_texts), progress=progress)
@@ -285,13 +322,16 @@ def finish_variant(
     query_texts: Sequence[str],
     cache_dir: Path,
     progress: Progress | None = None,
+    reranker: Any = None,
 ) -> dict[str, list[RagHit]]:
-    """Fuse each query's lists (one per retriever, in the variant's order), rerank, cut to ``top_k``.
+    """Fuse each query's lists (one per retriever, in the variant's order), rerank, cut to ``top_k``
+    (``reranker``: one made already, else the variant's rerank is made here).
 
     With query planning, ``per_retriever`` answers the planned texts (:func:`plan_queries`): each text's
     lists are fused as above, then the question's texts are fused (``query_planning.fusion``)."""
     plan = plan_queries(variant.query_planning, query_ids, query_texts)
-    reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
+    if reranker is None and variant.rerank is not None:
+        reranker = make_reranker(variant.rerank, cache_dir)
     fusion = variant.fusion
     weights = (
         [(fusion.weights or {}).get(name, 1.0) for name in variant.retrievers] if fusion is not None else None
@@ -368,7 +408,7 @@ def run_variant_with_cost(
     """
     check_inputs(variant, corpus, queries)
     memo = cache if cache is not None else DEFAULT_CACHE
-    cost = RetrievalCost(queries=len(queries))
+    cost = RetrievalCost(queries=len(queries), model_bytes=variant_model_bytes(variant))
     chunks_id = chunks_key(corpus_fingerprint(corpus), variant.chunking)
     chunks, built = memo.get_timed(("chunks", chunks_id), lambda: chunk_corpus(corpus, variant.chunking))
     cost.index_seconds += built

@@ -88,6 +88,28 @@ N_QUERIES_METRIC = "n_queries"
 TUNED_PREFIX = "tuned"  # a sweep's parent: tuned.delta, tuned.ci_low, tuned.ci_high, tuned.p_value
 
 
+#: A treatment's run: its cost against the control, from the cost table (``efficiency.vs_control.*``:
+#: the treatment's time or size over the control's, below 1 faster or smaller; ``query_within_noise`` 1
+#: when the two latencies are within the noise). Every variant's run has its own ``efficiency.*``. Not
+#: under ``_vs_control``: the primary comparison's keys stay first in the compare view.
+COST_RATIO_FIELDS = (
+    "query_ratio", "query_ratio_low", "query_ratio_high", "query_within_noise", "encode_ratio", "model_ratio",
+    "index_ratio",
+)  # fmt: skip
+#: A treatment's run: its cost sentence (on the parent: ``abcompare.cost.<treatment>``).
+COST_TAG = "abcompare.cost"
+
+
+def cost_ratio_key(field: str) -> str:
+    """A treatment run's key of one cost ratio: ``efficiency.vs_control.query_ratio``."""
+    return f"efficiency.vs_control.{field}"
+
+
+def cost_tag(treatment: str) -> str:
+    """The parent's tag holding one treatment's cost sentence: ``abcompare.cost.dbsf``."""
+    return f"{COST_TAG}.{mlflow_safe_name(treatment)}"
+
+
 def metric_key(metric: str) -> str:
     """An MLflow metric key for a metric name: ``ndcg@10`` -> ``ndcg_at_10``."""
     return mlflow_key(metric)
@@ -123,6 +145,7 @@ COMPARISON_TABLE = "comparison"  # parent: the full statistics table
 PER_QUERY_ALL_TABLE = "per_query_all_variants"  # parent: every variant's per-query metrics side by side
 QUERIES_TABLE = "queries"  # parent: the query set (query_id, text, extra fields)
 GRID_TABLE = "grid"  # a sweep's parent: one row per candidate, best first
+COST_TABLE = "cost"  # parent: what each retrieved variant costs, and each treatment's ratios
 HELD_OUT_TABLE = "tuned_held_out"  # a sweep's parent: the tuned comparison's per-query table
 PER_QUERY_TABLE = "per_query_metrics"  # a variant's run: its per-query metrics
 #: parent: where each treatment's change comes from, per (treatment, metric): the parts and their counts

@@ -33,6 +33,9 @@ from abcompare.tracking.layout import (
     COMPARISON_TAG,
     CONFIG_DIR,
     CONFIG_HASH_TAG,
+    COST_RATIO_FIELDS,
+    COST_TABLE,
+    COST_TAG,
     DATASET_HASH_TAG,
     DATASET_TAG,
     EXPERIMENT_KIND,
@@ -63,6 +66,8 @@ from abcompare.tracking.layout import (
     attribution_key,
     compare_url,
     comparison_key,
+    cost_ratio_key,
+    cost_tag,
     mean_key,
     metric_key,
     run_url,
@@ -142,6 +147,7 @@ class ComparisonLogger:
         self.dataset_hash = dataset.fingerprint()
         self.started = datetime.now()
         self.variant_handles: list[str] = []  # variant runs, ended with the comparison
+        self.logged_efficiency: dict[str, set[str]] = {}  # the efficiency.* each variant run has already
 
     def _send(self, command: Command, *args: Any, **kwargs: Any) -> None:
         self.session.send(command, *args, **kwargs)
@@ -229,6 +235,7 @@ class ComparisonLogger:
         if "retrieved_count" in outcome.per_query:
             metrics["mean_retrieved_count"] = float(outcome.per_query["retrieved_count"].mean())
         metrics.update({k: float(v) for k, v in outcome.efficiency.items()})
+        self.logged_efficiency[handle] = set(outcome.efficiency)
         self._send(Command.LOG, handle, metrics=metrics, params=flatten(settings))
         self._send(Command.TABLE, handle, PER_QUERY_TABLE, outcome.per_query)
         self._send(Command.PARQUET, handle, HITS_FILE, outcome.run)
@@ -285,8 +292,11 @@ class ComparisonLogger:
             grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
             attribution=result.attribution,
             notes=verdict_notes(comparison, result.robustness, result.queries_needed),
+            cost=result.cost,
         )
         tags[NOTE_TAG] = markdown
+        costs = _cost_sentences(result)
+        tags.update({cost_tag(name): sentence for name, sentence in costs.items()})
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
         rows = primary_first(comparison).set_index(["treatment", "metric"])  # the one reading order
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
@@ -307,10 +317,13 @@ class ComparisonLogger:
         if result.attribution is not None:
             self._send(Command.TABLE, PARENT, ATTRIBUTION_TABLE, result.attribution)
             self._send(Command.TABLE, PARENT, ATTRIBUTION_PER_QUERY_TABLE, result.attribution_per_query)
+        if result.cost is not None:
+            self._send(Command.TABLE, PARENT, COST_TABLE, result.cost)
         for name, sentence in sentences.items():
             self._log_vs_control(
                 comparison, name, sentence, result.attribution, _robustness_figures(result, name)
             )
+        self._log_costs(result, costs)
         self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
     def _log_vs_control(
@@ -339,6 +352,23 @@ class ComparisonLogger:
         tags = {VERDICT_TAG: sentence}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
+    def _log_costs(self, result: ComparisonResult, sentences: Mapping[str, str]) -> None:
+        """Each variant run's timed ``efficiency.*`` (measured after every variant ran, so not yet logged),
+        and on each treatment's run its cost ratios to the control and its cost sentence."""
+        for name, outcome in result.variants.items():
+            handle = variant_handle(name)
+            done = self.logged_efficiency.get(handle, set())
+            metrics = {k: float(v) for k, v in outcome.efficiency.items() if k not in done}
+            tags = {}
+            if result.cost is not None and name in sentences:
+                row = result.cost.loc[name]
+                for field in COST_RATIO_FIELDS:
+                    if not pd.isna(row[field]):
+                        metrics[cost_ratio_key(field)] = float(row[field])
+                tags[COST_TAG] = sentences[name]
+            if metrics or tags:
+                self._send(Command.LOG, handle, metrics=metrics, tags=tags)
+
     def _context(self, result: ComparisonResult) -> str:
         cfg = self.config
         text = (
@@ -359,6 +389,16 @@ class ComparisonLogger:
     def abort(self, status: str) -> None:
         """Something failed (``FAILED``) or was interrupted (``KILLED``): close every open run so."""
         self.session.abort(status)
+
+
+def _cost_sentences(result: ComparisonResult) -> dict[str, str]:
+    """Each treatment's cost sentence (those that retrieved, beside a control that did)."""
+    from abcompare.outcome.sentences import cost_sentence
+
+    cost = result.cost
+    if cost is None or "control" not in cost.index:
+        return {}
+    return {name: cost_sentence(cost, name) for name in result.config.treatments if name in cost.index}
 
 
 def _primary_rows(comparison: pd.DataFrame, treatment: str | None = None) -> list[Any]:

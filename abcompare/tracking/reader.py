@@ -25,6 +25,7 @@ from abcompare.tracking.layout import (
     ATTRIBUTION_TABLE,
     COMPARISON_TABLE,
     COMPARISON_TAG,
+    COST_TABLE,
     GRID_TABLE,
     HITS_FILE,
     PARENT_RUN_TAG,
@@ -60,6 +61,7 @@ class LoadedComparison:
     hits: dict[str, pd.DataFrame] = field(default_factory=dict)
     tracking_uri: str = ""
     grid: pd.DataFrame | None = None  # a sweep's candidates, best first
+    cost: pd.DataFrame | None = None  # what each variant costs (indexed by variant), each treatment's ratios
     extras: dict[str, Any] = field(default_factory=dict)  # result.json: judged@k, warnings, tuned sentence
     params: dict[str, str] = field(default_factory=dict)  # the parent run's params (the settings)
     tags: dict[str, str] = field(default_factory=dict)  # the parent run's tags
@@ -307,6 +309,7 @@ def load_comparison(
             _read_table(client, run_id, table, folder) if table_file(table) in names else None
             for table in (ATTRIBUTION_TABLE, ATTRIBUTION_PER_QUERY_TABLE)
         )
+        cost = _read_table(client, run_id, COST_TABLE, folder) if table_file(COST_TABLE) in names else None
         extras: dict[str, Any] = {}
         if RESULT_FILE in _artifact_paths(client, run_id):
             extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
@@ -339,6 +342,7 @@ def load_comparison(
         hits=hits,
         tracking_uri=uri,
         grid=grid,
+        cost=cost,
         extras=extras,
         params=dict(parent.data.params),
         tags=dict(parent.data.tags),
@@ -421,6 +425,7 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         grid=loaded.grid,
         grid_settings=extras.get("grid_settings", []),
         control_seconds_per_query=extras.get("control_seconds_per_query"),
+        cost=loaded.cost,
         source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
         focus=extras.get("focus", []),
         attribution=loaded.attribution_table,

@@ -32,8 +32,11 @@ def assert_same_results(local, on_ray) -> None:
         pd.testing.assert_frame_equal(on_ray.variants[name].run, outcome.run, check_exact=True)
         pd.testing.assert_frame_equal(on_ray.variants[name].per_query, outcome.per_query, check_exact=True)
         assert on_ray.variants[name].means == outcome.means
-        sizes = {k: v for k, v in outcome.efficiency.items() if k.endswith("index_bytes")}
+        sizes = {k: v for k, v in outcome.efficiency.items() if k.endswith(("_bytes", "embedded_chunks"))}
         assert {k: on_ray.variants[name].efficiency[k] for k in sizes} == sizes
+        # the latency is timed in the driver on both backends (measured, so only its presence is equal)
+        timed = {k for k in outcome.efficiency if k.startswith("efficiency.seconds_per_query")}
+        assert timed <= set(on_ray.variants[name].efficiency)
     pd.testing.assert_frame_equal(on_ray.comparison, local.comparison, check_exact=True)
 
 

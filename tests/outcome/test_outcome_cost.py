@@ -1,0 +1,143 @@
+"""The cost line under each verdict, and its formats, from hand-made cost tables: ratios against the
+control, "within the noise", cached embeddings said to be cached, models and indexes by size."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from abcompare.outcome.rows import format_bytes, format_duration, format_ratio, verdict_lines
+from abcompare.outcome.sentences import cost_json, cost_sentence
+from abcompare.stats.cost import cost_table
+
+
+def build(index: float, model: float, embedded: float, encoded: float, rate: float | None) -> dict:
+    values = {"efficiency.index_bytes": index, "efficiency.model_bytes": model,
+              "efficiency.embedded_chunks": embedded, "efficiency.encoded_chunks": encoded}  # fmt: skip
+    if rate is not None:
+        values["efficiency.encode_seconds_per_1000_chunks"] = rate
+    return values
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(448.08, "448 s"), (2.5, "2.5 s"), (0.8127, "813 ms"), (0.0031, "3.1 ms"), (0.000213, "0.213 ms")],
+)
+def test_durations_keep_three_significant_digits(seconds, text) -> None:
+    assert format_duration(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [(90868376, "90.9 MB"), (492488, "492 kB"), (0, "0 B"), (999, "999 B"), (2.5e9, "2.5 GB")],
+)
+def test_sizes_are_si_units(count, text) -> None:
+    assert format_bytes(count) == text
+
+
+def test_ratios_keep_a_decimal_below_ten() -> None:
+    assert [format_ratio(r) for r in (2.34, 12.4, 0.31, 0.031, 0.25)] == [
+        "2.3x",
+        "12x",
+        "0.31x",
+        "0.031x",
+        "0.25x",
+    ]
+
+
+@pytest.fixture()
+def table() -> pd.DataFrame:
+    base = np.full((5, 10), 4e-3)  # control: 4 ms a query on every query and round
+    efficiency = {
+        "control": build(1_000_000, 90_000_000, 200, 200, 40.0),
+        "small": build(1_000_000, 22_500_000, 200, 200, 17.0),
+        "same": build(500_000, 90_000_000, 200, 0, None),
+        "bm25": build(250_000, 0, 0, 0, None),
+    }
+    samples = {"control": base, "small": base / 2, "same": base * 1.03, "bm25": base * 4}
+    return cost_table(efficiency, samples, noise_floor=0.1)
+
+
+def test_a_faster_smaller_treatment_reads_as_ratios_with_its_figures(table) -> None:
+    # encode 17 s vs 40 s per 1,000 chunks: 40/17 = 2.35 -> 2.4x faster; queries 2 ms vs 4 ms: 2.0x faster;
+    # model 22.5 MB / 90 MB = 0.25x; the index is the same size
+    assert cost_sentence(table, "small") == (
+        "Cost vs control: encodes 2.4x faster (17 s vs 40 s per 1,000 chunks), queries 2.0x faster "
+        "(2 ms vs 4 ms per query, p95 2 ms vs 4 ms), model 0.25x the size (22.5 MB vs 90 MB), "
+        "index the same size (1 MB)."
+    )
+
+
+def test_the_readmes_example_cost_line_is_this_cases(table) -> None:
+    from support.readme import readme_text
+
+    assert f"`{cost_sentence(table, 'small')}`" in readme_text()
+
+
+def test_equal_latency_is_within_the_noise_and_cached_embeddings_say_cached(table) -> None:
+    sentence = cost_sentence(table, "same")
+    assert sentence == (
+        "Cost vs control: encoding not timed (its embeddings were cached), queries within the noise "
+        "(4.12 ms vs 4 ms per query, p95 4.12 ms vs 4 ms), model the same size (90 MB), "
+        "index 0.5x the size (500 kB vs 1 MB)."
+    )
+
+
+def test_a_bm25_treatment_has_no_model_and_encodes_nothing(table) -> None:
+    assert cost_sentence(table, "bm25") == (
+        "Cost vs control: encodes nothing (the control: 40 s per 1,000 chunks), queries 4.0x slower "
+        "(16 ms vs 4 ms per query, p95 16 ms vs 4 ms), no model (the control's: 90 MB), "
+        "index 0.25x the size (250 kB vs 1 MB)."
+    )
+
+
+def test_the_json_cost_object_is_plain_data_with_each_treatments_sentence(table) -> None:
+    import json
+
+    payload = cost_json(table)
+    json.dumps(payload)  # plain data only
+    assert set(payload) == {"control", "small", "same", "bm25"}
+    assert "sentence" not in payload["control"] and payload["control"]["query_within_noise"] is None
+    assert payload["same"]["query_within_noise"] is True and payload["same"]["embeddings"] == "cached"
+    assert payload["same"]["encode_seconds_per_1000_chunks"] is None  # cached: no rate, never 0
+    assert payload["small"]["sentence"] == cost_sentence(table, "small")
+    assert math.isclose(payload["small"]["query_ratio"], 0.5)
+
+
+def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table) -> None:
+    comparison = pd.DataFrame(
+        {"treatment": ["small"], "metric": ["ndcg@10"], "role": ["primary"], "verdict": ["better"],
+         "delta": [0.1], "relative_delta": [0.2], "ci_low": [0.05], "ci_high": [0.15], "p_adjusted": [0.01],
+         "family_size": [1]}
+    )  # fmt: skip
+    lines = verdict_lines(comparison, None, None, table)
+    assert [line.kind for line in lines] == ["verdict", "cost"]
+    assert lines[1].text == cost_sentence(table, "small")
+    assert [line.kind for line in verdict_lines(comparison, None, None)] == ["verdict"]
+
+
+def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_verdict(table) -> None:
+    from abcompare.outcome.html import ReportInputs, render
+
+    comparison = pd.DataFrame(
+        {"treatment": ["small"], "metric": ["ndcg@10"], "role": ["primary"], "verdict": ["better"],
+         "delta": [0.1], "relative_delta": [0.2], "ci_low": [0.05], "ci_high": [0.15], "p_adjusted": [0.01],
+         "p_primary": [0.01], "family_size": [1], "control_mean": [0.5], "treatment_mean": [0.6],
+         "n_queries": [1]}
+    )  # fmt: skip
+    per_query = {"control": pd.DataFrame({"ndcg@10": [0.5]}, index=["q"]),
+                 "small": pd.DataFrame({"ndcg@10": [0.6]}, index=["q"])}  # fmt: skip
+    inputs = ReportInputs(
+        name="c", description="", dataset="d", n_queries=1, level="chunk", convention="ai4j",
+        comparison=comparison, per_query=per_query, queries=pd.DataFrame(), cost=table,
+    )  # fmt: skip
+    page = render(inputs)
+    assert f'<span class="cost">{cost_sentence(table, "small")}</span>' in page
+    section = page[page.index("<h2>Cost</h2>") : page.index("</section>", page.index("<h2>Cost</h2>"))]
+    # control: 40 s per 1,000 chunks, 4 ms a query; "same": its embeddings were cached; bm25: none
+    control = "<td>control</td><td>40 s</td><td>4 ms</td><td>4 ms</td><td>4 ms–4 ms</td><td>90 MB</td>"
+    assert control in section
+    assert "<td>same</td><td>cached</td>" in section and "<td>bm25</td><td>none</td>" in section

