@@ -161,18 +161,18 @@ def time_query_stages(
         chunks = cache.get(("chunks", chunks_id), lambda v=variant: pipeline.chunk_corpus(corpus, v.chunking))
         keys: list[Hashable] = []
         hits = []
-        plan = plan_queries(variant.query_planning, query_ids, query_texts)
+        texts = plan_queries(variant.query_planning, query_ids, query_texts)
         feedback = feedback_of(variant)
-        planned_id = pipeline.queries_key(plan.texts)
+        planned_id = pipeline.queries_key(texts.texts)
         for retriever, spec in variant.retrievers.items():
             key = pipeline.ranking_key(
                 retriever, spec, chunks_id, variant.depth, planned_id, cache_dir, feedback
             )
             if key not in stages:
                 per_text, everything = _retriever_stage(
-                    retriever, spec, chunks, chunks_id, variant.depth, plan.texts, cache_dir, cache, feedback
+                    retriever, spec, chunks, chunks_id, variant.depth, texts.texts, cache_dir, cache, feedback
                 )
-                stages[key] = _per_question(per_text, plan.groups)
+                stages[key] = _per_question(per_text, texts.groups)
                 hits_of[key] = cache.get(key, everything)
             hits.append(hits_of[key])
             keys.append(key)
