@@ -15,7 +15,6 @@ from mlflow import MlflowClient
 from support.cli import REPO, run_cli
 
 from abcompare.tracking import layout as L
-from abcompare.tracking.logger import shown
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +58,7 @@ def test_mlflow_holds_efficiency_on_every_run_and_the_ratios_on_the_treatments(l
     for name, run_id in payload["variant_run_ids"].items():
         metrics = client.get_run(run_id).data.metrics
         for field in ("seconds_per_query", "seconds_per_query_p95", "model_bytes", "index_bytes"):
-            assert metrics[f"efficiency.{field}"] == shown(cost[name][field]), (name, field)
+            assert metrics[f"efficiency.{field}"] == cost[name][field], (name, field)
     treatment = client.get_run(payload["variant_run_ids"]["dbsf"]).data
     ratios = {key for key in treatment.metrics if key.startswith("efficiency.vs_control.")}
     expected = {L.cost_ratio_key(f) for f in L.COST_RATIO_FIELDS if cost["dbsf"][f] is not None}
