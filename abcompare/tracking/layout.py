@@ -70,8 +70,12 @@ NON_INFERIORITY_FIELDS = ("non_inferiority_p_raw", "non_inferiority_p", "non_inf
 #: comes before every lowercase letter and every other key here is lowercase (metric names, ``efficiency.*``,
 #: ``mean.*``, ``tuned.*``; user-given names only ever follow a fixed prefix): these rows come first.
 VS_CONTROL = "_vs_control"
+#: The rest of a treatment's primary comparison (where its delta comes from, what the unjudged hits could
+#: do, the queries needed) under a prefix that sorts after every other key, so the first rows MLflow shows
+#: stay the six figures of ``_vs_control`` (delta, interval, p, verdict).
+VS_CONTROL_DETAIL = "vs_control"
 #: What the unjudged hits could do to the primary comparison, on each treatment's run
-#: (``_vs_control.ndcg_at_10.unjudged_min``): the range of the delta, the hits, whether the verdict holds
+#: (``vs_control.ndcg_at_10.unjudged_min``): the range of the delta, the hits, whether the verdict holds
 #: over the range (1/0) and the fewest judgments found that flip it (absent when it holds).
 ROBUSTNESS_FIELDS = (
     "unjudged_hits",
@@ -81,7 +85,7 @@ ROBUSTNESS_FIELDS = (
     "unjudged_flip_judgments",
 )
 #: The queries needed to detect min_effect (or the observed delta) and the bootstrap range, on each
-#: treatment's run (``_vs_control.ndcg_at_10.queries_needed``; absent when there is no change to detect).
+#: treatment's run (``vs_control.ndcg_at_10.queries_needed``; absent when there is no change to detect).
 QUERIES_NEEDED_FIELDS = ("queries_needed", "queries_needed_low", "queries_needed_high")
 MEAN_PREFIX = "mean"  # the parent's means: mean.control.ndcg_at_10
 N_QUERIES_METRIC = "n_queries"
@@ -125,13 +129,18 @@ def vs_control_key(metric: str, field: str) -> str:
     return f"{VS_CONTROL}.{metric_key(metric)}.{field}"
 
 
-#: A treatment run's parts of its primary delta (``_vs_control.ndcg_at_10.attr.new``): where it comes from.
+#: A treatment run's parts of its primary delta (``vs_control.ndcg_at_10.attr.new``): where it comes from.
 ATTRIBUTION_FIELDS = ("new", "lost", "reorder", "ideal")
 
 
+def detail_key(metric: str, field: str) -> str:
+    """A treatment run's key of a detail of its primary comparison: ``vs_control.ndcg_at_10.unjudged_min``."""
+    return f"{VS_CONTROL_DETAIL}.{metric_key(metric)}.{field}"
+
+
 def attribution_key(metric: str, part: str) -> str:
-    """A treatment run's key of one part of its primary delta: ``_vs_control.ndcg_at_10.attr.new``."""
-    return vs_control_key(metric, f"attr.{part}")
+    """A treatment run's key of one part of its primary delta: ``vs_control.ndcg_at_10.attr.new``."""
+    return detail_key(metric, f"attr.{part}")
 
 
 def mean_key(variant: str, metric: str) -> str:

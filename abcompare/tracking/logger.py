@@ -68,6 +68,7 @@ from abcompare.tracking.layout import (
     comparison_key,
     cost_ratio_key,
     cost_tag,
+    detail_key,
     mean_key,
     metric_key,
     run_url,
@@ -335,7 +336,7 @@ class ComparisonLogger:
         extra: Mapping[str, float],
     ) -> None:
         """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``:
-        its figures, the parts of its delta, ``_vs_control.<metric>.attr.*``, and the ``extra`` figures of
+        its figures, the parts of its delta, ``vs_control.<metric>.attr.*``, and the ``extra`` figures of
         that comparison: robustness, queries needed), and its verdict ``sentence``."""
         from abcompare.outcome.sentences import attribution_row
 
@@ -348,7 +349,7 @@ class ComparisonLogger:
                 for part in ATTRIBUTION_FIELDS:
                     metrics[attribution_key(row.metric, part)] = float(parts[part])
             for name, value in extra.items():
-                metrics[vs_control_key(row.metric, name)] = value
+                metrics[detail_key(row.metric, name)] = value
         tags = {VERDICT_TAG: sentence}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 

@@ -113,7 +113,7 @@ def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table
          "delta": [0.1], "relative_delta": [0.2], "ci_low": [0.05], "ci_high": [0.15], "p_adjusted": [0.01],
          "family_size": [1]}
     )  # fmt: skip
-    lines = verdict_lines(comparison, None, None, table)
+    lines = verdict_lines(comparison, None, None, cost=table)
     assert [line.kind for line in lines] == ["verdict", "cost"]
     assert lines[1].text == cost_sentence(table, "small")
     assert [line.kind for line in verdict_lines(comparison, None, None)] == ["verdict"]

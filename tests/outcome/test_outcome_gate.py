@@ -137,7 +137,7 @@ def test_the_description_and_report_html_carry_the_non_inferiority_line(table: p
     )  # fmt: skip
     page = render(inputs)
     verdict = escape(verdict_sentence(table, "same"))
-    assert f'{verdict}<br><span class="secondary">{escape(sentence)}</span>' in page  # under its verdict
+    assert f'{verdict}<br><span class="non_inferiority">{escape(sentence)}</span>' in page
 
 
 def test_a_sweeps_markdown_summary_tabulates_its_grid(table: pd.DataFrame) -> None:

@@ -113,9 +113,9 @@ def test_a_rerank_stage_reorders_the_fused_top_n_and_cuts_the_list_there(tmp_pat
         {
             "chunking": {"strategy": "none"},
             "retrievers": {"bm25": {}},
-            "rerank": {"top_n": 2},
+            "rerank": {"type": "bi-encoder", "model": "all-MiniLM-L6-v2", "top_n": 2},
         }
-    )
+    )  # the stage's model is replaced (ByLength); the variant's cost still counts its weights' bytes
     queries = pd.DataFrame({"query_id": ["q"], "text": ["leave laptop receipts"]})
     plain = run_variant(variant.model_copy(update={"rerank": None}), CORPUS, queries, cache_dir=tmp_path)["q"]
     reranked = run_variant(variant, CORPUS, queries, cache_dir=tmp_path)["q"]

@@ -99,7 +99,8 @@ def test_the_console_prints_the_cost_line_under_the_verdict(example_run, embeddi
     lines = result.stdout.splitlines()
     verdict = next(i for i, line in enumerate(lines) if line.startswith("Verdict dbsf: "))
     cost = next(line for line in lines[verdict:] if line.startswith("  Cost vs control: "))
-    assert lines.index(cost) <= verdict + 2  # under the verdict (and its secondary line)
+    under = lines[verdict + 1 : lines.index(cost)]
+    assert all(line.startswith("  ") for line in under), under  # in the lines under the verdict (it is last)
     assert cost.startswith("  Cost vs control: encoding not timed (its embeddings were cached), queries ")
     assert "within the noise" in cost and "model the same size (90.9 MB)" in cost and " 0 s" not in cost
 

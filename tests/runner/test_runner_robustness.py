@@ -52,12 +52,12 @@ def test_json_mlflow_and_the_report_carry_the_range_and_the_queries_needed(examp
 
     client = MlflowClient(tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
     metrics = client.get_run(payload["variant_run_ids"]["dbsf"]).data.metrics
-    assert metrics["_vs_control.ndcg_at_10.unjudged_min"] == robust["unjudged_min"]
-    assert metrics["_vs_control.ndcg_at_10.unjudged_max"] == robust["unjudged_max"]
-    assert metrics["_vs_control.ndcg_at_10.unjudged_hits"] == robust["unjudged_hits"]
-    assert metrics["_vs_control.ndcg_at_10.unjudged_holds"] == float(robust["holds"])
-    assert metrics["_vs_control.ndcg_at_10.queries_needed"] == needed["queries_needed"]
-    assert metrics["_vs_control.ndcg_at_10.queries_needed_low"] == needed["queries_low"]
+    assert metrics["vs_control.ndcg_at_10.unjudged_min"] == robust["unjudged_min"]
+    assert metrics["vs_control.ndcg_at_10.unjudged_max"] == robust["unjudged_max"]
+    assert metrics["vs_control.ndcg_at_10.unjudged_hits"] == robust["unjudged_hits"]
+    assert metrics["vs_control.ndcg_at_10.unjudged_holds"] == float(robust["holds"])
+    assert metrics["vs_control.ndcg_at_10.queries_needed"] == needed["queries_needed"]
+    assert metrics["vs_control.ndcg_at_10.queries_needed_low"] == needed["queries_low"]
     parent = client.get_run(payload["parent_run_id"])
     description = parent.data.tags["mlflow.note.content"]
     assert robust["sentence"] in description and needed["sentence"] in description

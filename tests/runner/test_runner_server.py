@@ -30,6 +30,6 @@ def test_comparison_logs_to_a_real_tracking_server(
     for variant, run_id in payload["variant_run_ids"].items():
         child = client.get_run(run_id)
         assert child.data.tags["mlflow.parentRunId"] == parent.info.run_id
-        assert child.data.metrics["ndcg_at_10"] == float(f"{payload['means'][variant]['ndcg@10']:.4g}")
+        assert child.data.metrics["ndcg_at_10"] == payload["means"][variant]["ndcg@10"]  # as computed
         artifacts = {a.path for a in client.list_artifacts(run_id, "tables")}
         assert "tables/per_query_metrics.parquet" in artifacts
