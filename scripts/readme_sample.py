@@ -42,8 +42,10 @@ def sample(stdout: str, stderr: str) -> str:
 #: earlier run) change from run to run; its verdict on the noise and its sizes do not.
 COST_LINE = "  Cost vs control: "
 _COST_VOLATILE = [
-    (re.compile(r"^(  Cost vs control: )(encodes .*? per 1,000 chunks.*?\)|encoding not timed \(.*?\)), "),
-     r"\1<encoding>, "),
+    (
+        re.compile(r"^(  Cost vs control: )(encodes .*? per 1,000 chunks.*?\)|encoding not timed \(.*?\)), "),
+        r"\1<encoding>, ",
+    ),
     (re.compile(r"\b\d[\d.,]* (?:ms|s)\b"), "<time>"),
 ]
 
