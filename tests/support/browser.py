@@ -116,6 +116,31 @@ class DevTools:
         ``name`` is not painted inside the viewport."""
         return self.evaluate(f"({PAINTED_ROW})({json.dumps(name)})")
 
+    def painted_rows(self, names: list[str], timeout: float = 30) -> dict[str, dict[str, Any] | None]:
+        """:meth:`painted_row` of each name once the page has settled: every name painted and at the same
+        place on two reads 0.4 s apart (a page still laying out moves them), or, after ``timeout``, the last
+        reads (None where a name is not painted: the caller's check then fails on it)."""
+        deadline = time.monotonic() + timeout  # a hang guard, not a speed check
+        last = None
+        while True:
+            rows = {name: self.painted_row(name) for name in names}
+            if (rows == last and None not in rows.values()) or time.monotonic() > deadline:
+                return rows
+            last = rows
+            time.sleep(0.4)
+
+    def plot_texts(self, selector: str) -> list[dict[str, Any]] | None:
+        """The texts of the SVG inside the first element matching ``selector`` (a plot), each with the centre
+        of its box and whether it is painted: inside the viewport, and the browser's hit test at its centre
+        lands in that plot (nothing else covers it; a plot's labels let clicks through to its canvas, so
+        the hit is the plot, not the label itself). None when nothing matches ``selector``."""
+        return self.evaluate(f"({PLOT_TEXTS})({json.dumps(selector)})")
+
+    def box(self, name: str) -> dict[str, float] | None:
+        """Where the page lays out the innermost element whose own text is ``name`` (its DOM box, painted or
+        not: below the fold too), or None when there is none."""
+        return self.evaluate(f"({LAID_OUT})({json.dumps(name)})")
+
     def html(self) -> str:
         return str(self.evaluate("document.documentElement.outerHTML"))
 
@@ -156,6 +181,26 @@ PAINTED_ROW = """(name) => {
     return {x: box.left, y: y, right: box.right, texts: texts};
   }
   return null; }"""
+
+
+#: See :meth:`DevTools.plot_texts`.
+PLOT_TEXTS = """(selector) => {
+  const root = document.querySelector(selector);
+  if (!root) return null;
+  return [...root.querySelectorAll('svg text')].map(e => {
+    const box = e.getBoundingClientRect(), x = box.left + box.width / 2, y = box.top + box.height / 2;
+    const inside = box.width > 0 && x >= 0 && x < window.innerWidth && y >= 0 && y < window.innerHeight;
+    const hit = inside ? document.elementFromPoint(x, y) : null;
+    return {text: e.textContent.trim(), x: x, y: y, painted: !!hit && root.contains(hit)};
+  }).filter(t => t.text); }"""
+
+#: See :meth:`DevTools.box`.
+LAID_OUT = """(name) => {
+  const own = (e) => [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+  const e = [...document.querySelectorAll('body *')].find(e => own(e) === name);
+  if (!e) return null;
+  const box = e.getBoundingClientRect();
+  return {top: box.top, bottom: box.bottom, left: box.left}; }"""
 
 
 # ------------------------------------------------------------------------------------------ WebSocket
