@@ -1,6 +1,6 @@
-"""Headless Chromium for UI tests: one page rendered to its DOM and a screenshot, and a small DevTools client
-(the Chrome DevTools Protocol over a WebSocket, written here on the standard library) for pages that must be
-scrolled before what they show is rendered (MLflow's virtualized tables).
+"""Headless Chromium for UI tests: a small DevTools client (the Chrome DevTools Protocol over a WebSocket,
+written here on the standard library) that opens pages, reads what the screen paints, scrolls them (MLflow's
+virtualized tables render only what is scrolled to) and takes screenshots.
 
 Only 127.0.0.1 is contacted: the browser runs with networking features off and talks to a local server.
 """
@@ -37,18 +37,6 @@ def chromium() -> str:
     return found
 
 
-def render(url: str, screenshot: Path, size: str = "1600,1000") -> str:
-    """The DOM of ``url`` after its scripts ran (20 s of the page's virtual time), and a screenshot."""
-    browser = chromium()
-    with tempfile.TemporaryDirectory() as profile:
-        flags = [*FLAGS, f"--user-data-dir={profile}", f"--window-size={size}", "--virtual-time-budget=20000"]
-        subprocess.run([browser, *flags, f"--screenshot={screenshot}", url], capture_output=True, timeout=180)
-        dom = subprocess.run(
-            [browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=180
-        )
-    return dom.stdout
-
-
 class DevTools:
     """One headless Chromium page driven through the DevTools protocol: navigate, evaluate, screenshot."""
 
@@ -66,7 +54,10 @@ class DevTools:
         page = next(t for t in targets if t["type"] == "page")
         self.socket = _connect(page["webSocketDebuggerUrl"])
         self.next_id = 0
-        # the page's viewport is exactly width x height (the window's own frame would take some of it)
+        self.resize(width, height)
+
+    def resize(self, width: int, height: int) -> None:
+        """The page's viewport is exactly ``width`` x ``height`` (the window's own frame takes none of it)."""
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                   mobile=False)  # fmt: skip
 
