@@ -17,7 +17,8 @@ view's sections, unscrolled) and ``report.png`` (the parent's ``report.html``).
 MLflow 3.17's compare view cannot show its metrics box on the first screen, whatever a run logs: above it
 are the Visualizations section (its plot is at least 450 px high), the five rows of Run details and the
 Parameters section (at most 500 px, and with no parameter at all still its switch and a line), so the box's
-heading starts near 1,120 px even for runs with no parameters. ``compare-layout.json`` records the layout.
+heading starts at 1,118 px even for two runs with no parameters (measured with this test's browser).
+``compare-layout.json`` records the layout of the comparison logged here.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def test_the_runs_view_opens_classic_with_the_primary_delta_on_the_first_screen(
     header, older, newest = rows[key], rows[names[0]], rows[names[1]]
     assert header is not None and header["texts"][0] == key  # the column's whole name, on screen
     assert newest is not None, "the newest comparison's row is not on the first screen"
-    assert older is None or older["y"] > newest["y"], (older, newest)  # the newest comparison on top
+    assert older is not None and older["y"] > newest["y"], (older, newest)  # the newest comparison on top
     delta = next(r["delta"] for r in payloads[-1]["comparison"] if r["role"] == "primary")
     figures = [t for t in newest["texts"] if t.lstrip("-").replace(".", "").replace("e", "").isdigit()]
     assert figures and painted_number(figures[0]) == pytest.approx(shown(delta), rel=1e-3), newest
@@ -207,7 +208,7 @@ def test_the_compare_view_plots_the_primary_metric_and_lists_its_comparison_firs
     assert all(abs(end["x"] - painted[primary]["x"]) < 60 for end in ends), (ends, painted[primary])
     higher, lower = sorted(ends, key=lambda end: -float(end["text"]))
     assert higher["y"] < lower["y"]  # the larger mean at the top of the axis
-    # the box is below the fold (MLflow's sections), and never more than one screen further down
+    # where MLflow lays the box out, below its fixed sections: never more than one screen below the fold
     assert layout["Metrics"] is not None and layout[delta_key] is not None, layout
     assert layout[delta_key]["top"] < 2 * SCREEN[1], layout
     # the box opens on the primary's rows (the parts of its delta, ``.attr.*``, sort before ``.ci_high``)

@@ -128,8 +128,8 @@ class DevTools:
         return self.evaluate(f"({PLOT_TEXTS})({json.dumps(selector)})")
 
     def box(self, name: str) -> dict[str, float] | None:
-        """Where the page lays out the innermost element whose own text is ``name`` (its DOM box, painted or
-        not: below the fold too), or None when there is none."""
+        """Where the page lays out the first element holding the text ``name`` itself (its DOM box, painted
+        or not: below the fold too), or None when there is none."""
         return self.evaluate(f"({LAID_OUT})({json.dumps(name)})")
 
     def html(self) -> str:
