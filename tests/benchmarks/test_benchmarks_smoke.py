@@ -102,10 +102,11 @@ def test_benchmarks_smoke_encoding_measures_every_model_and_backend() -> None:
 def test_benchmarks_smoke_query_latency_times_every_model_against_bm25(embedding_cache: Path) -> None:
     from benchmarks import bench_cost
 
+    # a budget no loaded machine runs out of: 3 rounds of 3 queries of 4 stages
     result = bench_cost.run_query_latency(
         documents=6, queries=3, repeats=3, max_queries=3, budget_seconds=120.0, cache_dir=embedding_cache,
         log=lambda _: None,
-    )  # fmt: skip  (a budget no loaded machine runs out of: 3 rounds of 3 queries of 4 stages)
+    )  # fmt: skip
     assert set(result.samples) == {label for label, _ in bench_cost.LATENCY_VARIANTS}, result.note
     assert all(s.shape == (3, 3) and (s > 0).all() for s in result.samples.values())
     header, rows = bench_cost.latency_table(result)
