@@ -146,8 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         "--workloads", nargs="+", choices=EVALUATION_WORKLOADS, default=list(EVALUATION_WORKLOADS),
         help="the evaluation workloads to run",
     )  # fmt: skip
+    parser.add_argument(
+        "--configs", nargs="+", metavar="CONFIG", default=None,
+        help="time only these end-to-end configs (paths as in benchmarks.bench_end_to_end.CASES)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     s = _settings(args.quick)
+    if args.configs:
+        from benchmarks.bench_end_to_end import CASES
+
+        s["e2e_cases"] = {name: path for name, path in CASES.items() if path in args.configs}
     started = time.perf_counter()
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [
