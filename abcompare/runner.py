@@ -111,7 +111,7 @@ def _compare_variants(
     from abcompare.evaluation.unjudged import unjudged_ranges
     from abcompare.outcome.sentences import grid_frame
     from abcompare.stats.comparison import paired_comparison
-    from abcompare.stats.cost import FRONT_COLUMN, cost_table, latency_metrics, on_front
+    from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
     from abcompare.stats.power import queries_needed_table
     from abcompare.stats.robustness import robustness_table
     from abcompare.stats.tuning import tuned_comparison
@@ -175,9 +175,10 @@ def _compare_variants(
                 samples = executor.time_queries(
                     config.variants(), dataset, config.resolved_cache_dir(), config.efficiency.timing_plan()
                 )
+            given = {n: PYTHON if v.run.python else RUN_FILE for n, v in config.variants().items() if v.run}
             cost = cost_table(
                 {n: o.efficiency for n, o in outcomes.items()}, samples,
-                noise_floor=config.efficiency.noise_floor, seed=config.significance.seed,
+                noise_floor=config.efficiency.noise_floor, seed=config.significance.seed, given=given,
             )  # fmt: skip
             for name in cost.index:  # the timed latency joins each variant's build figures
                 outcomes[name].efficiency.update(latency_metrics(cost.loc[name]))

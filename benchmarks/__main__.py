@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchmarks.harness import REPO_ROOT, machine_description, markdown_table
 
-PARTS = ("evaluation", "significance", "end-to-end", "startup", "ray", "encoding")
+PARTS = ("evaluation", "significance", "end-to-end", "startup", "ray", "encoding", "cost")
 DEFAULT_OUTPUT = REPO_ROOT / "benchmarks" / "results" / "latest.md"
 
 
@@ -33,6 +33,8 @@ def _settings(quick: bool) -> dict:
             "e2e_cases": {"hr-docs example (bm25_vs_hybrid.yaml)": "configs/bm25_vs_hybrid.yaml"},
             "e2e_repeats": 1, "e2e_tracking": False, "startup_repeats": 3,
             "encoding_texts": 64, "encoding_rounds": 1,
+            "latency": {"documents": 12, "queries": 12, "repeats": 3, "max_queries": 12,
+                        "budget_seconds": 3.0},
         }  # fmt: skip
     return {
         "eval_sizes": [1_000, 10_000, 100_000], "eval_repeats": lambda n: 3 if n <= 10_000 else 1,
@@ -40,6 +42,7 @@ def _settings(quick: bool) -> dict:
         "sig_repeats": lambda n: 3 if n <= 1_000 else (2 if n <= 10_000 else 1),
         "peer_resamples": {100_000: 1_000}, "e2e_cases": None, "e2e_repeats": 2, "e2e_tracking": True,
         "startup_repeats": 7, "encoding_texts": 231, "encoding_rounds": 3,
+        "latency": {"repeats": 5, "max_queries": 60, "budget_seconds": 60.0},
     }  # fmt: skip
 
 
@@ -143,8 +146,16 @@ def main(argv: list[str] | None = None) -> int:
         "--workloads", nargs="+", choices=EVALUATION_WORKLOADS, default=list(EVALUATION_WORKLOADS),
         help="the evaluation workloads to run",
     )  # fmt: skip
+    parser.add_argument(
+        "--configs", nargs="+", metavar="CONFIG", default=None,
+        help="time only these end-to-end configs (paths as in benchmarks.bench_end_to_end.CASES)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     s = _settings(args.quick)
+    if args.configs:
+        from benchmarks.bench_end_to_end import CASES
+
+        s["e2e_cases"] = {name: path for name, path in CASES.items() if path in args.configs}
     started = time.perf_counter()
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [
@@ -259,6 +270,37 @@ def main(argv: list[str] | None = None) -> int:
             markdown_table(*throughput_table(encoded)),
             "",
             *throughput_lines(encoded),
+        ]
+    if "cost" in args.only:
+        from benchmarks import bench_cost
+
+        latency = bench_cost.run_query_latency(log=_log, **s["latency"])
+        sections += [
+            "",
+            "## Cost: query latency of each model against BM25, and what issue 24's stages add",
+            "",
+            "The shipped example, each variant one retriever (depth 50, top 10), timed by the workbench's "
+            f"own timing pass in one run ({latency.rounds} interleaved rounds x {latency.queries} queries; a "
+            "query's latency is its median over the rounds): mean and p95 per query, the ratio of the means "
+            "to BM25's with its paired bootstrap interval and the noise rule's reading (10% floor).",
+            "",
+        ]
+        if latency.samples:
+            sections += [
+                markdown_table(*bench_cost.latency_table(latency)),
+                "",
+                *bench_cost.latency_lines(latency),
+            ]
+        else:
+            sections += [f"- {latency.note}"]
+        extra = bench_cost.run_extra_stages(log=_log)
+        sections += [
+            "",
+            "The main job (`configs/rrf_vs_dbsf.yaml`) in this process as `abcompare run` makes it (MLflow "
+            "to a throwaway SQLite store), its attribution, unjudged-range and queries-needed functions "
+            "clocked (issue 24: together under 10% of a comparison's time):",
+            "",
+            *bench_cost.extra_stages_lines(extra),
         ]
     targets = _targets(evaluation, significance, end_to_end) or [
         "- judged in full mode only (100k evaluation, 10k tests)"

@@ -362,8 +362,10 @@ class EfficiencySettings(_Model):
         2.0,
         gt=0,
         le=86_400,
-        description="The rounds' time budget: fewer queries (at least 5) are timed when max_queries would "
-        "take longer (as measured in the warm-up).",
+        description="What the timing pass may spend on its warm-up and rounds (checked after every query: "
+        "at most one query's stages over). Fewer queries (at least 5) are timed when max_queries would take "
+        "longer; fewer than 3 whole rounds are not kept ('queries not timed'). Loading a model the run did "
+        "not load comes before it, once per process, and is said.",
     )
     noise_floor: float = Field(
         0.1,

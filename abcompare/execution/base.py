@@ -68,16 +68,27 @@ def time_driver_side(
 ) -> dict[str, np.ndarray]:
     """The timing pass of every backend, in the driver: one process times every variant, so their
     latencies are comparable whichever worker produced their runs (``cache``: the memo to reuse)."""
-    from abcompare.retrieval.latency import time_query_stages
+    from abcompare.retrieval.latency import timing_pass
 
     if plan.repeats == 0 or dataset.corpus is None or all(v.run is not None for v in variants.values()):
         return {}
-    reporter.stage(f"timing the query stage: {plan.repeats} interleaved rounds (efficiency.repeats)")
+    reporter.stage(
+        f"timing the query stage: {plan.repeats} interleaved rounds within {plan.budget_seconds:g} s "
+        "(efficiency.repeats, efficiency.budget_seconds)"
+    )
     with reporter.progress("timing queries") as advance:
-        return time_query_stages(
+        timed = timing_pass(
             variants, dataset.corpus, dataset.queries, cache_dir=cache_dir, cache=cache, plan=plan,
             progress=advance,
         )  # fmt: skip
+    for name, seconds in timed.loaded:  # the run read its vectors from the cache (or Ray's workers did)
+        reporter.stage(
+            f"timing the query stage: loaded {name} to encode queries live ({seconds:.1f} s, before the "
+            "budget: the run itself had not loaded it)"
+        )
+    if timed.note:
+        reporter.warn(timed.note)
+    return timed.samples
 
 
 #: A retriever handed over in Python: the queries table (``query_id``, ``text``, any extra fields) in,

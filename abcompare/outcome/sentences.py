@@ -404,6 +404,46 @@ def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any])
     return f"{what} {_size(ratio)} ({format_bytes(ours)} vs {format_bytes(theirs)})"
 
 
+def _own_clauses(row: Mapping[str, Any]) -> list[str]:
+    """A retrieved variant's own cost figures, with no control to compare them with."""
+    from abcompare.stats.cost import CACHED, PARTLY_CACHED
+
+    clauses = []
+    if not _missing(row["encode_seconds_per_1000_chunks"]):
+        clauses.append(f"encodes {format_duration(row['encode_seconds_per_1000_chunks'])} per 1,000 chunks")
+    elif row["embeddings"] in (CACHED, PARTLY_CACHED):
+        clauses.append("encoding not timed (its embeddings were cached)")
+    if _missing(row["seconds_per_query"]):
+        clauses.append("queries not timed")
+    else:
+        clauses.append(f"queries {format_duration(row['seconds_per_query'])} per query, p95 "
+                       f"{format_duration(row['seconds_per_query_p95'])}")  # fmt: skip
+    for what in ("model", "index"):
+        size = float(row[f"{what}_bytes"])
+        clauses.append(f"{what} {format_bytes(size)}" if size else f"no {what}")
+    return clauses
+
+
+def _given_cost(row: Mapping[str, Any], control: Mapping[str, Any] | None) -> str:
+    """What is known of a variant whose run was given: a Python retriever's one call, or nothing."""
+    from abcompare.stats.cost import PYTHON
+
+    if row["source"] != PYTHON:
+        return "not measured here (a run file: it was retrieved elsewhere)"
+    if _missing(row["seconds_per_query"]):
+        return "not measured here (a Python retriever)"
+    against = ""
+    if control is not None and not _missing(control["seconds_per_query"]):
+        against = (
+            f"; the control's, timed one query at a time: {format_duration(control['seconds_per_query'])}"
+        )
+    return (
+        f"the Python retriever took {format_duration(row['seconds_per_query'])} per query (one call over "
+        f"every query, timed once, so not compared with the control{against}); its index and model are "
+        "its own, not measured here"
+    )
+
+
 def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
     """What a treatment costs against the control, from the cost table (``stats.cost.cost_table``), e.g.
 
@@ -411,9 +451,21 @@ def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
     5.6 ms per query, p95 ...), model 0.25x the size (23 MB vs 91 MB), index the same size (7.7 MB).``
 
     Latencies whose ratio's interval reaches into the noise floor's band are "within the noise"; cached
-    embeddings are said to be cached, never 0 s of encoding.
+    embeddings are said to be cached, never 0 s of encoding. A treatment given as a run file or a Python
+    retriever gets what is known of it (``Cost: ...``), and so does a retrieved treatment whose control
+    was given (its own figures, and that the control's were not measured here).
     """
-    row, control = cost.loc[treatment].to_dict(), cost.loc["control"].to_dict()
+    from abcompare.stats.cost import RETRIEVED
+
+    row = cost.loc[treatment].to_dict()
+    control = cost.loc["control"].to_dict() if "control" in cost.index else None
+    source = row.get("source", RETRIEVED)
+    if source != RETRIEVED:
+        retrieved = control is not None and control.get("source", RETRIEVED) == RETRIEVED
+        return f"Cost: {_given_cost(row, control if retrieved else None)}."
+    if control is None or control.get("source", RETRIEVED) != RETRIEVED:
+        whose = "not measured here" if control is None else _given_cost(control, None)
+        return f"Cost: {', '.join(_own_clauses(row))}; the control's: {whose}."
     clauses = [
         _encoding_clause(row, control),
         _query_clause(row, control),

@@ -25,11 +25,13 @@ from abcompare.core.errors import RetrievalError
 from abcompare.retrieval.embedding_cache import EmbeddingCache, Progress
 from abcompare.retrieval.models import (
     BUNDLED_ALIASES,
+    LOADED_MODELS,
     EmbeddingModel,
     check_installed,
     default_backend,
     locate_model,
     resolve_embedding_model,
+    torch_model,
 )
 
 __all__ = [
@@ -75,18 +77,27 @@ def _quiet_transformers() -> None:
     transformers_logging.set_verbosity_error()
 
 
-@functools.lru_cache(maxsize=2)
 def load_model(name: str, max_seq_length: int | None = None, device: str = "cpu") -> Any:
-    """A SentenceTransformer on ``device`` (memoised: one load per process and model), loaded from the
-    folder ``locate_model`` finds, with ``local_files_only`` (no network)."""
+    """A SentenceTransformer on ``device``, loaded from the folder ``locate_model`` finds, with
+    ``local_files_only`` (no network); one per process and model identity (:data:`LOADED_MODELS`: two
+    names for the same files share it)."""
     try:
         resolved = locate_model(name)
+        identity = torch_model(name, Path(resolved)).identity(max_seq_length)
     except RetrievalError as error:
         raise RetrievalError(
             f"cannot load sentence-transformers model {name!r}: {error.message}",
             field="model",
             hint=error.hint,
         ) from None
+    return LOADED_MODELS.get(
+        ("sentence-transformers", identity, device),
+        lambda: _sentence_transformer(name, resolved, max_seq_length, device),
+        label=name,
+    )
+
+
+def _sentence_transformer(name: str, resolved: str, max_seq_length: int | None, device: str) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
@@ -238,7 +249,6 @@ class TorchEncoder:
         return encode_texts(self.model, list(texts), batch_size)
 
 
-@functools.lru_cache(maxsize=4)
 def load_encoder(
     name: str,
     backend: str | None = None,
@@ -246,12 +256,28 @@ def load_encoder(
     device: str = "cpu",
     threads: int | None = None,
 ) -> TorchEncoder | OnnxEncoder:
-    """The encoder of ``name`` on its backend (memoised: one load per process, model and backend);
+    """The encoder of ``name`` on its backend (one per process and model identity: :func:`encoder_for`);
     ``threads`` sets onnxruntime's intra-op threads (torch's are the process's)."""
-    model = resolve_embedding_model(name, backend)
-    if model.backend == "onnx":
-        return OnnxEncoder(model, max_seq_length, threads)
-    return TorchEncoder(load_model(name, max_seq_length, device))
+    return encoder_for(resolve_embedding_model(name, backend), max_seq_length, device, threads)
+
+
+def encoder_key(model: EmbeddingModel, max_seq_length: int | None = None, device: str = "cpu",
+                threads: int | None = None) -> tuple:  # fmt: skip
+    """What identifies a loaded encoder in :data:`LOADED_MODELS`: the model's identity and where it runs."""
+    return ("encoder", model.identity(max_seq_length), device, threads if model.backend == "onnx" else None)
+
+
+def encoder_for(
+    model: EmbeddingModel, max_seq_length: int | None = None, device: str = "cpu", threads: int | None = None
+) -> TorchEncoder | OnnxEncoder:
+    """The encoder of a resolved model, loaded once per process and identity (:data:`LOADED_MODELS`)."""
+
+    def load() -> TorchEncoder | OnnxEncoder:
+        if model.backend == "onnx":
+            return OnnxEncoder(model, max_seq_length, threads)
+        return TorchEncoder(load_model(model.name, max_seq_length, device))
+
+    return LOADED_MODELS.get(encoder_key(model, max_seq_length, device, threads), load, label=model.name)
 
 
 class DenseEncoder:
@@ -273,9 +299,21 @@ class DenseEncoder:
         self.backend = self.model.backend
         self.cache = EmbeddingCache(cache_dir, self.model.identity(max_seq_length))
         self.encoded = 0
+        self._encoder: TorchEncoder | OnnxEncoder | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has loaded the model already (by any encoder of the same identity)."""
+        return self._encoder is not None or encoder_key(self.model, self.max_seq_length) in LOADED_MODELS
+
+    def load(self) -> TorchEncoder | OnnxEncoder:
+        """The model, loaded once per process and identity (shared by every encoder and the timing pass)."""
+        if self._encoder is None:
+            self._encoder = encoder_for(self.model, self.max_seq_length)
+        return self._encoder
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        return load_encoder(self.name, self.backend, self.max_seq_length).encode(texts, self.batch_size)
+        return self.load().encode(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None) -> np.ndarray:
         """Normalised float32 vectors for ``texts`` (cached ones are not re-encoded)."""

@@ -4,10 +4,25 @@ each variant's query stage, one query at a time, on the same sample of queries, 
 Only query-time work is timed: the indexes and chunk vectors come from the retrieval memo (built by the
 variants' own run, or built here once, untimed); a query is tokenised and searched (BM25), or encoded by
 the model itself, bypassing the embedding cache, and searched (dense); then its lists are fused,
-reranked and cut. A retriever several variants share (a sweep over fusion) is one stage, timed once per
-query and round and charged to each of them, as the production pass charges it. A warm-up over a few
-queries comes first and is not kept (model and allocator warm-up); it also sizes the sample to the time
-budget. In each round every query is timed for every stage in turn, the stages' order rotated from
+reranked and cut (a bi-encoder rerank encodes the query with its model too). A retriever several
+variants share (a sweep over fusion) is one stage, timed once per query and round and charged to each of
+them, as the production pass charges it.
+
+Where the pass's wall time goes, and what bounds it:
+
+1. Preparation, outside the budget, at most once per model and artefact: each stage made ready (what the
+   memo lacks is built; on Ray the driver builds it) and called once on the first query, untimed. A model
+   the run loaded is the one timed (:data:`~abcompare.retrieval.models.LOADED_MODELS`: one load per
+   process and model identity); the pass loads one itself only when the run needed none (its vectors
+   came from the embedding cache, or Ray's workers encoded them), and says so, with the seconds.
+2. ``budget_seconds`` then bounds everything else: a warm-up (at most :data:`WARMUP_QUERIES` queries and
+   :data:`WARMUP_SHARE` of the budget, not kept) that measures what a query costs, and the rounds, sized
+   to the budget that is left. The clock is checked after every query of every round, so the pass ends
+   at most one query's stages past the budget; a round the budget cut short is dropped, and with fewer
+   than :data:`MIN_ROUNDS` whole rounds of at least :data:`MIN_TIMED_QUERIES` queries nothing is kept (the
+   pass says why; "queries not timed" then).
+
+In each round every query is timed for every stage in turn, the stages' order rotated from
 query to query and round to round, so a busy spell of the machine falls on all of them alike; Python's
 garbage collector runs between rounds, not inside a timed stage (a collection costs whichever stage it
 lands on the whole heap's work, as ``timeit`` avoids too). The
@@ -28,20 +43,27 @@ import numpy as np
 
 from abcompare.retrieval import pipeline
 from abcompare.retrieval.embedding_cache import Progress
+from abcompare.retrieval.models import LOADED_MODELS
 from abcompare.retrieval.query_planning import feedback_of, plan_queries
 from abcompare.retrieval.rerank import make_reranker
 from abcompare.retrieval.settings import BM25Settings, VariantSettings
 
-#: Queries of the warm-up (not kept); it also measures what a query costs, to size the sample.
+#: Queries of the warm-up (not kept; the first is the preparation's call); it measures what a query costs,
+#: to size the sample to the budget left.
 WARMUP_QUERIES = 5
+#: The warm-up stops once it has used this share of the budget (after at least one query).
+WARMUP_SHARE = 0.25
 #: The sample never shrinks below this many queries for the budget (unless the query set is smaller).
 MIN_TIMED_QUERIES = 5
+#: Fewer whole rounds than this (or than ``repeats``, when fewer are asked) are not kept: a query's median
+#: over the rounds then outvotes no busy round.
+MIN_ROUNDS = 3
 
 
 @dataclass(frozen=True)
 class TimingPlan:
-    """How much to time: ``repeats`` rounds over at most ``max_queries`` queries, fewer when the rounds
-    would take more than ``budget_seconds``."""
+    """How much to time: ``repeats`` rounds over at most ``max_queries`` queries, fewer when the warm-up
+    and rounds would take more than ``budget_seconds`` (see the module docstring for what it bounds)."""
 
     repeats: int = 5
     max_queries: int = 100
@@ -55,10 +77,12 @@ def sample_queries(total: int, count: int) -> list[int]:
     return sorted({int(round(x)) for x in np.linspace(0, total - 1, count)})
 
 
-def sample_size(total: int, seconds_per_query: float, plan: TimingPlan) -> int:
-    """How many queries the rounds time: as many as fit the budget (``seconds_per_query``: one query's
-    every stage, from the warm-up), between :data:`MIN_TIMED_QUERIES` and ``plan.max_queries``."""
-    fits = plan.budget_seconds / (plan.repeats * seconds_per_query) if seconds_per_query > 0 else math.inf
+def sample_size(total: int, seconds_per_query: float, plan: TimingPlan, budget: float | None = None) -> int:
+    """How many queries the rounds time: as many as fit ``budget`` seconds (default: the plan's whole
+    budget; ``seconds_per_query``: one query's every stage, from the warm-up), between
+    :data:`MIN_TIMED_QUERIES` and ``plan.max_queries``."""
+    budget = plan.budget_seconds if budget is None else max(budget, 0.0)
+    fits = budget / (plan.repeats * seconds_per_query) if seconds_per_query > 0 else math.inf
     wanted = max(MIN_TIMED_QUERIES, int(fits) if math.isfinite(fits) else plan.max_queries)
     return min(total, plan.max_queries, wanted)
 
@@ -122,7 +146,7 @@ def _finish_stage(
 ) -> Stage:  # fmt: skip
     """A variant's own work for one query: fuse its retrievers' lists (``hits``: per retriever, per
     planned text) and its planned texts' lists, rerank, cut."""
-    reranker = make_reranker(variant.rerank, cache_dir) if variant.rerank is not None else None
+    reranker = make_reranker(variant.rerank, cache_dir, served=True) if variant.rerank is not None else None
     groups = plan_queries(variant.query_planning, query_ids, query_texts).groups
 
     def finish(i: int) -> Any:
@@ -132,6 +156,23 @@ def _finish_stage(
         )
 
     return finish
+
+
+@dataclass
+class TimingPass:
+    """What one timing pass measured and where its wall time went: ``samples`` (per variant, rounds x
+    queries, seconds; empty when nothing was kept, ``note`` says why), ``preparation_seconds`` (outside
+    the budget: stages made ready, models loaded, one untimed call per stage), ``loaded`` (the models the
+    pass itself loaded: name, seconds), ``budgeted_seconds`` (the warm-up and rounds, which the budget
+    bounds), the whole rounds kept and the queries per round."""
+
+    samples: dict[str, np.ndarray]
+    preparation_seconds: float = 0.0
+    loaded: tuple[tuple[str, float], ...] = ()
+    budgeted_seconds: float = 0.0
+    rounds: int = 0
+    queries: int = 0
+    note: str = ""
 
 
 def time_query_stages(
@@ -144,14 +185,18 @@ def time_query_stages(
     plan: TimingPlan | None = None,
     progress: Progress | None = None,
 ) -> dict[str, np.ndarray]:
-    """Each retrieval variant's timed query latency: ``repeats`` x sampled-queries seconds (see the module
-    docstring). Variants given as run files are left out. ``cache`` is the memo the variants ran with
-    (what is missing from it is built here, untimed)."""
-    plan = plan or TimingPlan()
-    variants = {name: v for name, v in variants.items() if v.run is None}
-    query_ids, query_texts = pipeline.query_table(queries)
-    if not variants or not query_ids or plan.repeats == 0:
-        return {}
+    """Each retrieval variant's timed query latency: rounds x sampled-queries seconds (:func:`timing_pass`,
+    without the account of its time)."""
+    return timing_pass(
+        variants, corpus, queries, cache_dir=cache_dir, cache=cache, plan=plan, progress=progress
+    ).samples
+
+
+def _stages(
+    variants: Mapping[str, VariantSettings], corpus: Any, query_ids: list[str], query_texts: list[str],
+    cache_dir: Path, cache: pipeline.RetrievalCache,
+) -> tuple[dict[Hashable, Stage], dict[str, list[Hashable]]]:  # fmt: skip
+    """Every stage to time (a retriever several variants share is one) and each variant's stages."""
     fingerprint = pipeline.corpus_fingerprint(corpus)
     stages: dict[Hashable, Stage] = {}
     hits_of: dict[Hashable, list] = {}
@@ -178,18 +223,67 @@ def time_query_stages(
             keys.append(key)
         stages[("finish", name)] = _finish_stage(variant, hits, query_ids, query_texts, cache_dir)
         uses[name] = [*keys, ("finish", name)]
+    return stages, uses
+
+
+def timing_pass(
+    variants: Mapping[str, VariantSettings],
+    corpus: Any,
+    queries: Any,
+    *,
+    cache_dir: Path,
+    cache: pipeline.RetrievalCache,
+    plan: TimingPlan | None = None,
+    progress: Progress | None = None,
+) -> TimingPass:
+    """Each retrieval variant's timed query latency and the account of the pass's time (see the module
+    docstring). Variants given as run files are left out. ``cache`` is the memo the variants ran with
+    (what is missing from it is built here, in the preparation)."""
+    plan = plan or TimingPlan()
+    variants = {name: v for name, v in variants.items() if v.run is None}
+    query_ids, query_texts = pipeline.query_table(queries)
+    if not variants or not query_ids or plan.repeats == 0:
+        return TimingPass({})
+    begin = time.perf_counter()
+    loads_before = len(LOADED_MODELS.history)
+    stages, uses = _stages(variants, corpus, query_ids, query_texts, cache_dir, cache)
     order = list(stages)
     warmup = sample_queries(len(query_ids), min(WARMUP_QUERIES, len(query_ids)))
+    first = time.perf_counter()
     for key in order:  # the first query loads what the run had no need of (a model, when its query
-        stages[key](warmup[0])  # vectors were cached): not part of what a query costs
-    start = time.perf_counter()
+        stages[key](warmup[0])  # vectors were cached) and warms it: not part of what a query costs
+    first = time.perf_counter() - first
+    loaded = tuple(LOADED_MODELS.history[loads_before:])
+    started = time.perf_counter()
+    preparation = started - begin
+    deadline = started + plan.budget_seconds
+    warmed = 0
     for i in warmup[1:]:
+        if warmed and time.perf_counter() - started >= WARMUP_SHARE * plan.budget_seconds:
+            break
         for key in order:
             stages[key](i)
-    per_query = (time.perf_counter() - start) / max(len(warmup) - 1, 1)
-    picked = sample_queries(len(query_ids), sample_size(len(query_ids), per_query, plan))
+        warmed += 1
+    # what one query of every stage costs (without a warm-up query: the first call, models' loads aside)
+    per_query = (
+        (time.perf_counter() - started) / warmed
+        if warmed
+        else max(first - sum(seconds for _, seconds in loaded), 1e-6)
+    )
+    left = deadline - time.perf_counter()
+    picked = sample_queries(len(query_ids), sample_size(len(query_ids), per_query, plan, left))
+    fewest = min(MIN_ROUNDS, plan.repeats)
+    account = dict(preparation_seconds=preparation, loaded=loaded, queries=len(picked))
+    budget = f"the {plan.budget_seconds:g} s budget (efficiency.budget_seconds)"
+    if left < fewest * len(picked) * per_query:
+        note = (
+            f"queries not timed: {budget} does not fit {fewest} rounds of {len(picked)} queries at "
+            f"{per_query * 1000:.3g} ms per query of every stage; raise efficiency.budget_seconds"
+        )
+        return TimingPass({}, budgeted_seconds=time.perf_counter() - started, note=note, **account)
     seconds = {key: np.zeros((plan.repeats, len(picked))) for key in order}
     total = plan.repeats * len(picked)
+    rounds = 0
     collecting = gc.isenabled()
     try:
         for r in range(plan.repeats):
@@ -198,14 +292,29 @@ def time_query_stages(
             for j, i in enumerate(picked):
                 shift = (r + j) % len(order)
                 for key in order[shift:] + order[:shift]:
-                    begin = time.perf_counter()
+                    start = time.perf_counter()
                     stages[key](i)
-                    seconds[key][r, j] = time.perf_counter() - begin
+                    seconds[key][r, j] = time.perf_counter() - start
                 if progress is not None:
                     progress(r * len(picked) + j + 1, total)
+                if time.perf_counter() > deadline and j < len(picked) - 1:
+                    break  # out of budget in the middle of a round: the round is dropped
+            else:
+                rounds += 1
             if collecting:
                 gc.enable()
+            if time.perf_counter() > deadline:
+                break
     finally:
         if collecting:
             gc.enable()
-    return {name: sum(seconds[key] for key in keys) for name, keys in uses.items()}
+    budgeted = time.perf_counter() - started
+    if rounds < fewest:
+        note = (
+            f"queries not timed: {budget} ran out after {rounds} whole round{'s' if rounds != 1 else ''} "
+            f"of {len(picked)} queries (at least {fewest} are kept); raise efficiency.budget_seconds"
+        )
+        return TimingPass({}, budgeted_seconds=budgeted, note=note, rounds=rounds, **account)
+    note = "" if rounds == plan.repeats else f"{rounds} of {plan.repeats} rounds timed within {budget}"
+    samples = {name: sum(seconds[key][:rounds] for key in keys) for name, keys in uses.items()}
+    return TimingPass(samples, budgeted_seconds=budgeted, rounds=rounds, note=note, **account)

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from abcompare.core.errors import RetrievalError
 
@@ -106,6 +108,41 @@ def file_digest(path: Path) -> str:
                 digest.update(block)
         _DIGESTS[key] = digest.hexdigest()
     return _DIGESTS[key]
+
+
+class LoadedModels:
+    """Every model this process has loaded, one per key: what produced its outputs (a model's
+    :meth:`EmbeddingModel.identity`: its files' digests, backend, pooling, token limit) and where it runs.
+
+    The dense retrievers, the bi-encoder and cross-encoder reranks and the latency timing pass all load
+    through :data:`LOADED_MODELS`, so a model the retrieval stage loaded is the one the timing pass times
+    (never loaded twice), and two names for the same files load once. ``history`` lists each load
+    (label, seconds) in order: what the timing pass says it had to load."""
+
+    def __init__(self) -> None:
+        self._items: dict[Hashable, Any] = {}
+        self._lock = threading.RLock()  # one load per key, also from two threads; a load may nest one
+        self.history: list[tuple[str, float]] = []
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
+    def get(self, key: Hashable, load: Callable[[], Any], label: str = "") -> Any:
+        """The model loaded under ``key``, loaded now (timed, in ``history``) when it is not yet."""
+        with self._lock:
+            if key not in self._items:
+                start = time.perf_counter()
+                self._items[key] = load()
+                self.history.append((label or str(key), time.perf_counter() - start))
+            return self._items[key]
+
+    def discard(self, key: Hashable) -> None:
+        """Forget one model (the next ``get`` loads it again)."""
+        with self._lock:
+            self._items.pop(key, None)
+
+
+LOADED_MODELS = LoadedModels()
 
 
 # --------------------------------------------------------------------------- declarations

@@ -5,7 +5,6 @@ A reranker returns the hits best first with ``rerank_score`` (and ``score``) set
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,16 +39,28 @@ def order_by(hits: Sequence[RagHit], scores: Sequence[float]) -> list[RagHit]:
     ]
 
 
-@functools.lru_cache(maxsize=2)
-def load_cross_encoder(name: str) -> Any:
-    """A sentence_transformers.CrossEncoder on CPU (memoised), loaded with no network from the folder
-    ``locate_model`` finds."""
+def cross_encoder_key(name: str) -> tuple:
+    """What identifies a loaded cross-encoder in ``LOADED_MODELS``: its folder's weights and declaration."""
     from abcompare.retrieval.dense import locate_model
+    from abcompare.retrieval.models import torch_model
 
     try:
         resolved = locate_model(name)
+        return ("cross-encoder", torch_model(name, Path(resolved)).identity(), resolved)
     except RetrievalError as error:
         raise RetrievalError(error.message, field="rerank.model", hint=error.hint) from None
+
+
+def load_cross_encoder(name: str) -> Any:
+    """A sentence_transformers.CrossEncoder on CPU, loaded with no network from the folder
+    ``locate_model`` finds; one per process and model identity (``LOADED_MODELS``)."""
+    from abcompare.retrieval.models import LOADED_MODELS
+
+    key = cross_encoder_key(name)
+    return LOADED_MODELS.get(key, lambda: _cross_encoder(name, key[2]), label=name)
+
+
+def _cross_encoder(name: str, resolved: str) -> Any:
     from sentence_transformers import CrossEncoder
 
     try:
@@ -86,31 +97,42 @@ class CrossEncoderReranker:
 
 class BiEncoderReranker:
     """Scores hits by cosine between query and passage embeddings of a dense model (any model and backend a
-    dense retriever takes; the passages' vectors share the embedding cache with its chunk vectors)."""
+    dense retriever takes; the passages' vectors share the embedding cache with its chunk vectors).
+
+    ``served``: the query is encoded by the model at each call, as serving does (what the latency timing
+    pass times), not read from the embedding cache; the passages' vectors are index-side work either way
+    (read from the cache once encoded)."""
 
     def __init__(
-        self, model: str, *, batch_size: int = 32, cache_dir: Path | None = None, backend: str | None = None
-    ) -> None:
+        self, model: str, *, batch_size: int = 32, cache_dir: Path | None = None, backend: str | None = None,
+        served: bool = False,
+    ) -> None:  # fmt: skip
         from abcompare.retrieval.dense import DenseEncoder
         from abcompare.retrieval.embedding_cache import default_cache_dir
 
         self.encoder = DenseEncoder(
             model, cache_dir or default_cache_dir(), batch_size=batch_size, backend=backend
         )
+        self.served = served
 
     def rerank(self, query: str, hits: list[RagHit]) -> list[RagHit]:
         """The hits reordered by cosine similarity to the query."""
         if not hits:
             return []
-        query_vector = self.encoder.encode([query])[0]
+        encode = self.encoder.encode_now if self.served else self.encoder.encode
+        query_vector = encode([query])[0]
         passages = self.encoder.encode([passage(h) for h in hits])
         return order_by(hits, passages @ query_vector)
 
 
-def make_reranker(settings: RerankSettings, cache_dir: Path | None = None) -> Reranker:
-    """The reranker a variant's ``rerank`` section asks for."""
+def make_reranker(
+    settings: RerankSettings, cache_dir: Path | None = None, *, served: bool = False
+) -> Reranker:
+    """The reranker a variant's ``rerank`` section asks for (``served``: each query encoded by the model as
+    it comes, for the latency timing pass: :class:`BiEncoderReranker`)."""
     if settings.type == "bi-encoder":
         return BiEncoderReranker(
-            settings.model, batch_size=settings.batch_size, cache_dir=cache_dir, backend=settings.backend
-        )
+            settings.model, batch_size=settings.batch_size, cache_dir=cache_dir, backend=settings.backend,
+            served=served,
+        )  # fmt: skip
     return CrossEncoderReranker(settings.model, batch_size=settings.batch_size)

@@ -32,6 +32,10 @@ NOISE_FLOOR = 0.1
 #: in whole), or none (no dense retriever).
 ENCODED, CACHED, PARTLY_CACHED, NO_EMBEDDINGS = "encoded", "cached", "partly cached", "none"
 
+#: Where a variant's run came from (the cost table's ``source``): retrieved here (every figure measured),
+#: a Python retriever handed over (its one call's seconds per query only), a run file (nothing measured).
+RETRIEVED, PYTHON, RUN_FILE = "retrieved", "python", "run file"
+
 
 # ------------------------------------------------------------------------------------------ one variant
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ COST_COLUMNS = (
     "seconds_per_query", "seconds_per_query_p95", "seconds_per_query_low", "seconds_per_query_high",
     "timed_rounds", "timed_queries", "encode_seconds_per_1000_chunks", "embedded_chunks", "encoded_chunks",
     "embeddings", "index_bytes", "model_bytes", "query_ratio", "query_ratio_low", "query_ratio_high",
-    "query_within_noise", "encode_ratio", "model_ratio", "index_ratio",
+    "query_within_noise", "encode_ratio", "model_ratio", "index_ratio", "source",
 )  # fmt: skip
 
 #: The timed figures each variant's run carries as ``efficiency.*`` metrics (the build figures come from
@@ -173,14 +177,23 @@ def cost_table(
     *,
     noise_floor: float = NOISE_FLOOR,
     seed: int = 0,
+    given: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """One row per variant that retrieved (``efficiency``: its ``efficiency.*`` build figures; ``samples``:
-    its timed latency, rounds x queries): latency, encoding, sizes, and for each treatment its ratios to
-    the control (``*_ratio``: the treatment's over the control's, so below 1 is faster or smaller)."""
+    """One row per variant (``efficiency``: its ``efficiency.*`` build figures; ``samples``: its timed
+    latency, rounds x queries): latency, encoding, sizes, and for each retrieved treatment its ratios to
+    a retrieved control (``*_ratio``: the treatment's over the control's, so below 1 is faster or
+    smaller). ``given`` names the variants whose run was given (:data:`PYTHON`, :data:`RUN_FILE`): their
+    ``source`` says so, and they carry only what is known (a Python retriever's seconds per query, from
+    its one call over the queries; nothing for a run file), never a ratio."""
+    given = dict(given or {})
     rows: dict[str, dict[str, object]] = {}
     for name, values in efficiency.items():
-        if not values:
-            continue  # a run file: nothing was retrieved, so nothing was timed or built
+        if name in given or not values:  # a run file's efficiency is empty: nothing was retrieved here
+            row = dict.fromkeys(COST_COLUMNS, math.nan)
+            row.update(source=given.get(name, RUN_FILE), embeddings=NO_EMBEDDINGS)
+            row["seconds_per_query"] = values.get("efficiency.seconds_per_query", math.nan)
+            rows[name] = row
+            continue
         embedded = float(values.get("efficiency.embedded_chunks", 0.0))
         encoded = float(values.get("efficiency.encoded_chunks", 0.0))
         row: dict[str, object] = dict.fromkeys(COST_COLUMNS, math.nan)
@@ -192,6 +205,7 @@ def cost_table(
             index_bytes=float(values.get("efficiency.index_bytes", 0.0)),
             model_bytes=float(values.get("efficiency.model_bytes", 0.0)),
             query_within_noise=math.nan,  # 1.0 within the noise, 0.0 a difference, NaN not compared
+            source=RETRIEVED,
         )
         if name in samples:
             latency = summarise_latency(samples[name])
@@ -201,10 +215,10 @@ def cost_table(
                 timed_rounds=latency.rounds, timed_queries=latency.queries,
             )  # fmt: skip
         rows[name] = row
-    if "control" in rows:
+    if "control" in rows and rows["control"]["source"] == RETRIEVED:
         control = rows["control"]
         for name, row in rows.items():
-            if name == "control":
+            if name == "control" or row["source"] != RETRIEVED:
                 continue
             if name in samples and "control" in samples:
                 found = latency_ratio(samples[name], samples["control"], noise_floor=noise_floor, seed=seed)

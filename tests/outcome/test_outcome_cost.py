@@ -141,3 +141,51 @@ def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_ver
     control = "<td>control</td><td>40 s</td><td>4 ms</td><td>4 ms</td><td>4 ms–4 ms</td><td>90 MB</td>"
     assert control in section
     assert "<td>same</td><td>cached</td>" in section and "<td>bm25</td><td>none</td>" in section
+
+
+def given_table(control: dict, control_samples: np.ndarray | None, given: dict[str, str]) -> pd.DataFrame:
+    efficiency = {
+        "control": control,
+        "python": {**build(0, 0, 0, 0, None), "efficiency.seconds_per_query": 0.0125},
+        "file": {},
+        "dense": build(1_000_000, 90_000_000, 200, 0, None),
+    }
+    samples = {"dense": np.full((5, 10), 4e-3)}
+    if control_samples is not None:
+        samples["control"] = control_samples
+    return cost_table(efficiency, samples, noise_floor=0.1, given=given)
+
+
+def test_a_python_retriever_and_a_run_file_get_what_is_known_of_their_cost() -> None:
+    table = given_table(build(1_000_000, 90_000_000, 200, 200, 40.0), np.full((5, 10), 2e-3),
+                        {"python": "python", "file": "run file"})  # fmt: skip
+    assert cost_sentence(table, "python") == (
+        "Cost: the Python retriever took 12.5 ms per query (one call over every query, timed once, so not "
+        "compared with the control; the control's, timed one query at a time: 2 ms); its index and model "
+        "are its own, not measured here."
+    )
+    assert cost_sentence(table, "file") == "Cost: not measured here (a run file: it was retrieved elsewhere)."
+    assert table.loc["python", "source"] == "python" and math.isnan(table.loc["python", "query_ratio"])
+    comparison = pd.DataFrame(
+        {"treatment": ["python", "file"], "metric": ["ndcg@10"] * 2, "role": ["primary"] * 2,
+         "verdict": ["better"] * 2, "delta": [0.1] * 2, "relative_delta": [0.2] * 2, "ci_low": [0.05] * 2,
+         "ci_high": [0.15] * 2, "p_adjusted": [0.01] * 2, "family_size": [2] * 2}
+    )  # fmt: skip
+    lines = verdict_lines(comparison, None, None, cost=table)
+    assert [(line.kind, line.text) for line in lines if line.kind != "verdict"] == [
+        ("cost", cost_sentence(table, "python")),
+        ("cost", cost_sentence(table, "file")),
+    ]  # a line under each given treatment's verdict, as under a retrieved one's
+
+
+def test_a_retrieved_treatment_beside_a_run_file_control_gives_its_own_figures() -> None:
+    table = given_table({}, None, {"file": "run file", "python": "python", "control": "run file"})
+    assert cost_sentence(table, "dense") == (
+        "Cost: encoding not timed (its embeddings were cached), queries 4 ms per query, p95 4 ms, model "
+        "90 MB, index 1 MB; the control's: not measured here (a run file: it was retrieved elsewhere)."
+    )
+    # the Python treatment's seconds are not set against a control that was not timed
+    assert cost_sentence(table, "python") == (
+        "Cost: the Python retriever took 12.5 ms per query (one call over every query, timed once, so not "
+        "compared with the control); its index and model are its own, not measured here."
+    )

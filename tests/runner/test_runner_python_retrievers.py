@@ -14,6 +14,7 @@ from support.cli import REPO, error_lines, run_cli
 from abcompare import RagHit, load_config, read_run, run_comparison, write_run
 from abcompare.core.errors import AbcompareWarning, ConfigError, DataError
 from abcompare.data.runs import hits_from_run_frame, run_frame_from_hits
+from abcompare.outcome.rows import format_duration
 
 PRODUCTION = REPO / "configs" / "runs" / "hr_docs_production.trec"
 
@@ -79,6 +80,14 @@ def test_a_python_retriever_and_a_run_file_with_the_same_hits_give_identical_num
     seconds = from_python.variants["other"].efficiency["efficiency.seconds_per_query"]
     assert 0.05 / len(queries) <= seconds < 5 / len(queries)  # its wall time over the queries, per query
     assert from_file.variants["other"].efficiency == {}  # a run file costs nothing we could measure
+    # each still gets a cost line under its verdict, saying what is known
+    from abcompare.outcome.sentences import cost_sentence
+
+    python_cost = cost_sentence(from_python.cost, "other")
+    assert python_cost.startswith(f"Cost: the Python retriever took {format_duration(seconds)} per query")
+    assert cost_sentence(from_file.cost, "other") == (
+        "Cost: not measured here (a run file: it was retrieved elsewhere)."
+    )
 
 
 def test_a_python_retriever_may_return_a_run_dataframe(tmp_path: Path):

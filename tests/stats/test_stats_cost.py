@@ -121,11 +121,15 @@ def test_the_cost_table_gives_each_treatment_its_ratios_to_the_control() -> None
         "control": _build(1000, 90e6, 200, 200, 40.0),
         "small": _build(1000, 30e6, 200, 200, 10.0),
         "cached": _build(500, 90e6, 200, 0, None),
-        "file": {},  # a run file: nothing retrieved, no row
+        "file": {},  # a run file: nothing retrieved, so a row that says where it came from, and no figure
+        "python": {"efficiency.seconds_per_query": 0.01},  # a Python retriever: its one call's seconds
     }
     samples = {"control": base, "small": base / 4, "cached": base * 1.02}
-    table = cost_table(efficiency, samples, noise_floor=0.1)
-    assert list(table.index) == ["control", "small", "cached"]
+    table = cost_table(efficiency, samples, noise_floor=0.1, given={"python": "python"})
+    assert list(table.index) == ["control", "small", "cached", "file", "python"]
+    assert list(table["source"]) == ["retrieved"] * 3 + ["run file", "python"]
+    assert table.loc["python", "seconds_per_query"] == 0.01 and math.isnan(table.loc["python", "query_ratio"])
+    assert table.loc[["file"]].drop(columns=["source", "embeddings"]).isna().all(axis=None)
     small, cached = table.loc["small"], table.loc["cached"]
     assert small["encode_ratio"] == pytest.approx(0.25) and small["model_ratio"] == pytest.approx(1 / 3)
     assert small["index_ratio"] == 1.0 and small["query_ratio"] == pytest.approx(0.25)
