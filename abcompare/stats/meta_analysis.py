@@ -22,8 +22,10 @@ from statsmodels.stats.meta_analysis import combine_effects
 
 #: tau² estimators: Paule-Mandel (statsmodels' "iterated") and DerSimonian-Laird truncated at zero.
 META_METHODS = {"pm": "iterated", "dl": "dl"}
-#: The default tau² estimator, named as in the tables' attrs.
+#: The default tau² estimator.
 DEFAULT_META_METHOD = "pm"
+#: The estimators' names as people read them (the pooled table's ``attrs["meta_method"]``).
+META_LABELS = {"pm": "Paule-Mandel", "dl": "DerSimonian-Laird"}
 
 
 @dataclass(frozen=True)

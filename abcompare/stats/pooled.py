@@ -35,7 +35,7 @@ from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
 from abcompare.stats.comparison import check_test_settings, paired_comparison
 from abcompare.stats.correction import adjust_pvalues
 from abcompare.stats.maxt import max_t_sign_flip
-from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, collection_effects, random_effects
+from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
 from abcompare.stats.paired import constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.verdict import verdicts
@@ -356,7 +356,7 @@ def pooled_comparison(
         correction=pooled_correction,
         test="stratified permutation",
         ci_method=[str(m) for m in np.atleast_1d(boot.ci_method)],
-        meta_method=DEFAULT_META_METHOD,
+        meta_method=META_LABELS[DEFAULT_META_METHOD],
         min_effect=min_effect,
         collections=collections,
     )
