@@ -542,3 +542,159 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
         cost=result.cost,
     )
+
+
+# ------------------------------------------------------------------------------------------ collections
+@dataclass
+class CollectionsReportInputs:
+    """What the top run's ``report.html`` shows for a comparison across collections: the pooled verdicts,
+    the forest of the collections, the per-collection table linking to each collection's own run."""
+
+    name: str
+    description: str
+    primary_metric: str
+    weighting: str  # "collection" (equal weight per collection) | "per_query"
+    pooled: pd.DataFrame  # stats.pooled.pooled_comparison: one row per treatment
+    per_collection: pd.DataFrame  # one row per (collection, treatment)
+    sentences: Mapping[str, str]  # treatment -> the pooled verdict sentence
+    links: Mapping[str, str] = field(default_factory=dict)  # collection -> its comparison run's page
+    source: str = ""  # where it was recorded (the top run's id), for the footer
+
+
+#: The per-collection table's columns, as the report, the description and the console show it.
+PER_COLLECTION_HEADERS = ("collection", "treatment", "queries", "delta", "interval", "p adj.", "verdict")
+
+
+def per_collection_cells(per_collection: pd.DataFrame) -> list[list[str]]:
+    """The per-collection table's cells (:data:`PER_COLLECTION_HEADERS`), in the table's order, in
+    ``outcome.rows``' formats."""
+    return [
+        [
+            str(row["collection"]),
+            str(row["treatment"]),
+            str(int(row["n_queries"])),
+            shared.format_delta(float(row["delta"])),
+            shared.format_interval(row["ci_low"], row["ci_high"]),
+            shared.format_p(row["p_adjusted"]),
+            shared.verdict_label(str(row["verdict"])),
+        ]
+        for row in per_collection.to_dict(orient="records")
+    ]
+
+
+def per_collection_markdown(per_collection: pd.DataFrame) -> str:
+    """The per-collection table as markdown (the top run's description)."""
+    from abcompare.outcome.sentences import _markdown
+
+    right = [False, False, True, True, True, True, False]
+    return _markdown(PER_COLLECTION_HEADERS, per_collection_cells(per_collection), right)
+
+
+def collections_forest(inputs: CollectionsReportInputs) -> str:
+    """The forest of the collections (``plots/collections_forest.svg``): each collection's delta and
+    interval, the pooled and the random-effects diamonds (``outcome.svg.collections_forest_svg``)."""
+    from abcompare.outcome.svg import collections_forest_svg
+
+    return collections_forest_svg(inputs.pooled, inputs.per_collection, inputs.name)
+
+
+def render_collections(inputs: CollectionsReportInputs) -> str:
+    """The top run's page as one HTML string: the pooled verdicts, the forest, the per-collection table
+    (each collection's name a link to its own comparison run, which has its own report.html)."""
+    weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
+    collections = list(dict.fromkeys(inputs.per_collection["collection"]))
+    description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
+    header = (
+        f"<h1>{escape(inputs.name)}</h1>{description}"
+        f'<p class="meta">{plural(len(collections), "collection")} '
+        f"({escape(', '.join(collections))}), primary metric <b>{escape(inputs.primary_metric)}</b>, "
+        f"pooled with {weighting}.</p>"
+    )
+    verdicts = "".join(
+        f'<div class="verdict" style="border-color:{verdict_colour(_pooled_verdict(inputs, name))}">'
+        f"{escape(sentence)}</div>"
+        for name, sentence in inputs.sentences.items()
+    )
+    meta = _meta_rows(inputs.pooled)
+    rows = []
+    records = inputs.per_collection.to_dict(orient="records")
+    for row, cells in zip(records, per_collection_cells(inputs.per_collection), strict=True):
+        link = inputs.links.get(str(row["collection"]))
+        first = escape(cells[0])
+        first = f'<a href="{escape(link)}">{first}</a>' if link else first
+        verdict = str(row["verdict"])
+        others = [escape(c) for c in cells[1:3]] + [_delta_cell(float(row["delta"]), verdict)]
+        others += [escape(c) for c in cells[4:6]] + [_verdict_cell(verdict)]
+        css = ' class="significant"' if verdict in SIGNIFICANT else ""
+        rows.append(f"<tr{css}><td>{first}</td>" + "".join(f"<td>{c}</td>" for c in others) + "</tr>")
+    headers = "".join(f"<th>{escape(h)}</th>" for h in PER_COLLECTION_HEADERS)
+    sections = [
+        header,
+        f"<section><h2>Pooled verdict</h2>{verdicts}{meta}</section>",
+        f"<section><h2>Collections</h2>{collections_forest(inputs)}</section>",
+        "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
+        "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
+        f'</p><table class="full"><thead><tr>{headers}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        "</section>",
+        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
+        "Self-contained: no script, nothing loaded from the network.</footer>",
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(inputs.name)}: across collections</title><style>{_CSS}</style></head><body><main>"
+        + "\n".join(sections)
+        + "</main></body></html>\n"
+    )
+
+
+def _pooled_verdict(inputs: CollectionsReportInputs, treatment: str) -> str:
+    rows = inputs.pooled[inputs.pooled["treatment"] == treatment]
+    return str(rows["verdict"].iloc[0]) if len(rows) else ""
+
+
+def _meta_rows(pooled: pd.DataFrame) -> str:
+    """Beside each pooled verdict, the random-effects meta-analysis: its effect, interval, p, tau², I²."""
+    items = []
+    for row in pooled.to_dict(orient="records"):
+        effect = shared.format_delta(float(row["meta_effect"]))
+        items.append(
+            f"<li>{escape(str(row['treatment']))}: random-effects {effect} "
+            f"{shared.format_interval(row['meta_ci_low'], row['meta_ci_high'])}, "
+            f"p = {shared.format_p(row['meta_p_value'])}; tau² = {shared.format_number(row['tau2'])}, "
+            f"I² = {100 * float(row['i2']):.0f}%, Q p = {shared.format_p(row['q_p_value'])}</li>"
+        )
+    return f'<ul class="meta">{"".join(items)}</ul>'
+
+
+def collections_report_inputs(result: Any, links: Mapping[str, str]) -> CollectionsReportInputs:
+    """What the top run's ``report.html`` shows, from a fresh ``CollectionsResult``; ``links``: each
+    collection's run page."""
+    from abcompare.outcome.sentences import pooled_sentence
+
+    cfg = result.config
+    sentences = {
+        str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
+        for name in result.pooled["treatment"]
+    }
+    return CollectionsReportInputs(
+        name=cfg.name,
+        description=cfg.description or "",
+        primary_metric=result.primary_metric,
+        weighting=result.weighting,
+        pooled=result.pooled,
+        per_collection=result.per_collection,
+        sentences=sentences,
+        links=dict(links),
+    )
+
+
+def collections_inputs_summary(inputs: CollectionsReportInputs) -> dict[str, Any]:
+    """The non-table parts of :class:`CollectionsReportInputs` (what the top run's ``result.json`` holds)."""
+    return {
+        "name": inputs.name,
+        "description": inputs.description,
+        "primary_metric": inputs.primary_metric,
+        "weighting": inputs.weighting,
+        "sentences": dict(inputs.sentences),
+        "links": dict(inputs.links),
+    }
