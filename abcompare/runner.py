@@ -380,8 +380,8 @@ def _check_run_files_cover(
             raise ConfigError(
                 f"collection {name!r}: the run file {variant.run.path} of variant {variant_name!r} covers "
                 f"none of its {len(dataset.queries):,} queries",
-                file=config_path,
-                line=line_of(loc, config.key_lines) if config_path is not None else None,
+                file=config_path or config.source,
+                line=line_of(loc, config.key_lines),
                 field=".".join(loc),
                 hint=f"give this collection's own run file of {variant_name!r} "
                 f"(datasets.<i>.runs.{variant_name}: a file with its query ids)",

@@ -658,7 +658,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     _check_files(config, path, lines)
     check_models(config, path, lines)
     config._sweep_plan = plan
-    config._lines = lines
+    config._lines, config._source = lines, path
     return config
 
 

@@ -508,11 +508,17 @@ class ExperimentConfig(_Model):
     _sweep_plan: SweepPlan | None = PrivateAttr(None)
     #: The line of each key in the file it was loaded from (``load_config``), for errors found at run time.
     _lines: dict[tuple[str, ...], int] = PrivateAttr(default_factory=dict)
+    _source: Path | None = PrivateAttr(None)
 
     @property
     def key_lines(self) -> dict[tuple[str, ...], int]:
         """The line of each key in the file this config was loaded from (empty for one built in Python)."""
         return self._lines
+
+    @property
+    def source(self) -> Path | None:
+        """The file this config was loaded from (None for one built in Python)."""
+        return self._source
 
     @property
     def sweep_plan(self) -> SweepPlan | None:
