@@ -67,6 +67,8 @@ def test_default_paule_mandel_equals_statsmodels_and_the_hand_root():
 def test_homogeneous_effects_truncate_tau2_and_i2_at_zero():
     y = np.array([0.020, 0.021, 0.019])
     v = np.array([0.0004, 0.0003, 0.0005])
+    with np.errstate(invalid="ignore"):  # statsmodels' own DL is not truncated: sqrt of a negative variance
+        assert combine_effects(y, v, method_re="dl").tau2 < 0
     for method in ("pm", "dl"):
         meta = random_effects(y, v, method=method)
         assert meta.tau2 == 0.0 and meta.i2 == 0.0  # statsmodels' DL alone would give tau2 < 0, I² < 0
