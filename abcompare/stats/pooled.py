@@ -80,8 +80,10 @@ def _stacked(differences: Sequence[np.ndarray], weights: np.ndarray) -> np.ndarr
 
 
 def _changed_rows(x: np.ndarray) -> np.ndarray:
-    """The queries with a non-zero difference in some column (the others do not move under flips)."""
-    return x[np.any(x != 0, axis=1)]
+    """The queries with a non-zero difference in some column (the others do not move under flips); one
+    zero row when none has (every p is then 1, from the two sign vectors of that row)."""
+    changed = x[np.any(x != 0, axis=1)]
+    return changed if len(changed) else x[:1]
 
 
 def stratified_sign_flip_test(

@@ -129,3 +129,29 @@ def test_collections_must_share_the_treatments():
     data["b"]["extra"] = data["b"]["new"]
     with pytest.raises(StatisticsError, match="treatments"):
         pooled(data)
+
+
+def test_identical_runs_give_p_one_a_point_interval_and_no_meta_analysis(recwarn):
+    data = collections(a=[0.0, 0.0, 0.0], b=[0.0, 0.0])
+    pool, per = pooled(data)
+    row = pool.iloc[0]
+    assert (row["delta"], row["ci_low"], row["ci_high"], row["p_value"]) == (0.0, 0.0, 0.0, 1.0)
+    assert bool(row["exact"]) and row["verdict"] == "no significant difference"
+    assert np.isnan(row["meta_effect"]) and np.isnan(row["i2"])  # variance 0: infinite weight, undefined
+    assert list(per["p_value"]) == [1.0, 1.0]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_maxt_over_identical_treatments_costs_nothing_where_holm_doubles():
+    d = [0.1, 0.2, 0.1, 0.3, 0.2, -0.1, 0.2, 0.1, 0.1, 0.2, 0.3, -0.1]
+    data = collections(a=d[:5], b=d[5:])
+    for variants in data.values():
+        variants["twin"] = variants["new"].copy()
+    settings = dict(n_resamples=20_000)  # 12 changed queries: 4,096 sign vectors, enumerated
+    by_maxt, _ = pooled(data, correction="maxt", **settings)
+    by_holm, _ = pooled(data, correction="holm", **settings)
+    assert by_maxt.attrs["correction"] == "maxt" and bool(by_maxt.loc[0, "exact"])
+    raw = by_holm.loc[0, "p_value"]
+    assert list(by_maxt["p_value"]) == pytest.approx([raw, raw])
+    assert list(by_maxt["p_adjusted"]) == pytest.approx([raw, raw])  # the family's maximum is either twin
+    assert list(by_holm["p_adjusted"]) == pytest.approx([min(1.0, 2 * raw)] * 2)
