@@ -16,6 +16,7 @@ import pytest
 from rich.console import Console
 from support.cli import REPO, error_lines, run_cli
 from support.corrections import holm_by_hand
+from support.environment import needs, require_module
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -224,3 +225,57 @@ def test_a_run_file_that_covers_none_of_a_collections_queries_is_located(
         "'production' (datasets.<i>.runs.production: a file with its query ids))"
     ]
     assert "• control" not in result.stderr and not (tmp_path / "mlflow.db").exists()
+
+
+# ------------------------------------------------------------------------------------------ on Ray
+@pytest.fixture(scope="module")
+def ray_here():
+    """Ray in this process (two CPUs, loopback, a short temp folder), or the one a session already has."""
+    import shutil
+    import tempfile
+
+    ray = require_module("ray")
+    if ray.is_initialized():
+        yield ray
+        return
+    temp = tempfile.mkdtemp(prefix="abray-")
+    ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
+             log_to_driver=False, _temp_dir=temp)  # fmt: skip
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@needs("ray")
+def test_on_ray_every_collection_is_in_flight_and_the_session_is_released_after_the_last(
+    ray_here, folder: Path, embedding_cache: Path
+):
+    from abcompare.config import ExecutionSettings
+    from abcompare.data.experiment import load_dataset_for_experiment
+    from abcompare.execution.local import LocalExecutor
+    from abcompare.execution.ray import RayExecutor
+    from abcompare.execution.ray_session import RaySession
+
+    collections = load_config(folder / "c.yaml").collections()
+    datasets = {name: load_dataset_for_experiment(c.dataset) for name, c in collections.items()}
+    stops: list[str] = []
+    session = RaySession("this process's Ray", stop=lambda: stops.append("stopped"))
+    executor = RayExecutor(ExecutionSettings(backend="ray"), session)
+    produced = {
+        name: executor.variant_runs(c.variants(), datasets[name], embedding_cache)
+        for name, c in collections.items()
+    }
+    assert executor._in_flight == 2  # both collections' tasks submitted before the first is collected
+    on_ray = {"hr-docs": list(produced["hr-docs"])}
+    assert stops == [] and session._stopping is None  # the first collection back: Ray is still needed
+    on_ray["synthetic"] = list(produced["synthetic"])
+    session.close()  # waits for the release the last variant started
+    assert stops == ["stopped"]
+    local = LocalExecutor()
+    for name, collection in collections.items():
+        expected = local.variant_runs(collection.variants(), datasets[name], embedding_cache)
+        for ours, theirs in zip(on_ray[name], expected, strict=True):
+            assert ours.name == theirs.name
+            pd.testing.assert_frame_equal(ours.run, theirs.run)
