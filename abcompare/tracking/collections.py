@@ -13,6 +13,7 @@ are :mod:`abcompare.tracking.layout`'s.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,6 +44,7 @@ from abcompare.tracking.layout import (
     SUMMARY_FILE,
     TIMINGS_FILE,
     VERDICT_TAG,
+    VIEW_TAG,
     collection_key,
     pooled_detail_key,
     pooled_key,
@@ -194,6 +196,7 @@ class CollectionsLogger:
                 self._send(Command.COPY, TOP, artifact, str(content))
             else:
                 self._send(Command.TEXT, TOP, artifact, content)
+        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(collections_view(result))})
 
     def finish(self) -> RecordedRuns:
         """Close the top run (each collection's closed with its own comparison) and wait until everything
@@ -257,6 +260,26 @@ def collections_metrics(result: CollectionsResult) -> dict[str, float]:
             metrics[key] = float(value)
     metrics[N_QUERIES_METRIC] = float(sum(c.n_queries for c in result.collections.values()))
     return metrics
+
+
+def collections_view(result: CollectionsResult) -> dict[str, Any]:
+    """The runs table's headline columns (``logger.headline_view``, which each collection's comparison
+    also sets) with the pooled delta and adjusted p of the first treatments first: the top run's row
+    answers the question, the nested rows keep their own columns."""
+    from abcompare.tracking.logger import _header_width, headline_view
+
+    first = next(iter(result.collections.values()))
+    view = headline_view(first)
+    treatments = [str(name) for name in result.pooled["treatment"]][:3]
+    keys = [pooled_key(t, result.primary_metric, f) for t in treatments for f in ("delta", "p_adjusted")]
+    columns = [f"metrics.`{key}`" for key in keys]
+    view["selectedColumns"] = columns + view["selectedColumns"]
+    order = view["columnOrder"]
+    view["columnOrder"] = order[:1] + columns + order[1:]
+    view["columnWidths"].update(
+        {column: _header_width(key) for column, key in zip(columns, keys, strict=True)}
+    )
+    return view
 
 
 def pooled_sentences(result: CollectionsResult) -> dict[str, str]:

@@ -204,6 +204,12 @@ def test_the_top_run_holds_the_pooled_comparison(logged, compared) -> None:
         "tables/per_collection.json", L.POOLED_FOREST_PLOT, L.REPORT_FILE, L.RESULT_FILE, L.SUMMARY_FILE,
         L.RESOLVED_CONFIG_FILE, "config/two.yaml", L.TIMINGS_FILE,
     }  # fmt: skip
+    view = json.loads(client.get_experiment(top.info.experiment_id).tags[L.VIEW_TAG])
+    assert view["selectedColumns"][:3] == [
+        "metrics.`_pooled.loose.ndcg_at_10.delta`",
+        "metrics.`_pooled.loose.ndcg_at_10.p_adjusted`",
+        "metrics.`_vs_control.loose.ndcg_at_10.delta`",  # then each collection's, as a single comparison's
+    ]
     shown = json.loads(tags[L.LOGGED_ARTIFACTS_TAG])
     assert {"path": "tables/pooled.json", "type": "table"} in shown
 
