@@ -196,3 +196,20 @@ def test_validate_names_the_collections_and_a_bad_entry_is_one_located_line(tmp_
             f"error: {bad}:{line}: datasets.1.name: two collections are named 'hr-docs'; rename one"
         ]
         assert "• control" not in result.stderr and not (tmp_path / "mlflow.db").exists()
+
+
+def test_the_schema_takes_datasets_instead_of_dataset_but_never_neither_or_both():
+    import jsonschema
+    import yaml
+
+    from abcompare.config import config_schema
+
+    schema = config_schema()
+    shipped = yaml.safe_load((REPO / "configs" / "collections_bm25_vs_hybrid.yaml").read_text())
+    jsonschema.validate(shipped, schema)
+    entry = schema["$defs"]["CollectionSettings"]
+    assert "name" in entry["required"] and "runs" in entry["properties"]
+    rest = {key: value for key, value in shipped.items() if key != "datasets"}
+    for document in (rest, {**rest, "datasets": shipped["datasets"], "dataset": {"name": "hr-docs"}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(document, schema)
