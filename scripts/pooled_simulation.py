@@ -8,10 +8,11 @@ collection's differences afresh and tests them with the library's own functions:
 sign-flip test (``stats.pooled``) with equal weight per collection and with equal weight per query, and
 each collection's sign-flip test, Holm-adjusted over the four (the per-collection family; "Holm rejects"
 when at least one collection is significant). A/A: every difference is symmetric about 0. Shared effect:
-every collection's mean difference is ``effect``.
+every collection's mean difference is ``effect``. Last, how often the stratified bootstrap's 95% interval
+holds the true pooled delta under a shared effect.
 
     python scripts/pooled_simulation.py                     # the figures in docs/statistics.md
-    python scripts/pooled_simulation.py --replicates 300    # a quicker look
+    python scripts/pooled_simulation.py --replicates 300 --coverage-replicates 100   # a quicker look
 
 Replicate r draws from ``PCG64([seed, scenario, r])``: a run with fewer replicates is the first ones of a
 longer run, and every figure follows from the seed.
@@ -28,7 +29,12 @@ import numpy as np
 
 from abcompare.stats.correction import holm
 from abcompare.stats.permutation import sign_flip_test
-from abcompare.stats.pooled import pooling_weights, stratified_sign_flip_test
+from abcompare.stats.pooled import (
+    WEIGHTINGS,
+    pooling_weights,
+    stratified_bootstrap,
+    stratified_sign_flip_test,
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,10 @@ DESIGNS: dict[str, tuple[Collection, ...]] = {
 EFFECTS = (0.0, 0.01, 0.02)
 ALPHA = 0.05
 REPLICATES = 2000
+#: Replicates of the interval's coverage (each runs a stratified bootstrap of B resamples).
+COVERAGE_REPLICATES = 500
+#: The design and shared effect whose interval coverage is measured.
+COVERAGE_DESIGN, COVERAGE_EFFECT = "different", 0.01
 N_RESAMPLES = 999
 SEED = 2026
 #: The rejection rates reported, in column order.
@@ -76,7 +86,7 @@ def replicate(
     sizes = [c.size for c in collections]
     pooled = [
         stratified_sign_flip_test(drawn, pooling_weights(sizes, weighting), n_resamples, rng).pvalue
-        for weighting in ("collection", "per_query")
+        for weighting in WEIGHTINGS
     ]
     each = np.array([sign_flip_test(d, n_resamples, rng).pvalue for d in drawn])
     return pooled[0] <= ALPHA, pooled[1] <= ALPHA, bool((holm(each) <= ALPHA).any())
@@ -126,12 +136,53 @@ def table_lines(replicates: int = REPLICATES, seed: int = SEED) -> list[str]:
     return lines
 
 
+def coverage(
+    weighting: str, replicates: int, *, seed: int = SEED, n_resamples: int = N_RESAMPLES
+) -> tuple[float, float]:
+    """How often the stratified bootstrap's 95% BCa and percentile intervals hold the shared effect."""
+    collections = DESIGNS[COVERAGE_DESIGN]
+    weights = pooling_weights([c.size for c in collections], weighting)
+    held = np.zeros(2)
+    for r in range(replicates):
+        rng = np.random.Generator(np.random.PCG64([seed, 100 + WEIGHTINGS.index(weighting), r]))
+        drawn = [differences(rng, c, COVERAGE_EFFECT) for c in collections]
+        boot = stratified_bootstrap(drawn, weights, n_resamples, rng, ALPHA)
+        held += (
+            boot.bca_low <= COVERAGE_EFFECT <= boot.bca_high,
+            boot.pct_low <= COVERAGE_EFFECT <= boot.pct_high,
+        )
+    return float(held[0] / replicates), float(held[1] / replicates)
+
+
+def coverage_header_lines(replicates: int) -> list[str]:
+    """The coverage table's header and its separator."""
+    sizes = _sizes(DESIGNS[COVERAGE_DESIGN])
+    return [
+        f"| {replicates:,} replicates, {sizes} queries, shared effect +{COVERAGE_EFFECT}: the 95% interval "
+        "holds it | BCa (the interval shown) | percentile |",
+        "| --- | --- | --- |",
+    ]
+
+
+def coverage_lines(replicates: int = COVERAGE_REPLICATES, seed: int = SEED) -> list[str]:
+    """The coverage table: per weighting, the share of intervals that hold the true pooled delta."""
+    lines = coverage_header_lines(replicates)
+    for weighting, label in zip(WEIGHTINGS, COLUMNS[:2], strict=True):
+        bca, pct = coverage(weighting, replicates, seed=seed)
+        lines.append(f"| {label} | {bca:.1%} | {pct:.1%} |")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=REPLICATES)
+    parser.add_argument("--coverage-replicates", type=int, default=COVERAGE_REPLICATES)
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
-    print("\n".join(table_lines(args.replicates, args.seed)))
+    lines = (
+        table_lines(args.replicates, args.seed) + [""] + coverage_lines(args.coverage_replicates, args.seed)
+    )
+    print("\n".join(lines))
     return 0
 
 

@@ -19,6 +19,7 @@ from support.cli import REPO
 
 DOC = REPO / "docs" / "statistics.md"
 SHORT = 150
+SHORT_COVERAGE = 60
 
 
 def script():
@@ -40,15 +41,29 @@ def rate(cell: str) -> float:
     return float(cell[:-1]) / 100
 
 
-@pytest.fixture(scope="module")
-def documented() -> list[str]:
+def output_block() -> list[str]:
+    """The lines of the script's output block in the docs: the rejection table, an empty line, coverage."""
     block = re.search(
         r"<!-- the output of: python scripts/pooled_simulation.py -->\n(.*?)<!-- end of output -->",
         DOC.read_text(encoding="utf-8"),
         re.S,
     )
     assert block, "docs/statistics.md has the simulation's output block"
-    return block.group(1).splitlines()
+    lines = block.group(1).splitlines()
+    assert lines.count("") == 1, "the block has the rejection table, an empty line, the coverage table"
+    return lines
+
+
+@pytest.fixture(scope="module")
+def documented() -> list[str]:
+    lines = output_block()
+    return lines[: lines.index("")]
+
+
+@pytest.fixture(scope="module")
+def documented_coverage() -> list[str]:
+    lines = output_block()
+    return lines[lines.index("") + 1 :]
 
 
 @pytest.fixture(scope="module")
@@ -57,19 +72,31 @@ def short_run():
     return module, module.table_lines(replicates=SHORT)
 
 
-def test_the_documented_table_is_the_scripts_output(documented, short_run):
-    module, lines = short_run
-    assert documented[:2] == module.header_lines(module.REPLICATES)
-    assert len(documented) == len(lines)
-    for doc_line, line in zip(documented[2:], lines[2:], strict=True):
+def consistent(documented: list[str], short: list[str], replicates: int) -> None:
+    """Each row's label is the script's, and each documented rate is within the binomial 99.9% range of
+    the rate the first ``replicates`` replicates give."""
+    assert len(documented) == len(short)
+    for doc_line, line in zip(documented[2:], short[2:], strict=True):
         doc_cells, short_cells = cells(doc_line), cells(line)
         assert doc_cells[0] == short_cells[0]  # the same design and scenario
         for doc_cell, short_cell in zip(doc_cells[1:], short_cells[1:], strict=True):
-            low, high = stats.binom.interval(0.999, SHORT, rate(doc_cell))
-            hits = round(rate(short_cell) * SHORT)
+            low, high = stats.binom.interval(0.999, replicates, rate(doc_cell))
+            hits = round(rate(short_cell) * replicates)
             assert low <= hits <= high, (
-                f"{doc_cells[0]}: documented {doc_cell}, the first {SHORT} give {short_cell}"
+                f"{doc_cells[0]}: documented {doc_cell}, the first {replicates}: {short_cell}"
             )
+
+
+def test_the_documented_table_is_the_scripts_output(documented, short_run):
+    module, lines = short_run
+    assert documented[:2] == module.header_lines(module.REPLICATES)
+    consistent(documented, lines, SHORT)
+
+
+def test_the_documented_coverage_is_the_scripts_output(documented_coverage):
+    module = script()
+    assert documented_coverage[:2] == module.coverage_header_lines(module.COVERAGE_REPLICATES)
+    consistent(documented_coverage, module.coverage_lines(SHORT_COVERAGE), SHORT_COVERAGE)
 
 
 def test_the_pooled_test_holds_its_level(documented, short_run):
@@ -83,7 +110,7 @@ def test_the_pooled_test_holds_its_level(documented, short_run):
             assert all(0.03 <= rate(c) <= 0.07 for c in cells(line)[1:]), line  # 5% ± 2 points
 
 
-def test_the_prose_quotes_the_table(documented):
+def test_the_prose_quotes_the_table(documented, documented_coverage):
     rows = {cells(line)[0]: [rate(c) for c in cells(line)[1:]] for line in documented[2:]}
     pct = lambda value: f"{value:.1%}"  # noqa: E731
     levels = [r for label, values in rows.items() if "A/A" in label for r in values]
@@ -94,5 +121,14 @@ def test_the_prose_quotes_the_table(documented):
     assert f"at +0.02: {pct(alike[0])} against {pct(alike[2])}" in prose
     assert f"({pct(different[1])} against {pct(different[2])} with the different sizes)" in prose
     assert f"the pooled test ({pct(different[0])}) falls behind Holm ({pct(different[2])})" in prose
+    held = {cells(line)[0]: [c for c in cells(line)[1:]] for line in documented_coverage[2:]}
+    (bca, pct), (bca_q, pct_q) = (
+        held["pooled, equal weight per collection"],
+        held["pooled, equal weight per query"],
+    )
+    assert (
+        f"held the shared effect in {bca} (BCa, the interval the tables show) and {pct} (percentile) of "
+        f"500 replicates with equal weight per collection, {bca_q} and {pct_q} per query" in prose
+    )
     # what the prose concludes from them
     assert alike[0] > alike[2] and different[1] > different[2] and different[0] < different[2]
