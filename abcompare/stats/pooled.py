@@ -277,6 +277,23 @@ def pooled_comparison(
     (pooled, per_collection) : DataFrames
         ``pooled`` one row per treatment (:data:`POOLED_COLUMNS`), ``per_collection`` one row per
         (collection, treatment) (:data:`PER_COLLECTION_COLUMNS`); settings in ``attrs``.
+
+    Examples
+    --------
+    Five queries that all improve: 2^5 sign vectors, of which only all-plus and all-minus reach the
+    observed |sum|, so p = 2/32 however large the gain.
+
+    >>> import pandas as pd
+    >>> a = pd.DataFrame({"query_id": ["a1", "a2", "a3"], "ndcg@10": [0.2, 0.5, 0.1]})
+    >>> b = pd.DataFrame({"query_id": ["b1", "b2"], "ndcg@10": [0.4, 0.3]})
+    >>> up = lambda frame, gain: frame.assign(**{"ndcg@10": frame["ndcg@10"] + gain})
+    >>> pooled, per_collection = pooled_comparison(
+    ...     {"a": {"control": a, "new": up(a, 0.1)}, "b": {"control": b, "new": up(b, 0.2)}},
+    ...     metric="ndcg@10", correction="holm", alpha=0.05, n_resamples=999, seed=0,
+    ... )
+    >>> row = pooled.iloc[0]
+    >>> round(float(row["delta"]), 3), float(row["p_value"]), bool(row["exact"]), str(row["verdict"])
+    (0.15, 0.0625, True, 'no significant difference')
     """
     _tests, _primary, correction = check_test_settings(
         alpha, n_resamples, seed, correction, "permutation", None, "pratt", 0.8, min_effect

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import doctest
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from abcompare.core.errors import StatisticsError
+from abcompare.stats import pooled as pooled_module
 from abcompare.stats.pooled import (
     PER_COLLECTION_COLUMNS,
     POOLED_COLUMNS,
@@ -155,3 +158,8 @@ def test_maxt_over_identical_treatments_costs_nothing_where_holm_doubles():
     assert list(by_maxt["p_value"]) == pytest.approx([raw, raw])
     assert list(by_maxt["p_adjusted"]) == pytest.approx([raw, raw])  # the family's maximum is either twin
     assert list(by_holm["p_adjusted"]) == pytest.approx([min(1.0, 2 * raw)] * 2)
+
+
+def test_the_docstring_example_runs():
+    result = doctest.testmod(pooled_module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
