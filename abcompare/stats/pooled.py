@@ -204,6 +204,19 @@ def _treatment_names(per_query: Mapping[str, Mapping[str, pd.DataFrame]]) -> lis
     return names
 
 
+def _differences(
+    collection: str, variants: Mapping[str, pd.DataFrame], treatment: str, metric: str
+) -> np.ndarray:
+    """One collection's differences of ``treatment`` on ``metric``; a problem names the collection."""
+    try:
+        pairs = paired_differences(variants[CONTROL], variants[treatment], [metric], treatment_name=treatment)
+    except StatisticsError as exc:
+        raise StatisticsError(
+            f"collection {collection!r}: {exc.message}", field=f"per_query.{collection}", hint=exc.hint
+        ) from exc
+    return pairs.d[:, 0]
+
+
 def _collection_rows(
     comparison: pd.DataFrame, collection: str, treatments: Sequence[str], metric: str
 ) -> list[dict[str, object]]:
@@ -305,12 +318,10 @@ def pooled_comparison(
     treatments = _treatment_names(per_query)
     collections = [str(c) for c in per_query]
     differences: list[np.ndarray] = []
-    for variants in per_query.values():
-        columns = [
-            paired_differences(variants[CONTROL], variants[t], [metric], treatment_name=t).d[:, 0]
-            for t in treatments
-        ]
-        differences.append(np.column_stack(columns))
+    for collection, variants in per_query.items():
+        differences.append(
+            np.column_stack([_differences(collection, variants, t, metric) for t in treatments])
+        )
     sizes = [d.shape[0] for d in differences]
     weights = pooling_weights(sizes, weighting)
     rng = np.random.Generator(np.random.PCG64(int(seed)))

@@ -163,3 +163,11 @@ def test_maxt_over_identical_treatments_costs_nothing_where_holm_doubles():
 def test_the_docstring_example_runs():
     result = doctest.testmod(pooled_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_unpaired_queries_name_the_collection():
+    data = collections(a=[0.1, 0.2], b=[0.1, 0.0, 0.2])
+    data["b"]["new"] = data["b"]["new"].rename(index={"q2": "elsewhere"})
+    with pytest.raises(StatisticsError, match=r"collection 'b': control and new are not paired") as caught:
+        pooled(data)
+    assert caught.value.field == "per_query.b"
