@@ -324,18 +324,22 @@ def _print_collections(result: CollectionsResult, console: Any) -> None:
 
 
 def random_effects_line(row: Mapping[str, Any]) -> str:
-    """The random-effects meta-analysis of one treatment's per-collection deltas, and the heterogeneity:
-    ``random effects: +0.021 [0.004, 0.038], p = 0.014; tau² = 0.00012, I² = 41%, Q = 5.08 (p = 0.166)``."""
+    """The random-effects meta-analysis of one treatment's per-collection deltas, and the heterogeneity,
+    in the verdict sentences' formats: ``random effects: +0.041 [0.026, 0.056], p < 0.0001; heterogeneity
+    tau² = 4.7e-05, I² = 18%, Q = 3.65 (p = 0.302)``."""
+    from abcompare.outcome.sentences import _p_clause  # the sentences' one rule for "p = x" / "p < x"
+
     if shared.is_missing(row["meta_effect"]):
         return "random effects: not computed (some collection's per-query deltas do not vary)"
-    effect = shared.format_delta(row["meta_effect"])
-    interval = shared.format_interval(row["meta_ci_low"], row["meta_ci_high"])
+    effect = shared.format_delta(row["meta_effect"], 3)
+    interval = shared.format_interval(row["meta_ci_low"], row["meta_ci_high"], 3)
     i2 = shared.MISSING if shared.is_missing(row["i2"]) else f"{row['i2']:.0%}"
     q = shared.MISSING if shared.is_missing(row["q"]) else f"{row['q']:.2f}"
     tau2 = shared.MISSING if shared.is_missing(row["tau2"]) else f"{row['tau2']:.2g}"
+    q_p = shared.MISSING if shared.is_missing(row["q_p_value"]) else _p_clause(row["q_p_value"])
     return (
-        f"random effects: {effect} {interval}, p = {shared.format_p(row['meta_p_value'])}; heterogeneity "
-        f"tau² = {tau2}, I² = {i2}, Q = {q} (p = {shared.format_p(row['q_p_value'])})"
+        f"random effects: {effect} {interval}, {_p_clause(row['meta_p_value'])}; heterogeneity "
+        f"tau² = {tau2}, I² = {i2}, Q = {q} ({q_p})"
     )
 
 

@@ -279,3 +279,19 @@ def test_on_ray_every_collection_is_in_flight_and_the_session_is_released_after_
         for ours, theirs in zip(on_ray[name], expected, strict=True):
             assert ours.name == theirs.name
             pd.testing.assert_frame_equal(ours.run, theirs.run)
+
+
+def test_the_random_effects_line_is_written_in_the_sentences_formats():
+    from abcompare.outcome.console import random_effects_line
+
+    row = {"meta_effect": 0.04083, "meta_ci_low": 0.02577, "meta_ci_high": 0.05589, "meta_p_value": 8e-8,
+           "tau2": 4.71e-5, "i2": 0.178, "q": 3.6499, "q_p_value": 0.3021}  # fmt: skip
+    assert random_effects_line(row) == (
+        "random effects: +0.041 [0.026, 0.056], p < 0.0001; heterogeneity tau² = 4.7e-05, I² = 18%, Q = 3.65 "
+        "(p = 0.302)"
+    )
+    nothing = {**row, "meta_effect": float("nan")}
+    assert (
+        random_effects_line(nothing)
+        == "random effects: not computed (some collection's per-query deltas do not vary)"
+    )
