@@ -464,6 +464,9 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     settings = load_config(config, set_ or [])
     names = ", ".join(settings.treatments)
     if settings.datasets is not None:
+        from abcompare.runner import check_collection_run_files
+
+        check_collection_run_files(settings, config)
         where = f"{len(settings.datasets)} collections ({', '.join(e.name for e in settings.datasets)})"
     else:
         where = str(settings.dataset.name or settings.dataset.path)

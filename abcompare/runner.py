@@ -300,7 +300,7 @@ def compare_collections(
             datasets[name] = load_dataset_for_experiment(collection.dataset)
             _check_query_rewrites(collection, datasets[name])
         reporter.stage(f"  {dataset_line(datasets[name])}")
-        _check_run_files_cover(config, name, collection, datasets[name], config_path)
+        _check_run_files_cover(config, name, collection, datasets[name].queries["query_id"], config_path)
     results: dict[str, ComparisonResult] = {}
     with scratch_folder() as tmp:
         with timer("tracking"):
@@ -356,30 +356,44 @@ def compare_collections(
     return result
 
 
+def check_collection_run_files(config: ExperimentConfig, config_path: Path | None = None) -> None:
+    """What ``abcompare validate`` checks of a config across collections without loading a dataset: each
+    collection's run files name some of the ids of its query file (the run checks the evaluated queries
+    themselves, once the datasets are loaded)."""
+    from abcompare.data.experiment import query_file_ids
+
+    for name, collection in config.collections().items():
+        if any(v.run is not None and v.run.path is not None for v in collection.variants().values()):
+            with error_context(f"collection {name!r}"):
+                ids = query_file_ids(collection.dataset)
+            _check_run_files_cover(config, name, collection, ids, config_path)
+
+
 def _check_run_files_cover(
     config: ExperimentConfig,
     name: str,
     collection: ExperimentConfig,
-    dataset: Dataset,
+    query_ids: Any,
     config_path: Path | None,
 ) -> None:
-    """Each run-file variant's file holds some of the collection's queries (a file of another collection's
-    queries, or a variant missing from this one's file, would score zero on every query): a located error,
-    naming the collection and the file, before any run opens."""
+    """Each run-file variant's file holds some of the collection's queries (``query_ids``; a file of another
+    collection's queries, or a variant missing from this one's file, would score zero on every query): a
+    located error, naming the collection and the file, before any run opens."""
     from abcompare.config.loading import collection_key, line_of, variant_key
     from abcompare.core.errors import ConfigError
-    from abcompare.execution import precomputed_run
+    from abcompare.data.runs import read_run
 
+    wanted = set(query_ids)
     for variant_name, variant in collection.variants().items():
         if variant.run is None or variant.run.path is None:
             continue
         with error_context(f"collection {name!r}, variant {variant_name!r}", file=variant.run.path):
-            covered = precomputed_run(variant, dataset)
-        if covered.empty:
+            run = read_run(variant.run.path, fmt=variant.run.format)
+        if not run["query_id"].isin(wanted).any():
             loc = collection_key(config, name, (*variant_key(variant_name), "run", "path"))
             raise ConfigError(
                 f"collection {name!r}: the run file {variant.run.path} of variant {variant_name!r} covers "
-                f"none of its {len(dataset.queries):,} queries",
+                f"none of its {len(wanted):,} queries",
                 file=config_path or config.source,
                 line=line_of(loc, config.key_lines),
                 field=".".join(loc),

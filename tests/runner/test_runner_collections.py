@@ -216,15 +216,16 @@ def test_a_run_file_that_covers_none_of_a_collections_queries_is_located(
         "    level: document\ncontrol:", "    level: document\n    runs: {production: other.trec}\ncontrol:"
     )
     path.write_text(text)
-    result = run_cli(["run", str(path)], tmp_path, embedding_cache)
-    assert result.returncode == 2 and "Traceback" not in result.stderr
     line = text.splitlines().index("    runs: {production: other.trec}") + 1
-    assert error_lines(result.stderr) == [
-        f"error: {path}:{line}: datasets.1.runs.production: collection 'synthetic': the run file {other} of "
-        "variant 'production' covers none of its 5 queries (give this collection's own run file of "
-        "'production' (datasets.<i>.runs.production: a file with its query ids))"
-    ]
-    assert "• control" not in result.stderr and not (tmp_path / "mlflow.db").exists()
+    for command in ("validate", "run"):  # validate reads the query file, run the evaluated queries
+        result = run_cli([command, str(path)], tmp_path, embedding_cache)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert error_lines(result.stderr) == [
+            f"error: {path}:{line}: datasets.1.runs.production: collection 'synthetic': the run file {other} "
+            "of variant 'production' covers none of its 5 queries (give this collection's own run file of "
+            "'production' (datasets.<i>.runs.production: a file with its query ids))"
+        ]
+        assert "• control" not in result.stderr and not (tmp_path / "mlflow.db").exists()
 
 
 # ------------------------------------------------------------------------------------------ on Ray
