@@ -561,33 +561,46 @@ class CollectionsReportInputs:
     source: str = ""  # where it was recorded (the top run's id), for the footer
 
 
-#: The per-collection table's columns, as the report, the description and the console show it.
-PER_COLLECTION_HEADERS = ("collection", "treatment", "queries", "delta", "interval", "p adj.", "verdict")
+#: The per-collection table's columns (one table per treatment, the pooled row last), as the console's.
+PER_COLLECTION_HEADERS = ("collection", "queries", "delta", "CI of delta", "p adj.", "verdict")
+_PER_COLLECTION_RIGHT = (False, True, True, True, True, False)
 
 
-def per_collection_cells(per_collection: pd.DataFrame) -> list[list[str]]:
-    """The per-collection table's cells (:data:`PER_COLLECTION_HEADERS`), in the table's order, in
-    ``outcome.rows``' formats."""
+def per_collection_rows(
+    per_collection: pd.DataFrame, pooled: pd.DataFrame, treatment: str
+) -> list[dict[str, Any]]:
+    """One treatment's rows of the per-collection table, in the table's order, then its pooled row (its
+    ``collection`` named ``pooled (<weighting>)``): ``collection, n_queries, delta, ci_low, ci_high,
+    p_adjusted, verdict`` and ``pooled`` (True on the last)."""
+    fields = ("collection", "n_queries", "delta", "ci_low", "ci_high", "p_adjusted", "verdict")
+    rows = [
+        {**{f: row[f] for f in fields}, "pooled": False}
+        for row in per_collection[per_collection["treatment"] == treatment].to_dict(orient="records")
+    ]
+    for row in pooled[pooled["treatment"] == treatment].to_dict(orient="records"):
+        name = f"pooled ({str(row['weighting']).replace('_', ' ')})"
+        rows.append({**{f: row[f] for f in fields if f != "collection"}, "collection": name, "pooled": True})
+    return rows
+
+
+def per_collection_cells(row: Mapping[str, Any]) -> list[str]:
+    """One row's cells (:data:`PER_COLLECTION_HEADERS`) in ``outcome.rows``' formats, as the console's."""
     return [
-        [
-            str(row["collection"]),
-            str(row["treatment"]),
-            str(int(row["n_queries"])),
-            shared.format_delta(float(row["delta"])),
-            shared.format_interval(row["ci_low"], row["ci_high"]),
-            shared.format_p(row["p_adjusted"]),
-            shared.verdict_label(str(row["verdict"])),
-        ]
-        for row in per_collection.to_dict(orient="records")
+        str(row["collection"]),
+        f"{int(row['n_queries']):,}",
+        shared.format_delta(float(row["delta"])),
+        shared.format_interval(row["ci_low"], row["ci_high"]),
+        shared.format_p(row["p_adjusted"], shared.TABLE_DIGITS),
+        shared.verdict_label(str(row["verdict"])),
     ]
 
 
-def per_collection_markdown(per_collection: pd.DataFrame) -> str:
-    """The per-collection table as markdown (the top run's description)."""
+def per_collection_markdown(per_collection: pd.DataFrame, pooled: pd.DataFrame, treatment: str) -> str:
+    """One treatment's per-collection table, its pooled row last, as markdown (the top run's description)."""
     from abcompare.outcome.sentences import _markdown
 
-    right = [False, False, True, True, True, True, False]
-    return _markdown(PER_COLLECTION_HEADERS, per_collection_cells(per_collection), right)
+    cells = [per_collection_cells(row) for row in per_collection_rows(per_collection, pooled, treatment)]
+    return _markdown(PER_COLLECTION_HEADERS, cells, _PER_COLLECTION_RIGHT)
 
 
 def collections_forest(inputs: CollectionsReportInputs) -> str:
@@ -599,8 +612,11 @@ def collections_forest(inputs: CollectionsReportInputs) -> str:
 
 
 def render_collections(inputs: CollectionsReportInputs) -> str:
-    """The top run's page as one HTML string: the pooled verdicts, the forest, the per-collection table
-    (each collection's name a link to its own comparison run, which has its own report.html)."""
+    """The top run's page as one HTML string: the pooled verdicts with the random-effects line, the
+    forest, and per treatment the per-collection table (each collection's name a link to its own
+    comparison run, which has its own report.html), its pooled row last."""
+    from abcompare.outcome.console import random_effects_line
+
     weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
     collections = list(dict.fromkeys(inputs.per_collection["collection"]))
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
@@ -610,32 +626,22 @@ def render_collections(inputs: CollectionsReportInputs) -> str:
         f"({escape(', '.join(collections))}), primary metric <b>{escape(inputs.primary_metric)}</b>, "
         f"pooled with {weighting}.</p>"
     )
-    verdicts = "".join(
-        f'<div class="verdict" style="border-color:{verdict_colour(_pooled_verdict(inputs, name))}">'
-        f"{escape(sentence)}</div>"
-        for name, sentence in inputs.sentences.items()
-    )
-    meta = _meta_rows(inputs.pooled)
-    rows = []
-    records = inputs.per_collection.to_dict(orient="records")
-    for row, cells in zip(records, per_collection_cells(inputs.per_collection), strict=True):
-        link = inputs.links.get(str(row["collection"]))
-        first = escape(cells[0])
-        first = f'<a href="{escape(link)}">{first}</a>' if link else first
-        verdict = str(row["verdict"])
-        others = [escape(c) for c in cells[1:3]] + [_delta_cell(float(row["delta"]), verdict)]
-        others += [escape(c) for c in cells[4:6]] + [_verdict_cell(verdict)]
-        css = ' class="significant"' if verdict in SIGNIFICANT else ""
-        rows.append(f"<tr{css}><td>{first}</td>" + "".join(f"<td>{c}</td>" for c in others) + "</tr>")
-    headers = "".join(f"<th>{escape(h)}</th>" for h in PER_COLLECTION_HEADERS)
+    verdicts = []
+    for row in inputs.pooled.to_dict(orient="records"):
+        name = str(row["treatment"])
+        sentence = inputs.sentences.get(name, "")
+        verdicts.append(
+            f'<div class="verdict" style="border-color:{verdict_colour(str(row["verdict"]))}">'
+            f'{escape(sentence)}<div class="note">{escape(random_effects_line(row))}</div></div>'
+        )
+    tables = [_per_collection_table(inputs, str(name)) for name in inputs.pooled["treatment"]]
     sections = [
         header,
-        f"<section><h2>Pooled verdict</h2>{verdicts}{meta}</section>",
+        f"<section><h2>Pooled verdict</h2>{''.join(verdicts)}</section>",
         f"<section><h2>Collections</h2>{collections_forest(inputs)}</section>",
         "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
         "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
-        f'</p><table class="full"><thead><tr>{headers}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-        "</section>",
+        f"</p>{''.join(tables)}</section>",
         f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
         "Self-contained: no script, nothing loaded from the network.</footer>",
     ]
@@ -647,23 +653,25 @@ def render_collections(inputs: CollectionsReportInputs) -> str:
     )
 
 
-def _pooled_verdict(inputs: CollectionsReportInputs, treatment: str) -> str:
-    rows = inputs.pooled[inputs.pooled["treatment"] == treatment]
-    return str(rows["verdict"].iloc[0]) if len(rows) else ""
-
-
-def _meta_rows(pooled: pd.DataFrame) -> str:
-    """Beside each pooled verdict, the random-effects meta-analysis: its effect, interval, p, tau², I²."""
-    items = []
-    for row in pooled.to_dict(orient="records"):
-        effect = shared.format_delta(float(row["meta_effect"]))
-        items.append(
-            f"<li>{escape(str(row['treatment']))}: random-effects {effect} "
-            f"{shared.format_interval(row['meta_ci_low'], row['meta_ci_high'])}, "
-            f"p = {shared.format_p(row['meta_p_value'])}; tau² = {shared.format_number(row['tau2'])}, "
-            f"I² = {100 * float(row['i2']):.0f}%, Q p = {shared.format_p(row['q_p_value'])}</li>"
-        )
-    return f'<ul class="meta">{"".join(items)}</ul>'
+def _per_collection_table(inputs: CollectionsReportInputs, treatment: str) -> str:
+    """One treatment's per-collection table: collection names linked to their runs, the pooled row last."""
+    body = []
+    for row in per_collection_rows(inputs.per_collection, inputs.pooled, treatment):
+        cells = [escape(c) for c in per_collection_cells(row)]
+        verdict = str(row["verdict"])
+        link = None if row["pooled"] else inputs.links.get(str(row["collection"]))
+        if link:
+            cells[0] = f'<a href="{escape(link)}">{cells[0]}</a>'
+        if row["pooled"]:
+            cells[0] = f"<b>{cells[0]}</b>"
+        cells[2], cells[5] = _delta_cell(float(row["delta"]), verdict), _verdict_cell(verdict)
+        css = ' class="significant"' if verdict in SIGNIFICANT else ""
+        body.append(f"<tr{css}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    headers = "".join(f"<th>{escape(h)}</th>" for h in PER_COLLECTION_HEADERS)
+    return (
+        f"<h3>{escape(treatment)} vs control on {escape(inputs.primary_metric)}</h3>"
+        f'<table class="full"><thead><tr>{headers}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
 
 
 def collections_report_inputs(result: Any, links: Mapping[str, str]) -> CollectionsReportInputs:

@@ -306,5 +306,7 @@ def collections_markdown(result: CollectionsResult) -> str:
         f"`{result.primary_metric}`, pooled with {weighting}."
     ).replace(".. ", ". ")
     parts = [context, "", *(f"- {sentence}" for sentence in pooled_sentences(result).values()), ""]
-    parts.append(per_collection_markdown(result.per_collection))
-    return "\n".join(parts) + "\n"
+    for treatment in result.pooled["treatment"]:
+        parts += [f"**{treatment}** vs control on `{result.primary_metric}`, per collection:", ""]
+        parts += [per_collection_markdown(result.per_collection, result.pooled, str(treatment)), ""]
+    return "\n".join(parts)

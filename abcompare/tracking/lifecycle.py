@@ -132,9 +132,10 @@ def record_collections(result: CollectionsResult, recorded: Any, logger: Any) ->
     from abcompare.tracking.store import ui_command
 
     if recorded.lost:
+        from abcompare.outcome.console import collections_as_json
         from abcompare.tracking.store import lost_error
 
-        raise lost_error(recorded.uri, result, {"name": result.config.name})
+        raise lost_error(recorded.uri, result, collections_as_json(result))
     result.tracking_uri = recorded.uri
     result.parent_run_id = recorded.run_ids.get(TOP)
     result.collection_run_ids = collection_run_ids(result)

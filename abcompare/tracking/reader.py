@@ -39,6 +39,7 @@ from abcompare.tracking.layout import (
     ROLE_COMPARISON,
     ROLE_CONTROL,
     ROLE_TAG,
+    SUMMARY_FILE,
     VARIANT_TAG,
     table_file,
 )
@@ -197,6 +198,7 @@ class LoadedCollections:
     extras: dict[str, Any] = field(default_factory=dict)  # result.json: the sentences, the links
     params: dict[str, str] = field(default_factory=dict)  # the top run's params (the settings)
     tags: dict[str, str] = field(default_factory=dict)  # the top run's tags
+    summary_markdown: str = ""  # summary.md: the description (the pooled verdicts, the per-collection table)
     with_hits: bool = True  # whether :meth:`collection` reads each variant's hits
     _loaded: dict[str, LoadedComparison] = field(default_factory=dict, repr=False)
 
@@ -427,8 +429,12 @@ def _load_collections(client: Any, top: Any, uri: str, *, with_hits: bool) -> Lo
         pooled = _read_table(client, run_id, POOLED_TABLE, folder)
         per_collection = _read_table(client, run_id, PER_COLLECTION_TABLE, folder)
         extras: dict[str, Any] = {}
-        if RESULT_FILE in _artifact_paths(client, run_id):
+        logged = _artifact_paths(client, run_id)
+        if RESULT_FILE in logged:
             extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
+        summary = ""
+        if SUMMARY_FILE in logged:
+            summary = Path(client.download_artifacts(run_id, SUMMARY_FILE, str(folder))).read_text()
     found = {run.data.tags.get(COLLECTION_TAG, run.info.run_name): run.info.run_id for run in nested}
     order = list(dict.fromkeys(per_collection["collection"].astype(str)))
     run_ids = {name: found[name] for name in order if name in found}
@@ -445,6 +451,7 @@ def _load_collections(client: Any, top: Any, uri: str, *, with_hits: bool) -> Lo
         extras=extras,
         params=dict(top.data.params),
         tags=dict(top.data.tags),
+        summary_markdown=summary,
         with_hits=with_hits,
     )
 
@@ -499,7 +506,7 @@ def logged_markdown(
     if isinstance(loaded, LoadedCollections):  # the top run's description: the pooled verdicts, the table
         from abcompare.tracking.layout import NOTE_TAG
 
-        return loaded.tags.get(NOTE_TAG, ""), loaded
+        return loaded.summary_markdown or loaded.tags.get(NOTE_TAG, ""), loaded
     return summary_markdown(loaded_report_inputs(loaded)), loaded
 
 

@@ -8,11 +8,13 @@ import xml.etree.ElementTree as ET
 
 import pandas as pd
 
+from abcompare.outcome.console import random_effects_line
 from abcompare.outcome.html import (
     PER_COLLECTION_HEADERS,
     CollectionsReportInputs,
     per_collection_cells,
     per_collection_markdown,
+    per_collection_rows,
     render_collections,
 )
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
@@ -46,16 +48,20 @@ def inputs(**changes) -> CollectionsReportInputs:
     return CollectionsReportInputs(**values)
 
 
-def test_the_cells_use_the_shared_formats() -> None:
-    cells = per_collection_cells(inputs().per_collection)
-    # by hand: a signed delta with four decimals, the interval with four, p with four below 0.001
-    assert cells == [
-        ["sci<fact", "hybrid", "100", "+0.0312", "[0.0080, 0.0550]", "0.0004", "★ better"],
-        ["cranfield", "hybrid", "50", "-0.0040", "[-0.0200, 0.0120]", "0.600", NOSIG],
+def test_the_cells_use_the_shared_formats_and_the_pooled_row_comes_last() -> None:
+    page = inputs()
+    rows = per_collection_rows(page.per_collection, page.pooled, "hybrid")
+    # by hand: a signed delta with four decimals, the interval with four, p with four decimals
+    assert [per_collection_cells(row) for row in rows] == [
+        ["sci<fact", "100", "+0.0312", "[0.0080, 0.0550]", "0.0004", "★ better"],
+        ["cranfield", "50", "-0.0040", "[-0.0200, 0.0120]", "0.6000", NOSIG],
+        ["pooled (collection)", "150", "+0.0240", "[0.0110, 0.0380]", "0.0010", "★ better"],
     ]
-    lines = per_collection_markdown(inputs().per_collection).splitlines()
+    assert [row["pooled"] for row in rows] == [False, False, True]
+    lines = per_collection_markdown(page.per_collection, page.pooled, "hybrid").splitlines()
     assert [c.strip() for c in lines[0].strip("|").split("|")] == list(PER_COLLECTION_HEADERS)
-    assert lines[2].startswith("| sci<fact ") and "+0.0312" in lines[2] and len(lines) == 4
+    assert lines[2].startswith("| sci<fact ") and "+0.0312" in lines[2] and len(lines) == 5
+    assert lines[-1].startswith("| pooled (collection) ")
 
 
 def test_the_page_shows_the_pooled_verdict_forest_and_linked_table() -> None:
@@ -66,7 +72,10 @@ def test_the_page_shows_the_pooled_verdict_forest_and_linked_table() -> None:
     assert f'<a href="{link}">sci&lt;fact</a>' in page
     assert "<td>cranfield</td>" in page  # no run to link to: the name alone
     assert "sci<fact" not in page  # every name escaped
-    assert "random-effects +0.0215 [0.0040, 0.0390], p = 0.020; tau² = 0.0001, I² = 41%" in page
+    # the console's random-effects line (outcome.console.random_effects_line) under the verdict
+    shown = random_effects_line(POOLED_ROW)
+    assert shown in page and "I² = 41%" in shown
+    assert "<b>pooled (collection)</b>" in page
     assert "<script" not in page and "src=" not in page
     svg = page[page.index("<svg") : page.index("</svg>") + len("</svg>")]
     ET.fromstring(svg)  # one well-formed inline figure

@@ -4,10 +4,10 @@ collection's comparison nested under it laid out exactly as a single-collection 
 ``load_comparison`` on both levels, ``abcompare report`` on the top run, and nothing left RUNNING when a
 collection fails half-way.
 
-The collections' comparisons are real ones (BM25 against BM25 with another k1 on the bundled example, two
-query subsets), run once untracked; each is then logged through the very calls the runner makes
-(``open_logger(..., nested=top.nested(name))``, ``log_variant``, ``log_comparison``, ``finish``,
-``record``), the pooled tables from ``stats.pooled.pooled_comparison``.
+The comparison is a real one (BM25 against BM25 with another k1 on the bundled example, two query subsets),
+run once by ``run_comparison`` with its writers forked, as ``abcompare run`` does. The faults replay its
+collections through the very calls the runner makes (``open_logger(..., nested=top.nested(name))``,
+``log_variant``, ``log_comparison``, ``finish``, ``record``), failing one half-way.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from abcompare.config import load_config
 from abcompare.outcome.results import CollectionsResult, ComparisonResult
 from abcompare.outcome.sentences import pooled_sentence
 from abcompare.runner import run_comparison
-from abcompare.stats.pooled import pooled_comparison
 from abcompare.tracking import layout as L
 from abcompare.tracking.artifacts import comparison_files, variant_files
 from abcompare.tracking.lifecycle import (
@@ -68,21 +67,26 @@ TREATMENT, PRIMARY = "loose", "ndcg@10"
 
 
 @pytest.fixture(scope="module")
-def compared(tmp_path_factory: pytest.TempPathFactory):
-    """The whole config and each collection's real comparison (untracked), with the pooled tables."""
+def ran(tmp_path_factory: pytest.TempPathFactory):
+    """The whole comparison as ``abcompare run`` runs it (``run_comparison`` with the forked MLflow writers),
+    tracked to a SQLite store of its own."""
     folder = tmp_path_factory.mktemp("collections")
     path = folder / "two.yaml"
     path.write_text(CONFIG.format(example=REPO / "abcompare" / "examples" / "hr_docs"))
     config = load_config(path)
-    results = {name: run_comparison(sub) for name, sub in config.collections().items()}
-    assert all(isinstance(r, ComparisonResult) for r in results.values())
-    sig = config.significance
-    pooled, per_collection = pooled_comparison(
-        {name: r.per_query for name, r in results.items()},
-        metric=PRIMARY, weighting=sig.pooling, correction=sig.correction, alpha=sig.alpha,
-        n_resamples=sig.n_resamples, seed=sig.seed, comparisons={n: r.comparison for n, r in results.items()},
-    )  # fmt: skip
-    return path, config, results, pooled, per_collection
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    result = run_comparison(
+        tracked(config, uri, "collections", folder), config_path=path, background_tracking=True
+    )
+    assert isinstance(result, CollectionsResult)
+    return path, uri, folder, result
+
+
+@pytest.fixture(scope="module")
+def compared(ran):
+    """The whole config, each collection's comparison and the pooled tables (``pooled_comparison``'s)."""
+    path, _, _, result = ran
+    return path, result.config, result.collections, result.pooled, result.per_collection
 
 
 def tracked(config, uri: str, experiment: str, folder: Path):
@@ -147,10 +151,8 @@ def log_all(compared, uri: str, experiment: str, folder: Path, *, fail_in=None, 
 
 
 @pytest.fixture(scope="module")
-def logged(compared, tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("store")
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
-    result, _ = log_all(compared, uri, "collections", folder)
+def logged(ran):
+    _, uri, folder, result = ran
     client = MlflowClient(tracking_uri=uri)
     return uri, folder, result, client, client.get_run(result.parent_run_id)
 
@@ -225,24 +227,20 @@ def test_each_collection_is_nested_laid_out_as_a_single_comparison(logged, compa
         variants = {r.data.tags[L.VARIANT_TAG]: r for r in children(client, run)}
         assert set(variants) == {"control", TREATMENT}
         assert all(r.info.status == "FINISHED" for r in variants.values())
-    # the same comparison logged on its own: the same files, metric keys, params and tag keys
-    _, _, results, *_ = compared
-    alone = ComparisonResult(
-        **{
-            **results["hr-small"].__dict__,
-            "config": tracked(results["hr-small"].config, uri, "alone", tmp_path),
-        }
-    )
-    path = compared[0]
-    log_collection(alone, path, tmp_path / "scratch", None)
-    single = client.get_run(alone.parent_run_id)
+    # the same collection compared on its own (``dataset:``): the same files, metric keys, params, tag keys
+    # and quality figures (the timed efficiency.* differ from run to run)
+    config = compared[1]
+    own = tracked(config.collections()["hr-small"], uri, "alone", tmp_path)
+    assert own.datasets is None and own.dataset.max_queries == 12
+    single = client.get_run(run_comparison(own, config_path=compared[0]).parent_run_id)
     inside = nested["hr-small"]
     assert files(client, inside.info.run_id) == files(client, single.info.run_id)
     assert set(inside.data.metrics) == set(single.data.metrics)
     assert inside.data.params == single.data.params
     assert set(inside.data.tags) - set(single.data.tags) == {L.PARENT_RUN_TAG, L.COLLECTION_TAG}
     assert set(single.data.tags) <= set(inside.data.tags)
-    assert inside.data.metrics == single.data.metrics  # the same figures, as computed
+    quality = {k: v for k, v in single.data.metrics.items() if "efficiency" not in k}
+    assert {k: inside.data.metrics[k] for k in quality} == quality
 
 
 def test_load_comparison_reads_both_levels(logged, compared) -> None:
