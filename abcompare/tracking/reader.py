@@ -223,6 +223,12 @@ class LoadedCollections:
             self._loaded[name] = loaded
         return self._loaded[name]
 
+    def paired(self, treatment: str, metric: str) -> pd.DataFrame:
+        """Every collection's per-query control, treatment and delta on ``metric`` with the query text, one
+        table indexed by (collection, query id): the pooled test's inputs, for a notebook."""
+        frames = {name: self.collection(name).paired(treatment, metric) for name in self.collections}
+        return pd.concat(frames, names=["collection", "query_id"])
+
 
 # ------------------------------------------------------------------------------------------ the store
 def find_store(start: Path | None = None) -> tuple[str, list[str]]:

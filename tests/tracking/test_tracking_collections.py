@@ -259,6 +259,11 @@ def test_load_comparison_reads_both_levels(logged, compared) -> None:
     expected = result.collections["hr-small"].per_query[TREATMENT][PRIMARY]
     assert small.per_query[TREATMENT][PRIMARY].tolist() == expected.tolist()
     assert len(small.queries) == 12
+    paired = loaded.paired(TREATMENT, PRIMARY)
+    assert len(paired) == 32 and set(paired.index.get_level_values("collection")) == {"hr-docs", "hr-small"}
+    by_collection = paired.groupby(level="collection")["delta"].mean()  # each collection's mean delta
+    logged_deltas = per_collection.set_index("collection")["delta"]
+    assert by_collection.to_dict() == pytest.approx(logged_deltas.to_dict(), abs=1e-12)
     with pytest.raises(KeyError, match="hr-docs, hr-small"):
         loaded.collection("cranfield")
     one = load_comparison(result.collection_run_ids["hr-docs"], tracking_uri=uri, with_hits=False)
@@ -321,3 +326,49 @@ def test_a_collection_failing_half_way_leaves_nothing_running(
     assert failing.info.status == status and failing.data.tags[L.PARENT_RUN_TAG] == top.info.run_id
     assert [r.info.status for r in children(client, failing)] == [status]  # the control ran, then it failed
     assert len(runs) == 1 + 3 + 2
+
+
+FAILING = """\
+name: half-way
+datasets:
+  - {{name: hr-docs, level: document, max_queries: 20}}
+  - {{name: hr-small, path: {example}, level: document, max_queries: 12}}
+control:
+  run: {{path: {control}}}
+treatments:
+  other:
+    run: {{python: flaky}}
+significance: {{n_resamples: 500}}
+efficiency: {{repeats: 0}}
+tracking: {{uri: "{uri}", experiment: half-way, artifact_location: "{artifacts}"}}
+"""
+
+
+def test_the_runner_leaves_nothing_running_when_a_collection_fails_half_way(tmp_path) -> None:
+    """Through ``run_comparison``: the second collection's treatment (a Python retriever) fails after its
+    control was logged; the first collection stays FINISHED, the second and the top run are FAILED."""
+    from abcompare.data.runs import hits_from_run_frame, read_run
+
+    production = REPO / "configs" / "runs" / "hr_docs_production.trec"
+    hits = hits_from_run_frame(read_run(production))
+
+    def flaky(queries: pd.DataFrame):
+        if len(queries) != 20:
+            raise RuntimeError("the index is offline")
+        return {query: hits[query] for query in queries["query_id"]}
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    path = tmp_path / "half.yaml"
+    example = REPO / "abcompare" / "examples" / "hr_docs"
+    path.write_text(FAILING.format(example=example, control=production, uri=uri, artifacts=tmp_path.as_uri()))
+    with pytest.raises(Exception, match="the index is offline"):
+        run_comparison(load_config(path), config_path=path, retrievers={"flaky": flaky})
+    client = MlflowClient(tracking_uri=uri)
+    runs = client.search_runs([client.get_experiment_by_name("half-way").experiment_id])
+    assert not [r for r in runs if r.info.status == "RUNNING"]
+    parents = {r.data.tags.get(L.COLLECTION_TAG): r for r in runs if L.VARIANT_TAG not in r.data.tags}
+    assert parents[None].info.status == "FAILED"
+    assert parents["hr-docs"].info.status == "FINISHED"
+    assert sorted(r.info.status for r in children(client, parents["hr-docs"])) == ["FINISHED", "FINISHED"]
+    assert parents["hr-small"].info.status == "FAILED"
+    assert [r.info.status for r in children(client, parents["hr-small"])] == ["FAILED"]  # its control
