@@ -206,6 +206,12 @@ def test_the_top_run_holds_the_pooled_comparison(logged, compared) -> None:
         "tables/per_collection.json", L.POOLED_FOREST_PLOT, L.REPORT_FILE, L.RESULT_FILE, L.SUMMARY_FILE,
         L.RESOLVED_CONFIG_FILE, "config/two.yaml", L.TIMINGS_FILE,
     }  # fmt: skip
+    # where it was recorded, for the console: the top run, each collection's, the link, the runs view
+    assert result.recorded[0].startswith("MLflow: experiment collections, run two-hr ")
+    assert top.info.run_id in result.recorded[0]
+    assert result.recorded[1:3] == [f"  {n}: {i}" for n, i in result.collection_run_ids.items()]
+    assert result.recorded[3].endswith(f"/runs/{top.info.run_id}?workflowType=machine_learning")
+    assert result.ui_hint.endswith("viewStateShareKey=abcompare&workflowType=machine_learning")
     view = json.loads(client.get_experiment(top.info.experiment_id).tags[L.VIEW_TAG])
     assert view["selectedColumns"][:3] == [
         "metrics.`_pooled.loose.ndcg_at_10.delta`",
