@@ -222,7 +222,23 @@ def run(
         raise Interrupted(_left_behind(stop, settings.tracking.enabled)) from None
     _show(result, as_json, result_as_json, print_report)
     if gate is not None:
-        _apply_gate(result.comparison, gate)
+        _apply_gate(_gated_table(result), gate)
+
+
+def _gated_table(result: Any) -> Any:
+    """What ``--fail-on`` judges: a comparison's primary rows, or across collections the pooled verdict of
+    each treatment (one primary row each; a collection's own verdict is shown, not gated)."""
+    from abcompare.core.vocabulary import PRIMARY
+    from abcompare.outcome.results import CollectionsResult
+
+    if not isinstance(result, CollectionsResult):
+        return result.comparison
+    table = result.pooled.assign(role=PRIMARY)
+    table.attrs = {
+        **result.pooled.attrs,
+        "primary_metric": f"{result.primary_metric} pooled across {len(result.collections)} collections",
+    }
+    return table
 
 
 def check_gate(fail_on: str | None) -> str | None:
@@ -243,6 +259,14 @@ def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
     from abcompare.core.errors import ConfigError
     from abcompare.outcome.gate import INFERIOR
 
+    if gate == INFERIOR and settings.datasets is not None:
+        raise ConfigError(
+            "--fail-on inferior gates on the non-inferiority test, which the pooled test across collections "
+            "(datasets) does not have yet",
+            file=config,
+            field="--fail-on",
+            hint="gate on the pooled verdicts with --fail-on worse or --fail-on not-better",
+        )
     if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
         raise ConfigError(
             "--fail-on inferior needs the non-inferiority test, and no margin is configured",
@@ -439,7 +463,14 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     _route_warnings(console)
     settings = load_config(config, set_ or [])
     names = ", ".join(settings.treatments)
-    typer.echo(f"{config}: valid — control vs {names} on {settings.dataset.name or settings.dataset.path}")
+    if settings.datasets is not None:
+        from abcompare.runner import check_collection_run_files
+
+        check_collection_run_files(settings, config)
+        where = f"{len(settings.datasets)} collections ({', '.join(e.name for e in settings.datasets)})"
+    else:
+        where = str(settings.dataset.name or settings.dataset.path)
+    typer.echo(f"{config}: valid — control vs {names} on {where}")
     _python_note(settings)
 
 

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
-from abcompare.core.errors import DataError, error_context
+from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
-from abcompare.outcome.results import ComparisonResult, VariantOutcome
+from abcompare.outcome.results import CollectionsResult, ComparisonResult, VariantOutcome
 
 if TYPE_CHECKING:
-    from abcompare.execution.base import Retriever
+    from abcompare.data.dataset import Dataset
+    from abcompare.execution.base import Retriever, VariantRun
 
 
 class _Timer:
@@ -47,8 +48,10 @@ def run_comparison(
     reporter: Reporter | None = None,
     background_tracking: bool = False,
     retrievers: Mapping[str, Retriever] | None = None,
-) -> ComparisonResult:
-    """Run the control and every treatment, judge them on the same queries, test, log and return.
+) -> ComparisonResult | CollectionsResult:
+    """Run the control and every treatment, judge them on the same queries, test, log and return; a config
+    with ``datasets`` (several collections) returns a :class:`CollectionsResult`: each collection's own
+    comparison and the pooled test of the primary metric (:func:`compare_collections`).
 
     ``background_tracking`` writes to MLflow from a forked process while the comparison runs (what
     ``abcompare run`` does); by default it is written from this process. ``retrievers`` hands over the
@@ -80,9 +83,14 @@ def run_comparison(
         finally:
             if checking:
                 checking.result()
-        result = _compare_variants(
-            config, config_path, reporter, timer, executor, background_tracking, retrievers
-        )
+        if config.datasets is not None:
+            result: ComparisonResult | CollectionsResult = compare_collections(
+                config, config_path, reporter, timer, executor, background_tracking, retrievers
+            )
+        else:
+            result = _compare_variants(
+                config, config_path, reporter, timer, executor, background_tracking, retrievers
+            )
         with timer("execution"):
             stack.close()  # a Ray this run started stops here
     return result
@@ -96,10 +104,18 @@ def _compare_variants(
     executor: Any,
     background_tracking: bool,
     retrievers: Mapping[str, Retriever] | None = None,
+    *,
+    dataset: Dataset | None = None,
+    produced: Iterator[VariantRun] | None = None,
+    nested: Any = None,
 ) -> ComparisonResult:
     """The comparison proper, stage by stage: data, each variant's run from the executor, judged at the
     annotation level, scored and logged; the paired tests (and a sweep's tuned choice), the result, and
-    its record in MLflow. Each stage gets its settings section; the metric names are computed once."""
+    its record in MLflow. Each stage gets its settings section; the metric names are computed once.
+
+    One collection of several hands over its ``dataset`` (already loaded and checked), its variants'
+    runs (``produced``: already asked of the executor, so Ray has every collection's work at once) and
+    where its MLflow run nests (``nested``: the tracking side's handle, from the whole comparison's run)."""
     from abcompare.core.scratch import scratch_folder
     from abcompare.data.dataset import dataset_line
     from abcompare.data.experiment import load_dataset_for_experiment
@@ -121,11 +137,12 @@ def _compare_variants(
     evaluation, primary, plan = config.evaluation, config.evaluation.primary_metric, config.sweep_plan
     metrics = metric_columns(evaluation.metrics, evaluation.cutoffs)  # the compared metrics, in config order
     means_of = metrics + judged_columns(evaluation.cutoffs)
-    with timer("data"):
-        reporter.stage("loading the dataset")
-        dataset = load_dataset_for_experiment(config.dataset)
-    reporter.stage(dataset_line(dataset))
-    _check_query_rewrites(config, dataset)
+    if dataset is None:
+        with timer("data"):
+            reporter.stage("loading the dataset")
+            dataset = load_dataset_for_experiment(config.dataset)
+        reporter.stage(dataset_line(dataset))
+        _check_query_rewrites(config, dataset)
     if plan is not None:
         reporter.stage(plan.summary())
         for note in plan.invalid + plan.duplicates:
@@ -136,13 +153,15 @@ def _compare_variants(
     judgments_at_level = None  # the control's judgments at the annotation level (the unjudged hits' range)
     with scratch_folder() as tmp:
         with timer("tracking"):
-            logger = open_logger(config, config_path, dataset, tmp, background=background_tracking)
+            nesting = {} if nested is None else {"nested": nested}
+            logger = open_logger(config, config_path, dataset, tmp, background=background_tracking, **nesting)
         with closing_runs(logger.abort):
             with timer("tracking"):
                 logger.start()
-            produced = executor.variant_runs(
-                config.variants(), dataset, config.resolved_cache_dir(), retrievers
-            )
+            if produced is None:
+                produced = executor.variant_runs(
+                    config.variants(), dataset, config.resolved_cache_dir(), retrievers
+                )
             for name, variant in config.variants().items():
                 role = "control" if name == "control" else "treatment"
                 reporter.stage("control" if role == "control" else f"treatment {name}")
@@ -252,6 +271,138 @@ def _compare_variants(
     return result
 
 
+# ------------------------------------------------------------------------------------------ collections
+def compare_collections(
+    config: ExperimentConfig,
+    config_path: Path | None,
+    reporter: Reporter,
+    timer: _Timer,
+    executor: Any,
+    background_tracking: bool,
+    retrievers: Mapping[str, Retriever] | None = None,
+) -> CollectionsResult:
+    """One comparison across several collections (``datasets:``): every collection's dataset loaded and
+    checked before any run opens; every collection's variants asked of the executor before the first is
+    collected (on Ray they then run together; locally one after the other, sharing the executor's
+    retrieval cache and the embedding cache); each collection's ordinary comparison, nested in MLflow under
+    the whole comparison's run; then the pooled test of the primary metric across the collections
+    (``stats.pooled.pooled_comparison``), its per-collection family corrected as one."""
+    from abcompare.core.scratch import scratch_folder
+    from abcompare.data.dataset import dataset_line
+    from abcompare.data.experiment import load_dataset_for_experiment
+    from abcompare.stats.pooled import pooled_comparison
+    from abcompare.tracking.lifecycle import closing_runs, open_collections_logger, record_collections
+
+    collections = config.collections()
+    datasets: dict[str, Dataset] = {}
+    for name, collection in collections.items():
+        with timer("data"), error_context(f"collection {name!r}"):
+            reporter.stage(f"loading collection {name}")
+            datasets[name] = load_dataset_for_experiment(collection.dataset)
+            _check_query_rewrites(collection, datasets[name])
+        reporter.stage(f"  {dataset_line(datasets[name])}")
+        _check_run_files_cover(config, name, collection, datasets[name].queries["query_id"], config_path)
+    results: dict[str, ComparisonResult] = {}
+    with scratch_folder() as tmp:
+        with timer("tracking"):
+            logger = open_collections_logger(config, config_path, tmp, background=background_tracking)
+        with closing_runs(logger.abort):
+            with timer("tracking"):
+                logger.start()
+            with timer("retrieval"), error_context("collections"):
+                produced = {
+                    name: executor.variant_runs(
+                        c.variants(), datasets[name], c.resolved_cache_dir(), retrievers
+                    )
+                    for name, c in collections.items()
+                }  # Ray: every collection's tasks are submitted here, before the first is collected
+            for i, (name, collection) in enumerate(collections.items(), start=1):
+                reporter.stage(f"collection {name} ({i} of {len(collections)})")
+                own = _Timer()
+                with error_context(f"collection {name!r}"):
+                    results[name] = _compare_variants(
+                        collection, config_path, reporter, own, executor, background_tracking, retrievers,
+                        dataset=datasets[name], produced=produced.pop(name), nested=logger.nested(name),
+                    )  # fmt: skip
+                for stage, seconds in own.seconds.items():
+                    timer.seconds[stage] = timer.seconds.get(stage, 0.0) + seconds
+            with timer("statistics"):
+                reporter.stage("pooled test across the collections")
+                significance = config.significance
+                pooled, per_collection = pooled_comparison(
+                    {name: r.per_query for name, r in results.items()},
+                    metric=config.evaluation.primary_metric,
+                    weighting=significance.pooling,
+                    correction=significance.correction,
+                    alpha=significance.alpha,
+                    n_resamples=significance.n_resamples,
+                    seed=significance.seed,
+                    comparisons={name: r.comparison for name, r in results.items()},
+                    min_effect=significance.min_effect,
+                )
+            result = CollectionsResult(
+                config=config,
+                primary_metric=config.evaluation.primary_metric,
+                collections=results,
+                pooled=pooled,
+                per_collection=per_collection,
+                weighting=significance.pooling,
+                timings=timer.seconds,
+            )
+            with timer("tracking"):
+                logger.log_collections(result)
+                recorded = logger.finish()
+        if recorded is not None:
+            record_collections(result, recorded, logger)
+    return result
+
+
+def check_collection_run_files(config: ExperimentConfig, config_path: Path | None = None) -> None:
+    """What ``abcompare validate`` checks of a config across collections without loading a dataset: each
+    collection's run files name some of the ids of its query file (the run checks the evaluated queries
+    themselves, once the datasets are loaded)."""
+    from abcompare.data.experiment import query_file_ids
+
+    for name, collection in config.collections().items():
+        if any(v.run is not None and v.run.path is not None for v in collection.variants().values()):
+            with error_context(f"collection {name!r}"):
+                ids = query_file_ids(collection.dataset)
+            _check_run_files_cover(config, name, collection, ids, config_path)
+
+
+def _check_run_files_cover(
+    config: ExperimentConfig,
+    name: str,
+    collection: ExperimentConfig,
+    query_ids: Any,
+    config_path: Path | None,
+) -> None:
+    """Each run-file variant's file holds some of the collection's queries (``query_ids``; a file of another
+    collection's queries, or a variant missing from this one's file, would score zero on every query): a
+    located error, naming the collection and the file, before any run opens."""
+    from abcompare.config.loading import collection_key, line_of, variant_key
+    from abcompare.core.errors import ConfigError
+    from abcompare.data.runs import read_run
+
+    wanted = set(query_ids)
+    for variant_name, variant in collection.variants().items():
+        if variant.run is None or variant.run.path is None:
+            continue
+        with error_context(f"collection {name!r}, variant {variant_name!r}", file=variant.run.path):
+            run = read_run(variant.run.path, fmt=variant.run.format)
+        if not run["query_id"].isin(wanted).any():
+            loc = collection_key(config, name, (*variant_key(variant_name), "run", "path"))
+            raise ConfigError(
+                f"collection {name!r}: the run file {variant.run.path} of variant {variant_name!r} covers "
+                f"none of its {len(wanted):,} queries",
+                file=config_path or config.source,
+                line=line_of(loc, config.key_lines),
+                field=".".join(loc),
+                hint=f"give this collection's own run file of {variant_name!r} "
+                f"(datasets.<i>.runs.{variant_name}: a file with its query ids)",
+            )
+
+
 def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
     unknown id, a warning for queries without rewrites)."""
@@ -319,6 +470,12 @@ def pool_unjudged_hits(
 
     reporter = reporter or Reporter()
     check_retrievers(config, retrievers)
+    if config.datasets is not None:
+        raise ConfigError(
+            "pooling unjudged hits works on one collection, and this config has several (datasets)",
+            field="datasets",
+            hint="pool each collection on its own: a config with its entry as 'dataset'",
+        )
     level = config.dataset.level
     if level == "span":
         raise DataError(

@@ -6,6 +6,7 @@ Import what you need from here: this face is the config's public API."""
 
 from abcompare.config.loading import apply_set_option, changed_settings, deep_merge, load_config
 from abcompare.config.models import (
+    CollectionSettings,
     DatasetSettings,
     EfficiencySettings,
     EvaluationSettings,
@@ -17,6 +18,7 @@ from abcompare.config.models import (
 )
 
 __all__ = [
+    "CollectionSettings",
     "DatasetSettings",
     "EvaluationSettings",
     "EfficiencySettings",

@@ -47,10 +47,10 @@ def header_question(text: str) -> str | None:
 
 def _read_example(path: Path) -> ExampleConfig | None:
     """The example a YAML file in ``CONFIGS`` is, or None when it is no experiment config (a file of
-    variants, a list): a config is a mapping with a ``dataset`` and a ``control``."""
+    variants, a list): a config is a mapping with a ``dataset`` (or ``datasets``) and a ``control``."""
     text = path.read_text(encoding="utf-8")
     data = load_yaml(text, path).data
-    if not (isinstance(data, dict) and "dataset" in data and "control" in data):
+    if not (isinstance(data, dict) and ("dataset" in data or "datasets" in data) and "control" in data):
         return None
     question = header_question(text) or str(data.get("description") or "").strip()
     return ExampleConfig(path.stem, path, question)

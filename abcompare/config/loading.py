@@ -122,15 +122,31 @@ def apply_set_option(raw: dict[str, Any], assignment: str) -> None:
     if not keys:
         raise ConfigError(f"--set has an empty key in {assignment!r}", field=assignment)
     value = load_yaml_value(text, path.strip()) if text.strip() else None
-    node = raw
-    for key in keys[:-1]:
-        child = node.get(key)
+    node: Any = raw
+    for key, below in zip(keys, keys[1:], strict=False):
+        child = _child(node, key, path)
         if child is None:
             child = node[key] = {}
-        if not isinstance(child, dict):
+        if not isinstance(child, dict | list):
             raise ConfigError(f"cannot set {path}: {key} is not a mapping", field=path)
+        if isinstance(child, list) and not below.isdigit():
+            raise ConfigError(f"cannot set {path}: {key} is a list (give an index: {key}.0.…)", field=path)
         node = child
-    node[keys[-1]] = value
+    if isinstance(node, list):
+        _child(node, keys[-1], path)  # the index must exist
+        node[int(keys[-1])] = value
+    else:
+        node[keys[-1]] = value
+
+
+def _child(node: dict[str, Any] | list[Any], key: str, path: str) -> Any:
+    """``node[key]`` for a mapping (None when absent), or the item at index ``key`` of a list
+    (``datasets.1``): an index past its end is a ``ConfigError``."""
+    if isinstance(node, dict):
+        return node.get(key)
+    if not key.isdigit() or int(key) >= len(node):
+        raise ConfigError(f"cannot set {path}: the list has no item {key} (it has {len(node)})", field=path)
+    return node[int(key)]
 
 
 def _all_field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[str]:
@@ -237,9 +253,13 @@ def _resolve_paths(raw: dict[str, Any], base_dir: Path) -> None:
         elif isinstance(mapping, dict) and isinstance(mapping.get(key), list):
             mapping[key] = [resolved(v) if isinstance(v, str) else v for v in mapping[key]]
 
-    dataset = raw.get("dataset")
-    for key in _PATH_FIELDS:
-        fix(dataset, key)
+    collections = raw.get("datasets") if isinstance(raw.get("datasets"), list) else []
+    for dataset in [raw.get("dataset"), *collections]:
+        for key in _PATH_FIELDS:
+            fix(dataset, key)
+        runs = dataset.get("runs") if isinstance(dataset, dict) else None
+        for variant in runs if isinstance(runs, dict) else ():
+            fix(runs, variant)
     fix(raw, "cache_dir")
     variants = [raw.get("control")] + list((raw.get("treatments") or {}).values())
     for variant in variants:
@@ -352,7 +372,47 @@ def _spans_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | No
 
 def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
     """Every file or folder named in the config exists and is what its setting needs (a file, a folder,
-    a BEIR folder with the split's qrels), reported with its YAML path before anything runs."""
+    a BEIR folder with the split's qrels), reported with its YAML path before anything runs; across
+    several collections, each one's (``datasets.<i>.path``, ``datasets.<i>.runs.<variant>``)."""
+    if config.datasets is None:
+        _check_collection_files(config, path, lines, lambda loc: loc)
+        return
+    for i, (entry, collection) in enumerate(zip(config.datasets, config.collections().values(), strict=True)):
+        _check_collection_files(collection, path, lines, _collection_key(i, set(entry.runs)))
+
+
+def _collection_key(index: int, runs: set[str]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    """Where a one-collection config's key is written in the several-collections config it came from:
+    ``dataset.X`` at ``datasets.<index>.X``, a variant's ``run.path`` at ``datasets.<index>.runs.<variant>``
+    when the collection names its own file (``runs``), every other key where it is."""
+    entry = ("datasets", str(index))
+
+    def key(loc: tuple[str, ...]) -> tuple[str, ...]:
+        if loc[:1] == ("dataset",):
+            return (*entry, *loc[1:])
+        variant = "control" if loc[:1] == ("control",) else loc[1] if loc[:1] == ("treatments",) else None
+        if variant in runs and loc[-2:] == ("run", "path"):
+            return (*entry, "runs", variant)
+        return loc
+
+    return key
+
+
+def collection_key(config: ExperimentConfig, collection: str, loc: tuple[str, ...]) -> tuple[str, ...]:
+    """The key ``loc`` of collection ``collection``'s own config (``ExperimentConfig.collections``) as the
+    several-collections ``config`` writes it (``dataset.path`` -> ``datasets.2.path``)."""
+    assert config.datasets is not None
+    index = [entry.name for entry in config.datasets].index(collection)
+    return _collection_key(index, set(config.datasets[index].runs))(loc)
+
+
+def _check_collection_files(
+    config: ExperimentConfig,
+    path: Path,
+    lines: dict[tuple[str, ...], int],
+    written: Callable[[tuple[str, ...]], tuple[str, ...]],
+) -> None:
+    """One collection's files (see :func:`_check_files`); ``written`` maps a key to where it is written."""
     hint = "relative paths are resolved against the config file's folder"
     problems = [(loc, _file_problem(Path(value), kind), hint) for loc, value, kind in _named_files(config)]
     beir = _beir_problem(config)
@@ -363,7 +423,8 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
         problems.append((*spans, "JSONL lines {query_id, document_id, start, end}; docs/data.md"))
     for loc, problem, advice in problems:
         if problem is not None:
-            line = line_of(loc, lines, ("dataset", "path"))
+            loc = written(loc)
+            line = line_of(loc, lines, written(("dataset", "path")), written(("dataset",)))
             raise ConfigError(problem, file=path, line=line, field=".".join(loc), hint=advice)
 
 
@@ -597,6 +658,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     _check_files(config, path, lines)
     check_models(config, path, lines)
     config._sweep_plan = plan
+    config._lines, config._source = lines, path
     return config
 
 

@@ -135,6 +135,29 @@ class DatasetSettings(_Model):
         return self
 
 
+class CollectionSettings(DatasetSettings):
+    """One collection of a comparison across several (``datasets:``): what ``dataset:`` takes, with a name
+    that is required (it names the collection in the console, MLflow and files; without a ``path`` it is
+    the builtin example loaded) and, for a variant given as a run file, this collection's file."""
+
+    name: str = Field(
+        ...,
+        description="The collection's name (an MLflow key and file name); without 'path' (or 'queries' + "
+        "'annotations') it is the builtin example loaded, e.g. 'hr-docs'.",
+    )
+    runs: dict[str, Path] = Field(
+        default_factory=dict,
+        description="For a variant given as a run file (run.path): this collection's run file, by variant "
+        "name ('control' or a treatment); a variant not named here reads its own run.path.",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _collection_name(cls, value: str) -> str:
+        _check_name("collection", value)
+        return value
+
+
 class EvaluationSettings(_Model):
     """Which metrics at which cutoffs, under which convention."""
 
@@ -263,6 +286,11 @@ class SignificanceSettings(_Model):
     )
     zero_method: Literal[ZERO_METHODS] = Field("pratt", description="Wilcoxon zero-difference policy.")
     power: float = Field(0.8, gt=0, lt=1, description="Power for the minimum detectable effect.")
+    pooling: Literal["collection", "per_query"] = Field(
+        "collection",
+        description="Across several collections (datasets:), how the pooled delta weighs them: "
+        "'collection' gives each collection equal weight (the BEIR convention), 'per_query' each query.",
+    )
 
     @model_validator(mode="after")
     def _tests_fit_together(self) -> SignificanceSettings:
@@ -453,7 +481,13 @@ class ExperimentConfig(_Model):
 
     name: str = Field("comparison", description="A short name for this comparison.")
     description: str = ""
-    dataset: DatasetSettings
+    dataset: DatasetSettings | None = Field(None, description="The collection the variants are compared on.")
+    datasets: list[CollectionSettings] | None = Field(
+        None,
+        min_length=1,
+        description="Several collections instead of one 'dataset': the same control and treatments run on "
+        "each, each compared as one dataset is, and the primary metric tested pooled across them.",
+    )
     control: VariantSettings
     treatments: dict[str, VariantSettings] = Field(
         ..., min_length=1, description="Each treatment, written as overrides of the control."
@@ -474,6 +508,19 @@ class ExperimentConfig(_Model):
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
     _sweep_plan: SweepPlan | None = PrivateAttr(None)
+    #: The line of each key in the file it was loaded from (``load_config``), for errors found at run time.
+    _lines: dict[tuple[str, ...], int] = PrivateAttr(default_factory=dict)
+    _source: Path | None = PrivateAttr(None)
+
+    @property
+    def key_lines(self) -> dict[tuple[str, ...], int]:
+        """The line of each key in the file this config was loaded from (empty for one built in Python)."""
+        return self._lines
+
+    @property
+    def source(self) -> Path | None:
+        """The file this config was loaded from (None for one built in Python)."""
+        return self._source
 
     @property
     def sweep_plan(self) -> SweepPlan | None:
@@ -509,14 +556,103 @@ class ExperimentConfig(_Model):
             _check_distinct("retriever", list(variant.retrievers), *where, "retrievers")
         return self
 
+    @model_validator(mode="after")
+    def _one_collection_or_several(self) -> ExperimentConfig:
+        """Exactly one of ``dataset`` / ``datasets``; several collections have distinct names, name in
+        ``runs`` only variants given as run files, and take no sweep (not supported yet)."""
+        if self.dataset is None and self.datasets is None:
+            raise located("give 'dataset' (one collection) or 'datasets' (a list of collections)", "dataset")
+        if self.datasets is None:
+            return self
+        if self.dataset is not None:
+            raise located("give 'dataset' (one collection) or 'datasets' (several), not both", "datasets")
+        if self.sweep is not None:
+            raise located(
+                "a sweep across several collections is not supported yet: sweep on one collection "
+                "(dataset:), then compare the chosen setting across them (datasets:)",
+                "sweep",
+            )
+        names: list[str] = []
+        for i, entry in enumerate(self.datasets):
+            if entry.name in names:
+                raise located(
+                    f"two collections are named {entry.name!r}; rename one", "datasets", str(i), "name"
+                )
+            names.append(entry.name)
+            clash = first_collision(names)
+            if clash is not None:
+                raise located(
+                    f"collection names {clash[0]!r} and {clash[1]!r} become the same MLflow key and file "
+                    "name; rename one",
+                    "datasets",
+                    str(i),
+                    "name",
+                )
+        variants = self.variants()
+        for i, entry in enumerate(self.datasets):
+            for variant in entry.runs:
+                if variant not in variants:
+                    known = ", ".join(variants)
+                    raise located(
+                        f"collection {entry.name!r} gives a run file for {variant!r}, which is no variant "
+                        f"(variants: {known})",
+                        "datasets",
+                        str(i),
+                        "runs",
+                        variant,
+                    )
+                run = variants[variant].run
+                if run is None or run.path is None:
+                    how = "retrieves" if run is None else "is a Python retriever"
+                    raise located(
+                        f"collection {entry.name!r} gives a run file for {variant!r}, which {how}: only a "
+                        "variant given as a run file (run.path) reads one per collection",
+                        "datasets",
+                        str(i),
+                        "runs",
+                        variant,
+                    )
+        return self
+
     def variants(self) -> dict[str, VariantSettings]:
         """The control first, then the treatments in config order."""
         return {"control": self.control, **self.treatments}
 
+    def collections(self) -> dict[str, ExperimentConfig]:
+        """Each collection of ``datasets`` as its own one-collection config, by name in config order: this
+        config with ``dataset`` that entry, each run-file variant reading the entry's file (``runs``) when
+        it names one, and a run name that says the collection. Empty for a one-collection config."""
+        out: dict[str, ExperimentConfig] = {}
+        for entry in self.datasets or []:
+            dataset = DatasetSettings.model_validate(entry.model_dump(exclude={"runs"}))
+            variants = {
+                name: variant
+                if name not in entry.runs
+                else variant.model_copy(
+                    update={"run": variant.run.model_copy(update={"path": entry.runs[name]})}
+                )
+                for name, variant in self.variants().items()
+            }
+            run_name = f"{self.tracking.run_name or self.name} {entry.name}"
+            out[entry.name] = self.model_copy(
+                update={
+                    "dataset": dataset,
+                    "datasets": None,
+                    "control": variants.pop("control"),
+                    "treatments": variants,
+                    "tracking": self.tracking.model_copy(update={"run_name": run_name}),
+                }
+            )
+        return out
+
     def fingerprint(self) -> str:
         """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``); the
-        execution backend and the latency timing are left out, since they never change a quality number."""
+        execution backend and the latency timing are left out, since they never change a quality number.
+        A one-collection config hashes as it did before ``datasets`` and ``pooling`` existed."""
         dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
+        if self.datasets is None:
+            dumped.pop("datasets")
+            dumped["significance"].pop("pooling")
         payload = json.dumps(dumped, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -537,6 +673,7 @@ def config_schema() -> dict[str, Any]:
     schema = ExperimentConfig.model_json_schema()
     schema["required"] = [key for key in schema["required"] if key != "treatments"]
     schema["anyOf"] = [{"required": ["treatments"]}, {"required": ["sweep"]}]
+    schema["oneOf"] = [{"required": ["dataset"]}, {"required": ["datasets"]}]
     retriever = schema["$defs"]["VariantSettings"]["properties"]["retrievers"]["additionalProperties"]
     retriever["anyOf"] = retriever.pop("oneOf")
     return schema

@@ -146,6 +146,7 @@ class RayExecutor:
         self.settings = settings
         self.session = session
         self.reporter = reporter or Reporter()
+        self._in_flight = 0  # comparisons (collections) submitted whose retrieval is not all collected yet
 
     def _options(self) -> dict[str, Any]:
         return {"max_retries": self.settings.retries, "retry_exceptions": False}
@@ -157,8 +158,21 @@ class RayExecutor:
         cache_dir: Path,
         retrievers: Mapping[str, Retriever] | None = None,
     ) -> Iterator[VariantRun]:
+        """Submits every retrieved variant's tasks now (not at the first ``next``), so a comparison across
+        several collections has all of them in flight before the first is collected; the session is
+        released once the last variant of the last comparison submitted is back."""
         retrieval = {name: v for name, v in variants.items() if v.run is None}
         pending = self._submit(retrieval, dataset, cache_dir) if retrieval else {}
+        self._in_flight += bool(pending)
+        return self._collected(variants, pending, dataset, retrievers)
+
+    def _collected(
+        self,
+        variants: Mapping[str, VariantSettings],
+        pending: dict[str, _Pending],
+        dataset: Dataset,
+        retrievers: Mapping[str, Retriever] | None,
+    ) -> Iterator[VariantRun]:
         last = list(pending)[-1] if pending else None
         for name, variant in variants.items():
             if variant.run is not None:  # a run file, or a Python retriever: in the driver, never pickled
@@ -166,7 +180,9 @@ class RayExecutor:
                 continue
             produced = self._collect(name, pending.pop(name))  # its object refs go with it
             if name == last:
-                self.session.release()  # nothing more for Ray: it stops while the driver logs
+                self._in_flight -= 1
+                if not self._in_flight:
+                    self.session.release()  # nothing more for Ray: it stops while the driver logs
             yield produced
 
     def time_queries(

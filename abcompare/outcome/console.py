@@ -20,7 +20,7 @@ from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMA
 from abcompare.outcome import rows as shared
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import ComparisonResult
+    from abcompare.outcome.results import CollectionsResult, ComparisonResult
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
@@ -62,9 +62,10 @@ def _styled(text: str, verdict: str) -> str:
     return f"[{style}]{text}[/]" if style else text
 
 
-def print_report(result: ComparisonResult, console: Any | None = None) -> None:
+def print_report(result: ComparisonResult | CollectionsResult, console: Any | None = None) -> None:
     """The final report: alignment lines, one verdict table per treatment (a sweep: its grid, best first),
-    the verdict sentences (from :mod:`abcompare.outcome.sentences`), and where the result was recorded.
+    the verdict sentences (from :mod:`abcompare.outcome.sentences`), and where the result was recorded; a
+    comparison across collections: :func:`print_collections_report`'s.
 
     Piped (not a terminal), sentences are not wrapped and no line ends in spaces, so the text greps and diffs
     cleanly; on a terminal rich wraps them at its width.
@@ -89,7 +90,16 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
     sys.stdout.flush()
 
 
-def _print_report(result: ComparisonResult, console: Any) -> None:
+def _print_report(result: ComparisonResult | CollectionsResult, console: Any) -> None:
+    from abcompare.outcome.results import CollectionsResult
+
+    if isinstance(result, CollectionsResult):
+        _print_collections(result, console)
+    else:
+        _print_comparison(result, console)
+
+
+def _print_comparison(result: ComparisonResult, console: Any) -> None:
     from abcompare.core.vocabulary import plural
     from abcompare.outcome.sentences import settings_line, tuned_sentence, verdict_notes
 
@@ -168,9 +178,14 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
     return table
 
 
-def result_as_json(result: ComparisonResult) -> dict[str, Any]:
-    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``)."""
+def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, Any]:
+    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``); a comparison
+    across collections as :func:`collections_as_json` writes it."""
+    from abcompare.outcome.results import CollectionsResult
     from abcompare.outcome.sentences import as_json, attribution_json, cost_json, settings_line
+
+    if isinstance(result, CollectionsResult):
+        return collections_as_json(result)
 
     comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
     return {
@@ -264,4 +279,146 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     return {
         k: (float(v) if isinstance(v, (np.floating, float, int, np.integer)) else v)
         for k, v in values.items()
+    }
+
+
+# ------------------------------------------------------------------------------------------ collections
+def _print_collections(result: CollectionsResult, console: Any) -> None:
+    """A comparison across collections: each collection's verdict lines under a heading naming it, then the
+    pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
+    heterogeneity), the settings and where it was recorded."""
+    from abcompare.core.vocabulary import plural
+    from abcompare.outcome.sentences import pooled_sentence, verdict_notes
+
+    cfg = result.config
+    console.print()
+    sizes = ", ".join(f"{plain_text(name)} ({c.n_queries:,})" for name, c in result.collections.items())
+    console.print(
+        f"[bold]{plain_text(cfg.name)}[/]  across {plural(len(result.collections), 'collection')} "
+        f"(queries: {sizes}), convention {cfg.evaluation.convention}"
+    )
+    for name, collection in result.collections.items():
+        console.print()
+        level = collection.config.dataset.level
+        size = plural(collection.n_queries, "query")
+        console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level})")
+        notes = verdict_notes(collection.comparison, collection.robustness, collection.queries_needed)
+        lines = shared.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
+        for line in lines:
+            text = f"    {line.text}" if line.kind in shared.UNDER_VERDICT else f"  {line.text}"
+            console.print(text, markup=False, highlight=False)
+    console.print()
+    console.print(f"[bold]pooled across {plural(len(result.collections), 'collection')}[/]")
+    for row in result.pooled.to_dict(orient="records"):
+        treatment = str(row["treatment"])
+        console.print(
+            pooled_sentence(result.pooled, result.per_collection, treatment), markup=False, highlight=False
+        )
+        console.print(f"  {random_effects_line(row)}", markup=False, highlight=False)
+    for treatment in result.pooled["treatment"]:
+        console.print()
+        console.print(per_collection_table(result.per_collection, str(treatment), result.pooled))
+    console.print(f"[dim]{plain_text(pooled_settings_line(result))}[/]", highlight=False)
+    for line in result.recorded:
+        console.print(plain_text(line), highlight=False)
+
+
+def random_effects_line(row: Mapping[str, Any]) -> str:
+    """The random-effects meta-analysis of one treatment's per-collection deltas, and the heterogeneity,
+    in the verdict sentences' formats: ``random effects: +0.041 [0.026, 0.056], p < 0.0001; heterogeneity
+    tau² = 4.7e-05, I² = 18%, Q = 3.65 (p = 0.302)``."""
+    from abcompare.outcome.sentences import _p_clause  # the sentences' one rule for "p = x" / "p < x"
+
+    if shared.is_missing(row["meta_effect"]):
+        return "random effects: not computed (some collection's per-query deltas do not vary)"
+    effect = shared.format_delta(row["meta_effect"], 3)
+    interval = shared.format_interval(row["meta_ci_low"], row["meta_ci_high"], 3)
+    i2 = shared.MISSING if shared.is_missing(row["i2"]) else f"{row['i2']:.0%}"
+    q = shared.MISSING if shared.is_missing(row["q"]) else f"{row['q']:.2f}"
+    tau2 = shared.MISSING if shared.is_missing(row["tau2"]) else f"{row['tau2']:.2g}"
+    q_p = shared.MISSING if shared.is_missing(row["q_p_value"]) else _p_clause(row["q_p_value"])
+    return (
+        f"random effects: {effect} {interval}, {_p_clause(row['meta_p_value'])}; heterogeneity "
+        f"tau² = {tau2}, I² = {i2}, Q = {q} ({q_p})"
+    )
+
+
+def per_collection_table(per_collection: pd.DataFrame, treatment: str, pooled: pd.DataFrame) -> Any:
+    """One treatment's primary metric per collection (queries, delta, interval, p adjusted over every
+    collection's primary test, verdict), and the pooled row last."""
+    from rich.table import Table
+
+    rows = per_collection[per_collection["treatment"] == treatment]
+    metric = rows["metric"].iloc[0] if len(rows) else pooled.attrs.get("metric", "")
+    correction = per_collection.attrs.get("correction", "")
+    family = f"[dim](p adj.: every collection's primary test, {correction})[/]"
+    title = f"{plain_text(treatment)} vs control on {plain_text(str(metric))}, per collection  {family}"
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for column in ("collection", "queries", "delta", "CI of delta", "p adj.", "verdict"):
+        table.add_column(
+            column, justify="left" if column in {"collection", "verdict"} else "right", no_wrap=True
+        )
+    for row in rows.itertuples(index=False):
+        table.add_row(
+            plain_text(str(row.collection)),
+            f"{int(row.n_queries):,}",
+            _styled(shared.format_delta(row.delta), row.verdict),
+            shared.format_interval(row.ci_low, row.ci_high),
+            shared.format_p(row.p_adjusted, shared.TABLE_DIGITS),
+            _styled(row.verdict, row.verdict),
+        )
+    for row in pooled[pooled["treatment"] == treatment].itertuples(index=False):
+        table.add_section()
+        table.add_row(
+            f"[bold]pooled[/] ({row.weighting.replace('_', ' ')})",
+            f"{int(row.n_queries):,}",
+            _styled(shared.format_delta(row.delta), row.verdict),
+            shared.format_interval(row.ci_low, row.ci_high),
+            shared.format_p(row.p_adjusted, shared.TABLE_DIGITS),
+            _styled(row.verdict, row.verdict),
+        )
+    return table
+
+
+def pooled_settings_line(result: CollectionsResult) -> str:
+    """How the pooled figures were made: the weighting, the test, the interval, the correction."""
+    attrs = result.pooled.attrs
+    weighting = "equal weight per collection" if result.weighting == "collection" else "each query equally"
+    methods = sorted(set(attrs.get("ci_method") or [])) or ["percentile"]
+    note = result.per_collection.attrs.get("correction_note") or ""
+    return (
+        f"pooled: {weighting}; {attrs.get('test', 'stratified permutation')} test, "
+        f"{attrs.get('n_resamples', '')} resamples, seed {attrs.get('seed', '')}; "
+        f"stratified bootstrap interval ({', '.join(methods)}), alpha {attrs.get('alpha', '')}; "
+        f"p adjusted over the treatments ({attrs.get('correction', '')}); random effects "
+        f"{attrs.get('meta_method', '')}" + (f"; {note}" if note else "")
+    )
+
+
+def collections_as_json(result: CollectionsResult) -> dict[str, Any]:
+    """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
+    sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
+    writes a one-collection one."""
+    from abcompare.outcome.sentences import pooled_sentence
+
+    pooled = [
+        {
+            **_finite(row),
+            "sentence": pooled_sentence(result.pooled, result.per_collection, str(row["treatment"])),
+        }
+        for row in result.pooled.to_dict(orient="records")
+    ]
+    return {
+        "name": result.config.name,
+        "primary_metric": result.primary_metric,
+        "weighting": result.weighting,
+        "collections": {name: result_as_json(c) for name, c in result.collections.items()},
+        "pooled": pooled,
+        "per_collection": [_finite(row) for row in result.per_collection.to_dict(orient="records")],
+        "pooled_settings": pooled_settings_line(result),
+        "tracking_uri": result.tracking_uri,
+        "experiment": result.config.tracking.experiment,
+        "parent_run_id": result.parent_run_id,
+        "collection_run_ids": result.collection_run_ids,
+        "timings": result.timings,
     }

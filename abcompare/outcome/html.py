@@ -542,3 +542,167 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
         cost=result.cost,
     )
+
+
+# ------------------------------------------------------------------------------------------ collections
+@dataclass
+class CollectionsReportInputs:
+    """What the top run's ``report.html`` shows for a comparison across collections: the pooled verdicts,
+    the forest of the collections, the per-collection table linking to each collection's own run."""
+
+    name: str
+    description: str
+    primary_metric: str
+    weighting: str  # "collection" (equal weight per collection) | "per_query"
+    pooled: pd.DataFrame  # stats.pooled.pooled_comparison: one row per treatment
+    per_collection: pd.DataFrame  # one row per (collection, treatment)
+    sentences: Mapping[str, str]  # treatment -> the pooled verdict sentence
+    links: Mapping[str, str] = field(default_factory=dict)  # collection -> its comparison run's page
+    source: str = ""  # where it was recorded (the top run's id), for the footer
+
+
+#: The per-collection table's columns (one table per treatment, the pooled row last), as the console's.
+PER_COLLECTION_HEADERS = ("collection", "queries", "delta", "CI of delta", "p adj.", "verdict")
+_PER_COLLECTION_RIGHT = (False, True, True, True, True, False)
+
+
+def per_collection_rows(
+    per_collection: pd.DataFrame, pooled: pd.DataFrame, treatment: str
+) -> list[dict[str, Any]]:
+    """One treatment's rows of the per-collection table, in the table's order, then its pooled row (its
+    ``collection`` named ``pooled (<weighting>)``): ``collection, n_queries, delta, ci_low, ci_high,
+    p_adjusted, verdict`` and ``pooled`` (True on the last)."""
+    fields = ("collection", "n_queries", "delta", "ci_low", "ci_high", "p_adjusted", "verdict")
+    rows = [
+        {**{f: row[f] for f in fields}, "pooled": False}
+        for row in per_collection[per_collection["treatment"] == treatment].to_dict(orient="records")
+    ]
+    for row in pooled[pooled["treatment"] == treatment].to_dict(orient="records"):
+        name = f"pooled ({str(row['weighting']).replace('_', ' ')})"
+        rows.append({**{f: row[f] for f in fields if f != "collection"}, "collection": name, "pooled": True})
+    return rows
+
+
+def per_collection_cells(row: Mapping[str, Any]) -> list[str]:
+    """One row's cells (:data:`PER_COLLECTION_HEADERS`) in ``outcome.rows``' formats, as the console's."""
+    return [
+        str(row["collection"]),
+        f"{int(row['n_queries']):,}",
+        shared.format_delta(float(row["delta"])),
+        shared.format_interval(row["ci_low"], row["ci_high"]),
+        shared.format_p(row["p_adjusted"], shared.TABLE_DIGITS),
+        shared.verdict_label(str(row["verdict"])),
+    ]
+
+
+def per_collection_markdown(per_collection: pd.DataFrame, pooled: pd.DataFrame, treatment: str) -> str:
+    """One treatment's per-collection table, its pooled row last, as markdown (the top run's description)."""
+    from abcompare.outcome.sentences import _markdown
+
+    cells = [per_collection_cells(row) for row in per_collection_rows(per_collection, pooled, treatment)]
+    return _markdown(PER_COLLECTION_HEADERS, cells, _PER_COLLECTION_RIGHT)
+
+
+def collections_forest(inputs: CollectionsReportInputs) -> str:
+    """The forest of the collections (``plots/collections_forest.svg``): each collection's delta and
+    interval, the pooled and the random-effects diamonds (``outcome.svg.collections_forest_svg``)."""
+    from abcompare.outcome.svg import collections_forest_svg
+
+    return collections_forest_svg(inputs.pooled, inputs.per_collection, inputs.name)
+
+
+def render_collections(inputs: CollectionsReportInputs) -> str:
+    """The top run's page as one HTML string: the pooled verdicts with the random-effects line, the
+    forest, and per treatment the per-collection table (each collection's name a link to its own
+    comparison run, which has its own report.html), its pooled row last."""
+    from abcompare.outcome.console import random_effects_line
+
+    weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
+    collections = list(dict.fromkeys(inputs.per_collection["collection"]))
+    description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
+    header = (
+        f"<h1>{escape(inputs.name)}</h1>{description}"
+        f'<p class="meta">{plural(len(collections), "collection")} '
+        f"({escape(', '.join(collections))}), primary metric <b>{escape(inputs.primary_metric)}</b>, "
+        f"pooled with {weighting}.</p>"
+    )
+    verdicts = []
+    for row in inputs.pooled.to_dict(orient="records"):
+        name = str(row["treatment"])
+        sentence = inputs.sentences.get(name, "")
+        verdicts.append(
+            f'<div class="verdict" style="border-color:{verdict_colour(str(row["verdict"]))}">'
+            f'{escape(sentence)}<div class="note">{escape(random_effects_line(row))}</div></div>'
+        )
+    tables = [_per_collection_table(inputs, str(name)) for name in inputs.pooled["treatment"]]
+    sections = [
+        header,
+        f"<section><h2>Pooled verdict</h2>{''.join(verdicts)}</section>",
+        f"<section><h2>Collections</h2>{collections_forest(inputs)}</section>",
+        "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
+        "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
+        f"</p>{''.join(tables)}</section>",
+        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
+        "Self-contained: no script, nothing loaded from the network.</footer>",
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(inputs.name)}: across collections</title><style>{_CSS}</style></head><body><main>"
+        + "\n".join(sections)
+        + "</main></body></html>\n"
+    )
+
+
+def _per_collection_table(inputs: CollectionsReportInputs, treatment: str) -> str:
+    """One treatment's per-collection table: collection names linked to their runs, the pooled row last."""
+    body = []
+    for row in per_collection_rows(inputs.per_collection, inputs.pooled, treatment):
+        cells = [escape(c) for c in per_collection_cells(row)]
+        verdict = str(row["verdict"])
+        link = None if row["pooled"] else inputs.links.get(str(row["collection"]))
+        if link:
+            cells[0] = f'<a href="{escape(link)}">{cells[0]}</a>'
+        if row["pooled"]:
+            cells[0] = f"<b>{cells[0]}</b>"
+        cells[2], cells[5] = _delta_cell(float(row["delta"]), verdict), _verdict_cell(verdict)
+        css = ' class="significant"' if verdict in SIGNIFICANT else ""
+        body.append(f"<tr{css}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    headers = "".join(f"<th>{escape(h)}</th>" for h in PER_COLLECTION_HEADERS)
+    return (
+        f"<h3>{escape(treatment)} vs control on {escape(inputs.primary_metric)}</h3>"
+        f'<table class="full"><thead><tr>{headers}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
+
+
+def collections_report_inputs(result: Any, links: Mapping[str, str]) -> CollectionsReportInputs:
+    """What the top run's ``report.html`` shows, from a fresh ``CollectionsResult``; ``links``: each
+    collection's run page."""
+    from abcompare.outcome.sentences import pooled_sentence
+
+    cfg = result.config
+    sentences = {
+        str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
+        for name in result.pooled["treatment"]
+    }
+    return CollectionsReportInputs(
+        name=cfg.name,
+        description=cfg.description or "",
+        primary_metric=result.primary_metric,
+        weighting=result.weighting,
+        pooled=result.pooled,
+        per_collection=result.per_collection,
+        sentences=sentences,
+        links=dict(links),
+    )
+
+
+def collections_inputs_summary(inputs: CollectionsReportInputs) -> dict[str, Any]:
+    """The non-table parts of :class:`CollectionsReportInputs` (what the top run's ``result.json`` holds)."""
+    return {
+        "name": inputs.name,
+        "description": inputs.description,
+        "primary_metric": inputs.primary_metric,
+        "weighting": inputs.weighting,
+        "sentences": dict(inputs.sentences),
+        "links": dict(inputs.links),
+    }

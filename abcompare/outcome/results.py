@@ -80,3 +80,30 @@ class ComparisonResult:
     @property
     def per_query(self) -> dict[str, pd.DataFrame]:
         return {name: outcome.per_query for name, outcome in self.variants.items()}
+
+
+@dataclass
+class CollectionsResult:
+    """One comparison across several collections (``datasets:`` in the config): each collection's own
+    comparison, laid out as a single-collection one, and the pooled test of the primary metric.
+
+    ``pooled`` has one row per treatment (``stats.pooled.pooled_comparison``): the delta averaged over the
+    collections (``weighting``: equal weight per collection, or per query), its stratified-bootstrap
+    interval, the stratified sign-flip p-value (adjusted over the treatments), the random-effects
+    meta-analysis (effect, interval, tau², I²) and the verdict. ``per_collection`` has one row per
+    (collection, treatment) on the primary metric, its p adjusted over the family of every collection's
+    primary tests.
+    """
+
+    config: ExperimentConfig  # the whole config, with its ``datasets`` list
+    primary_metric: str
+    collections: dict[str, ComparisonResult]  # by collection name, in config order
+    pooled: pd.DataFrame
+    per_collection: pd.DataFrame
+    weighting: str = "collection"
+    timings: dict[str, float] = field(default_factory=dict)
+    tracking_uri: str | None = None
+    parent_run_id: str | None = None  # the run of the whole comparison; each collection's is nested in it
+    collection_run_ids: dict[str, str] = field(default_factory=dict)  # each collection's own parent run
+    ui_hint: str | None = None
+    recorded: list[str] = field(default_factory=list)

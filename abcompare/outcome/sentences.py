@@ -794,3 +794,54 @@ def attribution_json(attribution: pd.DataFrame | None) -> dict[str, Any]:
             "sentence": attribution_sentence(attribution, str(row["treatment"]), str(row["metric"])),
         }
     return out
+
+
+# ------------------------------------------------------------------------------------------ collections
+#: The order the per-collection verdicts are listed in a pooled sentence.
+_COLLECTION_VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)
+
+
+def _collections_clause(verdict: str, names: Sequence[str]) -> str:
+    """``better on 3 (scifact, hr-docs, cisi)``, ``no significant difference on cranfield``."""
+    listed = ", ".join(names)
+    return f"{verdict} on {listed}" if len(names) == 1 else f"{verdict} on {len(names)} ({listed})"
+
+
+def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str) -> str:
+    """The verdict across collections for one treatment (``stats.pooled.pooled_comparison``'s tables), e.g.
+
+    ``Verdict hybrid across 4 collections: better on ndcg@10, +0.024 [0.011, 0.038], p = 0.001 (stratified
+    permutation); better on 3 (scifact, hr-docs, cisi), no significant difference on cranfield;
+    heterogeneity I² = 41%.``
+
+    The p-value is the pooled one adjusted over the treatments (the note says how, for several). When
+    some collections are significantly better and others significantly worse, the sentence says so first
+    and lists the others after the pooled figures. I² is left out where it is undefined (one collection).
+    """
+    rows = pooled[pooled["treatment"] == treatment]
+    if rows.empty:
+        return f"Verdict {treatment}: not compared across the collections."
+    row = rows.iloc[0]
+    mine = per_collection[per_collection["treatment"] == treatment]
+    by_verdict = {
+        v: list(mine.loc[mine["verdict"] == v, "collection"].astype(str)) for v in _COLLECTION_VERDICTS
+    }
+    change = format_change(float(row["delta"]), None, float(row["ci_low"]), float(row["ci_high"]))
+    note = _family_note(pooled, len(pooled), "treatments")
+    test = str(pooled.attrs.get("test", "stratified permutation"))
+    p = f"{_p_clause(row['p_adjusted'])} ({test}{', ' + note if note else ''})"
+    figures = f"{row['verdict']} on {row['metric']}, {change}, {p}"
+    head = f"Verdict {treatment} across {plural(int(row['collections']), 'collection')}: "
+    if bool(row["disagree"]):
+        better, worse = (_collections_clause(v, by_verdict[v]) for v in (BETTER, WORSE))
+        rest = [_collections_clause(v, by_verdict[v]) for v in (NO_DIFFERENCE, INCONCLUSIVE) if by_verdict[v]]
+        text = f"{head}the collections disagree, {better} but {worse}; pooled, {figures}"
+    else:
+        rest = [_collections_clause(v, by_verdict[v]) for v in _COLLECTION_VERDICTS if by_verdict[v]]
+        text = head + figures
+    if rest:
+        text += "; " + ", ".join(rest)
+    i2 = row["i2"]
+    if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
+        text += f"; heterogeneity I² = {float(i2):.0%}"
+    return text + "."

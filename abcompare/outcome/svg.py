@@ -442,3 +442,94 @@ def attribution_svg(rows: pd.DataFrame, metric: str, title: str) -> str:
     body.append(_line(legend_x, height - 18, legend_x, height - 6, stroke="#111", width=2.5))
     body.append(_text(legend_x + 6, height - 8, "net delta", size=11))
     return _svg(width, height, body, title)
+
+
+# ------------------------------------------------------------------------------------------ collections
+def _diamond(low: float, centre: float, high: float, y: float, fill: str, tooltip: str) -> str:
+    """A meta-analysis diamond: its width the interval, its centre the estimate."""
+    points = f"{low:.1f},{y:.1f} {centre:.1f},{y - 7:.1f} {high:.1f},{y:.1f} {centre:.1f},{y + 7:.1f}"
+    return (
+        f'<polygon points="{points}" fill="{fill}" stroke="{fill}"><title>{escape(tooltip)}</title></polygon>'
+    )
+
+
+def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, title: str) -> str:
+    """The forest of a comparison across collections (``stats.pooled.pooled_comparison``'s two tables): per
+    treatment, one row per collection (its delta and interval, coloured by its verdict, filled and starred
+    when significant), then the pooled diamond (the stratified bootstrap interval, coloured by the pooled
+    verdict) and the random-effects diamond (its interval, blue), with a line at zero.
+    """
+    several = len(pooled) > 1
+    weighting = str(pooled.attrs.get("weighting", pooled["weighting"].iloc[0] if len(pooled) else ""))
+    pooled_label = "pooled (" + ("equal weight" if weighting == "collection" else "per query") + ")"
+    entries: list[tuple[str, str, float, float, float, str, str]] = []  # kind, label, delta, low, high, ...
+    for row in pooled.to_dict(orient="records"):
+        treatment = str(row["treatment"])
+        if several:
+            entries.append(("heading", f"{treatment} vs control", math.nan, math.nan, math.nan, "", ""))
+        mine = per_collection[per_collection["treatment"] == treatment]
+        for c in mine.to_dict(orient="records"):
+            entries.append(
+                ("row", str(c["collection"]), float(c["delta"]), float(c["ci_low"]), float(c["ci_high"]),
+                 str(c["verdict"]), f"{c['collection']}: {float(c['delta']):+.4f} ({c['verdict']})")
+            )  # fmt: skip
+        entries.append(
+            ("pooled", pooled_label, float(row["delta"]), float(row["ci_low"]), float(row["ci_high"]),
+             str(row["verdict"]), f"pooled: {float(row['delta']):+.4f} ({row['verdict']})")
+        )  # fmt: skip
+        entries.append(
+            ("meta", "random effects", float(row["meta_effect"]), float(row["meta_ci_low"]),
+             float(row["meta_ci_high"]), "", f"random effects: {float(row['meta_effect']):+.4f}")
+        )  # fmt: skip
+    labels = [e[1] for e in entries]
+    label_width = min(320, 12 + 6.6 * (2 + max((len(t) for t in labels), default=10)))  # 2: the star
+    left, right, top, row_h = label_width + 20, 30, 62, 22
+    legend = [
+        ("better (significant)", VERDICT_COLOURS[BETTER], True),
+        ("worse (significant)", VERDICT_COLOURS[WORSE], True),
+        ("not significant", VERDICT_COLOURS[NO_DIFFERENCE], False),
+        ("random effects", BLUE, True),
+    ]
+    legend_width = sum(22 + 6.2 * len(item[0]) for item in legend)
+    width = max(640, left + 420, left + legend_width + right)
+    height = top + row_h * len(entries) + 60
+    values = np.array([v for e in entries for v in e[2:5]], dtype=float)
+    finite = np.concatenate([values[np.isfinite(values)], [0.0]])
+    ticks = nice_ticks(float(finite.min()), float(finite.max()))
+    x = _Scale(ticks[0], ticks[-1], left, width - right)
+    bottom = top + row_h * len(entries) + 4
+    metric = str(pooled.attrs.get("metric", pooled["metric"].iloc[0] if len(pooled) else ""))
+    body = [_text(12, 22, title, size=15, weight="bold")]
+    body.append(
+        _text(12, 40, f"{metric}: each collection, the pooled delta and the random effects", fill="#555")
+    )
+    body += _x_axis(
+        x, ticks, bottom, top - 6, "difference, treatment − control (mean with its confidence interval)"
+    )
+    body.append(_line(x(0), top - 6, x(0), bottom, stroke="#222", width=1.2))
+    for i, (kind, label, delta, low, high, verdict, tip) in enumerate(entries):
+        y = top + row_h * i + row_h / 2
+        significant = verdict in SIGNIFICANT
+        if kind == "heading":
+            body.append(_text(12, y + 4, label, size=12, weight="bold"))
+            continue
+        if kind == "pooled":
+            body.append(_line(left - 6, y - row_h / 2, width - right, y - row_h / 2, stroke="#bbb"))
+        star = "★ " if significant else ""
+        bold = "bold" if significant or kind == "pooled" else "normal"
+        body.append(_text(left - 10, y + 4, star + label, size=12, anchor="end", weight=bold))
+        if not (math.isfinite(delta) and math.isfinite(low) and math.isfinite(high)):
+            continue
+        if kind == "row":
+            colour = verdict_colour(verdict)
+            body.append(_line(x(low), y, x(high), y, stroke=colour, width=2.5))
+            body += [
+                _line(x(low), y - 5, x(low), y + 5, stroke=colour, width=2),
+                _line(x(high), y - 5, x(high), y + 5, stroke=colour, width=2),
+            ]
+            body.append(_circle(x(delta), y, 5, colour if significant else "white", colour, tip))
+        else:
+            colour = verdict_colour(verdict) if kind == "pooled" else BLUE
+            body.append(_diamond(x(low), x(delta), x(high), y, colour, tip))
+    body += _legend(legend, left, height - 8)
+    return _svg(width, height, body, title)

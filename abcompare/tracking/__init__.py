@@ -10,6 +10,8 @@ Read top to bottom, the modules follow a comparison into the store and back:
   :class:`~abcompare.tracking.writer.RecordedRuns`;
 - ``logger``: :class:`~abcompare.tracking.logger.ComparisonLogger` lays a comparison out as those commands
   (a parent run, a child run per variant);
+- ``collections``: :class:`~abcompare.tracking.collections.CollectionsLogger`, a comparison across
+  collections: a top run with the pooled test, each collection's comparison nested under it;
 - ``artifacts``: the files each run carries; ``lifecycle``: what the runner calls, in order;
-- ``reader``: ``load_comparison`` reads it all back.
+- ``reader``: ``load_comparison`` reads it all back (a top run as ``LoadedCollections``).
 """

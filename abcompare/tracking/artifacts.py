@@ -4,12 +4,13 @@ forest of differences, paired scatters, a sweep's quality-vs-latency plane, ``re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
-    from abcompare.outcome.results import ComparisonResult, VariantOutcome
+    from abcompare.outcome.results import CollectionsResult, ComparisonResult, VariantOutcome
 
 
 def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Path) -> dict[str, str | Path]:
@@ -62,3 +63,27 @@ def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
     if result.grid is not None and "efficiency.seconds_per_query" in result.grid:
         files[PARETO_PLOT] = pareto_svg(result.grid, primary, inputs.control_seconds_per_query)
     return files
+
+
+def collections_files(result: CollectionsResult, links: Mapping[str, str]) -> dict[str, str | Path]:
+    """The top run's files for a comparison across collections: the forest of the collections,
+    ``report.html`` (its per-collection table linking to each collection's run: ``links``) and what it was
+    made from (``result.json``); none when tracking is off."""
+    if not result.config.tracking.enabled:
+        return {}
+    import json
+
+    from abcompare.outcome.html import (
+        collections_forest,
+        collections_inputs_summary,
+        collections_report_inputs,
+        render_collections,
+    )
+    from abcompare.tracking.layout import POOLED_FOREST_PLOT, REPORT_FILE, RESULT_FILE
+
+    inputs = collections_report_inputs(result, links)
+    return {
+        REPORT_FILE: render_collections(inputs),
+        RESULT_FILE: json.dumps(collections_inputs_summary(inputs), indent=2, default=str),
+        POOLED_FOREST_PLOT: collections_forest(inputs),
+    }

@@ -218,3 +218,51 @@ def compare_url(base: str, experiment_id: str, run_ids: list[str]) -> str:
     runs = urllib.parse.quote(json.dumps(list(run_ids)), safe="")
     experiments = urllib.parse.quote(json.dumps([experiment_id]), safe="")
     return ui_url(base, "compare-runs", f"runs={runs}&experiments={experiments}")
+
+
+# ------------------------------------------------------------------------------------------ collections
+#: A comparison across several collections (``datasets:``): one top run of role ``collections`` holding the
+#: pooled test, each collection's comparison nested under it (its parent run, tagged with the collection,
+#: laid out exactly as a single-collection comparison: the variant runs nested under that).
+ROLE_COLLECTIONS = "collections"
+COLLECTION_TAG = "abcompare.collection"  # on a collection's comparison run: the collection's name
+#: The top run's key prefix of each treatment's pooled figures (``_pooled.hybrid.ndcg_at_10.delta``);
+#: ``_`` sorts before every lowercase key, so MLflow's compare view lists them first.
+POOLED = "_pooled"
+#: The pooled test's fields (``stats.pooled.pooled_comparison``'s columns): the weighted mean delta, its
+#: stratified-bootstrap interval, the stratified sign-flip p (raw and adjusted over the treatments) and the
+#: verdict code (1 better, -1 worse, 0 neither).
+POOLED_FIELDS = ("delta", "ci_low", "ci_high", "p_value", "p_adjusted", "verdict")
+#: The rest of a treatment's pooled figures, after every ``_pooled`` key (``pooled.hybrid.ndcg_at_10.i2``):
+#: the random-effects meta-analysis (effect, interval, p, tau², I², Cochran's Q and its p) and the counts.
+POOLED_DETAIL = "pooled"
+POOLED_DETAIL_FIELDS = (
+    "meta_effect", "meta_ci_low", "meta_ci_high", "meta_p_value", "tau2", "i2", "q", "q_p_value",
+    "collections", "n_queries",
+)  # fmt: skip
+#: Each (collection, treatment)'s primary figures on the top run
+#: (``collection.scifact.hybrid.ndcg_at_10.delta``), ``p_adjusted`` over the family of every collection's
+#: primary tests.
+COLLECTION_PREFIX = "collection"
+PER_COLLECTION_FIELDS = ("delta", "ci_low", "ci_high", "p_value", "p_adjusted", "verdict", "n_queries")
+POOLED_TABLE = "pooled"  # top run: one row per treatment
+PER_COLLECTION_TABLE = "per_collection"  # top run: one row per (collection, treatment)
+POOLED_FOREST_PLOT = f"{PLOTS_DIR}/collections_forest.svg"  # top run: per-collection deltas, pooled diamonds
+COLLECTIONS_RESULT_FILE = RESULT_FILE  # top run: what its report needs besides the tables (sentences, links)
+
+
+def pooled_key(treatment: str, metric: str, field: str) -> str:
+    """The top run's key of one pooled figure: ``_pooled.hybrid.ndcg_at_10.delta``."""
+    return f"{POOLED}.{mlflow_safe_name(treatment)}.{metric_key(metric)}.{field}"
+
+
+def pooled_detail_key(treatment: str, metric: str, field: str) -> str:
+    """The top run's key of one meta-analysis figure or count: ``pooled.hybrid.ndcg_at_10.i2``."""
+    return f"{POOLED_DETAIL}.{mlflow_safe_name(treatment)}.{metric_key(metric)}.{field}"
+
+
+def collection_key(collection: str, treatment: str, metric: str, field: str) -> str:
+    """The top run's key of one collection's primary figure: ``collection.scifact.hybrid.ndcg_at_10.delta``
+    (the collection and the treatment MLflow-safe, the metric as :func:`metric_key` has it)."""
+    names = f"{mlflow_safe_name(collection)}.{mlflow_safe_name(treatment)}"
+    return f"{COLLECTION_PREFIX}.{names}.{metric_key(metric)}.{field}"

@@ -28,6 +28,7 @@ from abcompare.tracking.layout import (
     ATTRIBUTION_PER_QUERY_TABLE,
     ATTRIBUTION_TABLE,
     CODE_VERSION_TAG,
+    COLLECTION_TAG,
     COMPARISON_FIELDS,
     COMPARISON_TABLE,
     COMPARISON_TAG,
@@ -82,6 +83,7 @@ from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import ComparisonResult
+    from abcompare.tracking.collections import Nesting
 
 
 PARENT = "parent"
@@ -137,8 +139,10 @@ class ComparisonLogger:
         staging: Path,
         *,
         background: bool = False,
+        nested: Nesting | None = None,
     ) -> None:
         self.config = config
+        self.nested = nested  # a collection's comparison: its parent run goes under the whole comparison's
         self.config_path = config_path
         self.dataset = dataset
         self.version = version
@@ -183,6 +187,8 @@ class ComparisonLogger:
     def run_name(self) -> str:
         """The parent's name: the comparison's name and when it started, so runs can be told apart."""
         base = self.config.tracking.run_name or self.config.name
+        if self.nested is not None and self.nested.collection not in base:  # the run says its collection
+            base = f"{self.nested.collection}: {base}"
         return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
 
     # ---------------------------------------------------------------- stages
@@ -199,7 +205,11 @@ class ComparisonLogger:
             {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
         )
         tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
-        self._send(Command.START_RUN, PARENT, self.run_name(), tags, description=cfg.description)
+        nesting: dict[str, str] = {}
+        if self.nested is not None:
+            tags[COLLECTION_TAG] = self.nested.collection
+            nesting["parent_run_id"] = self.nested.parent_run_id
+        self._send(Command.START_RUN, PARENT, self.run_name(), tags, description=cfg.description, **nesting)
         settings = {
             "dataset": cfg.dataset.model_dump(mode="json"),
             "evaluation": cfg.evaluation.model_dump(mode="json"),

@@ -23,25 +23,30 @@ from abcompare.outcome.rows import primary_first
 from abcompare.tracking.layout import (
     ATTRIBUTION_PER_QUERY_TABLE,
     ATTRIBUTION_TABLE,
+    COLLECTION_TAG,
     COMPARISON_TABLE,
     COMPARISON_TAG,
     COST_TABLE,
     GRID_TABLE,
     HITS_FILE,
     PARENT_RUN_TAG,
+    PER_COLLECTION_TABLE,
     PER_QUERY_TABLE,
+    POOLED_TABLE,
     QUERIES_TABLE,
     RESULT_FILE,
+    ROLE_COLLECTIONS,
     ROLE_COMPARISON,
     ROLE_CONTROL,
     ROLE_TAG,
+    SUMMARY_FILE,
     VARIANT_TAG,
     table_file,
 )
 from abcompare.tracking.store import DEFAULT_DB, sqlite_path
 
 if TYPE_CHECKING:
-    from abcompare.outcome.html import ReportInputs
+    from abcompare.outcome.html import CollectionsReportInputs, ReportInputs
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -177,6 +182,54 @@ class LoadedComparison:
         return rows.set_index("rank")
 
 
+@dataclass
+class LoadedCollections:
+    """A comparison across collections read back from MLflow: the pooled test and the per-collection table
+    from its top run, and each collection's own comparison, read when asked for (:meth:`collection`)."""
+
+    parent_run_id: str  # the top run's
+    experiment_id: str
+    name: str
+    pooled: pd.DataFrame  # one row per treatment (``stats.pooled.pooled_comparison``'s columns)
+    per_collection: pd.DataFrame  # one row per (collection, treatment)
+    collection_run_ids: dict[str, str]  # collection -> its comparison's parent run, in config order
+    runs: pd.DataFrame  # the collections' comparison runs, as ``mlflow.search_runs`` has them
+    tracking_uri: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)  # result.json: the sentences, the links
+    params: dict[str, str] = field(default_factory=dict)  # the top run's params (the settings)
+    tags: dict[str, str] = field(default_factory=dict)  # the top run's tags
+    summary_markdown: str = ""  # summary.md: the description (the pooled verdicts, the per-collection table)
+    with_hits: bool = True  # whether :meth:`collection` reads each variant's hits
+    _loaded: dict[str, LoadedComparison] = field(default_factory=dict, repr=False)
+
+    @property
+    def collections(self) -> list[str]:
+        """The collections' names, in config order."""
+        return list(self.collection_run_ids)
+
+    @property
+    def treatments(self) -> list[str]:
+        return [str(name) for name in self.pooled["treatment"]]
+
+    def collection(self, name: str) -> LoadedComparison:
+        """One collection's comparison, as :func:`load_comparison` reads a single one (read once)."""
+        if name not in self.collection_run_ids:
+            raise KeyError(f"no collection {name!r} in this comparison; it has {', '.join(self.collections)}")
+        if name not in self._loaded:
+            loaded = load_comparison(
+                self.collection_run_ids[name], tracking_uri=self.tracking_uri, with_hits=self.with_hits
+            )
+            assert isinstance(loaded, LoadedComparison)
+            self._loaded[name] = loaded
+        return self._loaded[name]
+
+    def paired(self, treatment: str, metric: str) -> pd.DataFrame:
+        """Every collection's per-query control, treatment and delta on ``metric`` with the query text, one
+        table indexed by (collection, query id): the pooled test's inputs, for a notebook."""
+        frames = {name: self.collection(name).paired(treatment, metric) for name in self.collections}
+        return pd.concat(frames, names=["collection", "query_id"])
+
+
 # ------------------------------------------------------------------------------------------ the store
 def find_store(start: Path | None = None) -> tuple[str, list[str]]:
     """The tracking URI to read: ``$MLFLOW_TRACKING_URI``, else the nearest ``mlflow.db`` in ``start`` (the
@@ -222,7 +275,9 @@ def _client(tracking_uri: str | None) -> tuple[Any, str]:
 
 
 def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None = None) -> str:
-    """The run id of the most recent finished comparison (optionally within one experiment)."""
+    """The run id of the most recent finished comparison (optionally within one experiment): a
+    single-collection comparison's parent run or a comparison across collections' top run (never one
+    collection's run nested in it)."""
     client, uri = _client(tracking_uri)
     if experiment is not None:
         found = client.get_experiment_by_name(experiment)
@@ -231,12 +286,15 @@ def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None
         experiment_ids = [found.experiment_id]
     else:
         experiment_ids = [e.experiment_id for e in client.search_experiments()]
-    runs = client.search_runs(
-        experiment_ids,
-        filter_string=f"tags.`{ROLE_TAG}` = '{ROLE_COMPARISON}' and attributes.status = 'FINISHED'",
-        order_by=["attributes.start_time DESC"],
-        max_results=1,
-    )
+    runs = []  # the latest finished comparison that is not one collection's of a larger one
+    for role, where in ((ROLE_COMPARISON, f" and tags.`{COLLECTION_TAG}` IS NULL"), (ROLE_COLLECTIONS, "")):
+        runs += client.search_runs(
+            experiment_ids,
+            filter_string=f"tags.`{ROLE_TAG}` = '{role}' and attributes.status = 'FINISHED'{where}",
+            order_by=["attributes.start_time DESC"],
+            max_results=1,
+        )
+    runs.sort(key=lambda run: run.info.start_time, reverse=True)
     if not runs:
         raise TrackingError(
             f"no finished abcompare comparison found in {uri}", hint="run `abcompare run CONFIG` first"
@@ -266,11 +324,11 @@ def _comparison_run(client: Any, run_id: str, uri: str) -> Any:
             f"no run {run_id} in {uri}", field="RUN_ID", hint="give a comparison's parent run id, or none"
         ) from None
     role = run.data.tags.get(ROLE_TAG)
-    if role != ROLE_COMPARISON:
+    if role not in (ROLE_COMPARISON, ROLE_COLLECTIONS):
         raise TrackingError(
             f"run {run_id} in {uri} is not an abcompare comparison (role: {role or 'none'})",
             field="RUN_ID",
-            hint="give the parent run's id: the one tagged abcompare.role=comparison",
+            hint="give the parent run's id: the one tagged abcompare.role=comparison (or collections)",
         )
     return run
 
@@ -281,16 +339,26 @@ def load_comparison(
     experiment: str | None = None,
     tracking_uri: str | None = None,
     with_hits: bool = True,
-) -> LoadedComparison:
-    """Read a comparison (default: the latest finished one) and its variant runs back from MLflow."""
-    import tempfile
-
+) -> LoadedComparison | LoadedCollections:
+    """Read a comparison (default: the latest finished one) and its variant runs back from MLflow; a
+    comparison across collections (its top run) as :class:`LoadedCollections`, whose
+    :meth:`~LoadedCollections.collection` reads each collection's comparison."""
     from abcompare.tracking.store import quiet_mlflow
 
     quiet_mlflow()
     client, uri = _client(tracking_uri)
     run_id = parent_run_id or latest_comparison_id(uri, experiment)
     parent = _comparison_run(client, run_id, uri)
+    if parent.data.tags.get(ROLE_TAG) == ROLE_COLLECTIONS:
+        return _load_collections(client, parent, uri, with_hits=with_hits)
+    return _load_one(client, parent, uri, with_hits=with_hits)
+
+
+def _load_one(client: Any, parent: Any, uri: str, *, with_hits: bool) -> LoadedComparison:
+    """One comparison's parent run and its variant runs."""
+    import tempfile
+
+    run_id = parent.info.run_id
     experiment_id = parent.info.experiment_id
     children = client.search_runs(
         [experiment_id],
@@ -351,6 +419,49 @@ def load_comparison(
     )
 
 
+def _load_collections(client: Any, top: Any, uri: str, *, with_hits: bool) -> LoadedCollections:
+    """A comparison across collections' top run: its tables, and which run holds each collection."""
+    import tempfile
+
+    run_id = top.info.run_id
+    nested = client.search_runs(
+        [top.info.experiment_id],
+        filter_string=f"tags.`{PARENT_RUN_TAG}` = '{run_id}'",
+        order_by=["attributes.start_time ASC"],
+        max_results=5000,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        pooled = _read_table(client, run_id, POOLED_TABLE, folder)
+        per_collection = _read_table(client, run_id, PER_COLLECTION_TABLE, folder)
+        extras: dict[str, Any] = {}
+        logged = _artifact_paths(client, run_id)
+        if RESULT_FILE in logged:
+            extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
+        summary = ""
+        if SUMMARY_FILE in logged:
+            summary = Path(client.download_artifacts(run_id, SUMMARY_FILE, str(folder))).read_text()
+    found = {run.data.tags.get(COLLECTION_TAG, run.info.run_name): run.info.run_id for run in nested}
+    order = list(dict.fromkeys(per_collection["collection"].astype(str)))
+    run_ids = {name: found[name] for name in order if name in found}
+    run_ids.update({name: rid for name, rid in found.items() if name not in run_ids})  # a failed pooling's
+    return LoadedCollections(
+        parent_run_id=run_id,
+        experiment_id=top.info.experiment_id,
+        name=top.data.tags.get(COMPARISON_TAG, top.info.run_name),
+        pooled=pooled,
+        per_collection=per_collection,
+        collection_run_ids=run_ids,
+        runs=_runs_frame(nested),
+        tracking_uri=uri,
+        extras=extras,
+        params=dict(top.data.params),
+        tags=dict(top.data.tags),
+        summary_markdown=summary,
+        with_hits=with_hits,
+    )
+
+
 def _runs_frame(runs: list[Any]) -> pd.DataFrame:
     """The variant runs as ``mlflow.search_runs`` has them: run_id, status, metrics.*, params.*, tags.*."""
     rows = []
@@ -382,6 +493,10 @@ def logged_report(
     from abcompare.tracking.reader import load_comparison
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
+    if isinstance(loaded, LoadedCollections):
+        from abcompare.outcome.html import render_collections
+
+        return render_collections(loaded_collections_report_inputs(loaded)), loaded
     return render(loaded_report_inputs(loaded)), loaded
 
 
@@ -394,6 +509,10 @@ def logged_markdown(
     from abcompare.outcome.markdown import summary_markdown
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri, with_hits=False)
+    if isinstance(loaded, LoadedCollections):  # the top run's description: the pooled verdicts, the table
+        from abcompare.tracking.layout import NOTE_TAG
+
+        return loaded.summary_markdown or loaded.tags.get(NOTE_TAG, ""), loaded
     return summary_markdown(loaded_report_inputs(loaded)), loaded
 
 
@@ -431,4 +550,27 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         attribution=loaded.attribution_table,
         attribution_per_query=loaded.attribution_per_query,
         notes=extras.get("notes", {}),
+    )
+
+
+def loaded_collections_report_inputs(loaded: LoadedCollections) -> CollectionsReportInputs:
+    """What the top run's ``report.html`` shows, from a comparison across collections read back from
+    MLflow: the sentences and links it was logged with (``result.json``), the tables as logged."""
+    from abcompare.outcome.html import CollectionsReportInputs
+    from abcompare.tracking.layout import PRIMARY_METRIC_TAG, verdict_tag
+
+    extras = loaded.extras
+    sentences = extras.get("sentences") or {
+        name: loaded.tags.get(verdict_tag(name), "") for name in loaded.treatments
+    }
+    return CollectionsReportInputs(
+        name=extras.get("name", loaded.name),
+        description=extras.get("description", ""),
+        primary_metric=extras.get("primary_metric", loaded.tags.get(PRIMARY_METRIC_TAG, "")),
+        weighting=extras.get("weighting", loaded.params.get("significance.pooling", "collection")),
+        pooled=loaded.pooled,
+        per_collection=loaded.per_collection,
+        sentences=sentences,
+        links=extras.get("links", {}),
+        source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
     )

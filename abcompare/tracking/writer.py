@@ -114,8 +114,12 @@ class RunWriter:
         tags: Mapping[str, str],
         parent: str | None = None,
         description: str | None = None,
+        parent_run_id: str | None = None,
     ) -> None:
-        parent_id = self.run_ids.get(parent) if parent else None
+        """Create the run of ``handle``, nested under the run of the handle ``parent`` or, for a run whose
+        parent another session made (a collection's comparison under the whole comparison's run), under
+        the run id ``parent_run_id``."""
+        parent_id = self.run_ids.get(parent) if parent else parent_run_id
         self.run_ids[handle] = self.tracker.start_run(
             name, tags, parent_id=parent_id, description=description
         )
@@ -258,6 +262,10 @@ class LocalSession:
     def finish(self) -> RecordedRuns:
         return self.writer.report()
 
+    def report(self) -> RecordedRuns:
+        """Where the runs are so far (every command sent has run); the session stays open."""
+        return self.writer.report()
+
     def abort(self, status: str) -> None:
         self.writer.end_all(status)
 
@@ -311,6 +319,14 @@ class ForkedSession:
         self.send(Command.REPORT)
         recorded = self._drain(block=True)
         self._close()
+        assert isinstance(recorded, RecordedRuns)
+        return recorded
+
+    def report(self) -> RecordedRuns:
+        """Wait until the writer has run every command sent so far and return where the runs are (a run
+        started in it has its id); the session stays open. Raises the writer's error, if one came back."""
+        self.send(Command.REPORT)
+        recorded = self._drain(block=True)
         assert isinstance(recorded, RecordedRuns)
         return recorded
 

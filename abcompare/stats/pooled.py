@@ -1,0 +1,444 @@
+"""One verdict across several collections: the pooled delta, its stratified tests, the per-collection family.
+
+The queries are paired within a collection and independent across collections. The pooled delta is the
+weighted mean of the collections' mean differences, sum_c W_c mean(d_c): equal weight per collection
+(``collection``, W_c = 1 / C, the BEIR convention) or per query (``per_query``, W_c = n_c / N).
+
+- p-value: the stratified sign-flip test. Under the null every query's difference is equally likely to
+  have either sign, within its collection; the pooled statistic is then sum_i x_i with x_i = W_c d_i / n_c,
+  so the test is :func:`~abcompare.stats.permutation.sign_flip_test` on the x_i (its exact-vs-Monte-Carlo
+  threshold and its p rule, unchanged), queries whose differences are all zero left out (a zero has the
+  same value under both signs, so the p-value is the same and the enumeration exact more often).
+- interval: the stratified bootstrap, queries resampled with replacement within each collection; BCa with
+  the stratified jackknife's acceleration (influence W_c (d_i - mean_c) / n_c), the percentile interval
+  where BCa is undefined, as ``stats.bootstrap`` does for one collection.
+- beside them, the random-effects meta-analysis of the collections' deltas (:mod:`.meta_analysis`).
+
+Randomness: one ``Generator(PCG64(seed))`` per call, consumed first by the sign vectors (shared by all
+treatments), then by the bootstrap's resamples (shared by all treatments, collection by collection within
+each batch). With one collection and one treatment the draws are those of ``paired_comparison`` on the
+primary metric alone, so its permutation p and interval are the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from abcompare.core.errors import StatisticsError
+from abcompare.core.vocabulary import BETTER, HOLM, MAXT, PERMUTATION, PRIMARY, WORSE
+from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
+from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
+from abcompare.stats.comparison import check_test_settings, paired_comparison
+from abcompare.stats.correction import adjust_pvalues
+from abcompare.stats.maxt import max_t_sign_flip
+from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
+from abcompare.stats.paired import constant_columns, paired_differences
+from abcompare.stats.permutation import PermutationResult, sign_flip_test
+from abcompare.stats.verdict import verdicts
+
+COLLECTION = "collection"
+PER_QUERY = "per_query"
+#: How the pooled delta weighs the collections: equally (the BEIR convention) or by their queries.
+WEIGHTINGS: tuple[str, ...] = (COLLECTION, PER_QUERY)
+CONTROL = "control"
+#: The columns of the two tables, in order.
+POOLED_COLUMNS: tuple[str, ...] = (
+    "treatment", "metric", "weighting", "collections", "n_queries", "delta", "ci_low", "ci_high",
+    "p_value", "p_adjusted", "exact", "meta_effect", "meta_ci_low", "meta_ci_high", "meta_p_value",
+    "tau2", "i2", "q", "q_p_value", "verdict", "better", "worse", "no_difference", "disagree",
+)  # fmt: skip
+PER_COLLECTION_COLUMNS: tuple[str, ...] = (
+    "collection", "treatment", "metric", "n_queries", "delta", "ci_low", "ci_high", "p_value",
+    "p_adjusted", "verdict",
+)  # fmt: skip
+
+
+def pooling_weights(sizes: Sequence[int], weighting: str = COLLECTION) -> np.ndarray:
+    """W_c per collection (summing to 1): 1 / C for ``collection``, n_c / N for ``per_query``."""
+    n = np.asarray(sizes, dtype=np.float64)
+    if weighting == COLLECTION:
+        return np.full(n.size, 1.0 / n.size)
+    if weighting == PER_QUERY:
+        return n / n.sum()
+    raise StatisticsError(
+        f"unknown weighting {weighting!r}", field="weighting", hint=f"use one of {', '.join(WEIGHTINGS)}"
+    )
+
+
+def _stacked(differences: Sequence[np.ndarray], weights: np.ndarray) -> np.ndarray:
+    """The x_i = W_c d_i / n_c of every query, collection after collection ((N, m) array)."""
+    parts = []
+    for d, w in zip(differences, weights, strict=True):
+        d = np.asarray(d, dtype=np.float64)
+        d = d[:, None] if d.ndim == 1 else d
+        parts.append(d * (w / d.shape[0]))
+    return np.vstack(parts)
+
+
+def _changed_rows(x: np.ndarray) -> np.ndarray:
+    """The queries with a non-zero difference in some column (the others do not move under flips); one
+    zero row when none has (every p is then 1, from the two sign vectors of that row)."""
+    changed = x[np.any(x != 0, axis=1)]
+    return changed if len(changed) else x[:1]
+
+
+def stratified_sign_flip_test(
+    differences: Sequence[np.ndarray],
+    weights: Sequence[float] | np.ndarray,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | None = None,
+) -> PermutationResult:
+    """Two-sided sign-flip test of sum_c W_c mean(d_c) = 0, signs flipped query by query within collections.
+
+    ``differences`` holds each collection's (n_c,) or (n_c, m) differences; the columns share the sign
+    vectors. ``statistic`` is the pooled delta; ``exact`` when every sign vector of the changed queries
+    was enumerated (2^k <= n_resamples, k the queries with a non-zero difference), p = count / 2^k;
+    otherwise p = (b + 1) / (B + 1), the rule of :func:`~abcompare.stats.permutation.sign_flip_test`.
+    """
+    x = _stacked(differences, np.asarray(weights, dtype=np.float64))
+    flips = sign_flip_test(_changed_rows(x), n_resamples, rng)
+    squeeze = all(np.ndim(d) == 1 for d in differences)
+    delta = x.sum(axis=0)
+    pvalue = np.atleast_1d(flips.pvalue)
+    if squeeze:
+        return PermutationResult(delta[0], pvalue[0], flips.n_resamples, flips.exact)
+    return PermutationResult(delta, pvalue, flips.n_resamples, flips.exact)
+
+
+@dataclass(frozen=True)
+class StratifiedBootstrap:
+    """Per column: the pooled delta, its percentile and BCa intervals, which one is the interval
+    (``ci_method``: "bca", or "percentile" where BCa is undefined), and the resampled pooled means."""
+
+    statistic: np.ndarray
+    pct_low: np.ndarray
+    pct_high: np.ndarray
+    bca_low: np.ndarray
+    bca_high: np.ndarray
+    ci_method: np.ndarray
+    means: np.ndarray
+    n_resamples: int
+
+
+@single_threaded_blas()
+def stratified_bootstrap(
+    differences: Sequence[np.ndarray],
+    weights: Sequence[float] | np.ndarray,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | None = None,
+    alpha: float = 0.05,
+) -> StratifiedBootstrap:
+    """Resample queries with replacement within each collection; intervals at 1 - alpha for the pooled delta.
+
+    Each resample's pooled mean is sum_c W_c mean(d*_c). The BCa acceleration is the stratified one
+    (Davison & Hinkley 1997, 3.7): the skewness of the influence values W_c (d_i - mean_c) / n_c.
+    """
+    if n_resamples < 2:
+        raise ValueError("n_resamples must be at least 2")
+    rng = rng if rng is not None else np.random.default_rng()
+    w = np.asarray(weights, dtype=np.float64)
+    blocks = [np.asarray(d, dtype=np.float64) for d in differences]
+    squeeze = all(b.ndim == 1 for b in blocks)
+    blocks = [b[:, None] if b.ndim == 1 else b for b in blocks]
+    means_c = [b.mean(axis=0) for b in blocks]
+    delta = sum(wc * mc for wc, mc in zip(w, means_c, strict=True))
+    centred = [np.where(constant_columns(b), 0.0, b - mc) for b, mc in zip(blocks, means_c, strict=True)]
+    influence = np.vstack([wc * c / b.shape[0] for wc, c, b in zip(w, centred, blocks, strict=True)])
+    constant = np.all(influence == 0, axis=0)
+    tol = _RTOL * np.abs(influence).sum(axis=0)
+    total = sum(b.shape[0] for b in blocks)
+    m = blocks[0].shape[1]
+    dev = np.empty((n_resamples, m))
+    sizes = list(chunk_sizes(n_resamples, total))
+    samplers = [CountSampler(sizes[0], b.shape[0]) for b in blocks]
+    done = 0
+    for rows in sizes:
+        shift = np.zeros((rows, m))
+        for wc, c, sampler in zip(w, centred, samplers, strict=True):
+            shift += wc * ((sampler.draw(rng, rows) @ c) / c.shape[0])
+        dev[done : done + rows] = shift
+        done += rows
+    means = delta + dev
+    pct_low, pct_high = np.percentile(means, [100.0 * alpha / 2.0, 100.0 * (1.0 - alpha / 2.0)], axis=0)
+    bca_low, bca_high = _bca(means, dev, influence, alpha, tol)
+    pct_low, pct_high = np.where(constant, delta, pct_low), np.where(constant, delta, pct_high)
+    bca_low, bca_high = np.where(constant, delta, bca_low), np.where(constant, delta, bca_high)
+    fallback = ~(np.isfinite(bca_low) & np.isfinite(bca_high))
+    ci_method = np.where(fallback, "percentile", "bca")
+    bca_low, bca_high = np.where(fallback, pct_low, bca_low), np.where(fallback, pct_high, bca_high)
+    fields = (delta, pct_low, pct_high, bca_low, bca_high, ci_method)
+    if squeeze:
+        return StratifiedBootstrap(*(f[0] for f in fields), means[:, 0], n_resamples)
+    return StratifiedBootstrap(*fields, means, n_resamples)
+
+
+def _treatment_names(per_query: Mapping[str, Mapping[str, pd.DataFrame]]) -> list[str]:
+    """The treatments (every variant but the control, in the first collection's order), the same in each."""
+    if not per_query:
+        raise StatisticsError(
+            "no collections to pool", field="per_query", hint="pass at least one collection"
+        )
+    names: list[str] | None = None
+    for collection, variants in per_query.items():
+        if CONTROL not in variants:
+            raise StatisticsError(
+                f"collection {collection!r} has no {CONTROL!r} variant",
+                field=f"per_query.{collection}",
+                hint="each collection maps 'control' and every treatment to its per-query metrics",
+            )
+        these = [str(v) for v in variants if v != CONTROL]
+        if names is None:
+            names = these
+        elif sorted(these) != sorted(names):
+            raise StatisticsError(
+                f"collection {collection!r} has treatments {these}, the first collection {names}",
+                field=f"per_query.{collection}",
+                hint="run the same control and treatments on every collection",
+            )
+    if not names:
+        raise StatisticsError("no treatment to compare", field="per_query", hint="add a treatment")
+    return names
+
+
+def _differences(
+    collection: str, variants: Mapping[str, pd.DataFrame], treatment: str, metric: str
+) -> np.ndarray:
+    """One collection's differences of ``treatment`` on ``metric``; a problem names the collection."""
+    try:
+        pairs = paired_differences(variants[CONTROL], variants[treatment], [metric], treatment_name=treatment)
+    except StatisticsError as exc:
+        raise StatisticsError(
+            f"collection {collection!r}: {exc.message}", field=f"per_query.{collection}", hint=exc.hint
+        ) from exc
+    return pairs.d[:, 0]
+
+
+def _collection_rows(
+    comparison: pd.DataFrame, collection: str, treatments: Sequence[str], metric: str
+) -> list[dict[str, object]]:
+    """The primary-metric rows of one collection's comparison table, in treatment order."""
+    rows = comparison[comparison["metric"] == metric].set_index("treatment")
+    missing = [t for t in treatments if t not in rows.index]
+    if missing:
+        raise StatisticsError(
+            f"the comparison of collection {collection!r} has no {metric!r} row for {', '.join(missing)}",
+            field=f"comparisons.{collection}",
+            hint="pass each collection's paired_comparison table on the same metric",
+        )
+    p_column = (
+        "p_primary" if "p_primary" in rows.columns else f"p_{comparison.attrs.get('primary', PERMUTATION)}"
+    )
+    return [
+        {
+            "collection": collection,
+            "treatment": t,
+            "metric": metric,
+            "n_queries": int(rows.at[t, "n_queries"]),
+            "delta": float(rows.at[t, "delta"]),
+            "ci_low": float(rows.at[t, "ci_low"]),
+            "ci_high": float(rows.at[t, "ci_high"]),
+            "p_value": float(rows.at[t, p_column]),
+        }
+        for t in treatments
+    ]
+
+
+def _names(table: pd.DataFrame, treatment: str, verdict: Sequence[str] | None, exclude: bool = False) -> str:
+    rows = table[table["treatment"] == treatment]
+    chosen = rows["verdict"].isin(verdict or ())
+    return ";".join(rows.loc[~chosen if exclude else chosen, "collection"].astype(str))
+
+
+def pooled_comparison(
+    per_query: Mapping[str, Mapping[str, pd.DataFrame]],
+    *,
+    metric: str,
+    weighting: str = COLLECTION,
+    correction: str,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    comparisons: Mapping[str, pd.DataFrame] | None = None,
+    min_effect: float | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pooled comparison of every treatment with the control on ``metric``, and the per-collection table.
+
+    Parameters
+    ----------
+    per_query : mapping collection -> (mapping variant -> per-query metrics)
+        Each collection's per-query tables (index ``query_id``), ``"control"`` and each treatment.
+    metric : str
+        The metric pooled (the primary metric).
+    weighting : {'collection', 'per_query'}
+        Equal weight per collection (the BEIR convention) or per query.
+    correction : {'holm', 'bh', 'maxt', 'none'}
+        For the pooled family (the treatments; ``maxt`` on the stratified sign flips) and the per-collection
+        family (every (collection, treatment) primary test; ``maxt`` has no joint resampling across
+        independent collections, so that family uses Holm, as ``attrs["correction"]`` says).
+    alpha, n_resamples, seed, min_effect
+        As in :func:`~abcompare.stats.comparison.paired_comparison`.
+    comparisons : mapping collection -> paired_comparison table, optional
+        Each collection's own table: its ``metric`` rows give the per-collection delta, interval and
+        primary p-value. Without them each collection's comparison is run here (permutation primary).
+
+    Returns
+    -------
+    (pooled, per_collection) : DataFrames
+        ``pooled`` one row per treatment (:data:`POOLED_COLUMNS`), ``per_collection`` one row per
+        (collection, treatment) (:data:`PER_COLLECTION_COLUMNS`); settings in ``attrs``.
+
+    Examples
+    --------
+    Five queries that all improve: 2^5 sign vectors, of which only all-plus and all-minus reach the
+    observed |sum|, so p = 2/32 however large the gain.
+
+    >>> import pandas as pd
+    >>> a = pd.DataFrame({"query_id": ["a1", "a2", "a3"], "ndcg@10": [0.2, 0.5, 0.1]})
+    >>> b = pd.DataFrame({"query_id": ["b1", "b2"], "ndcg@10": [0.4, 0.3]})
+    >>> up = lambda frame, gain: frame.assign(**{"ndcg@10": frame["ndcg@10"] + gain})
+    >>> pooled, per_collection = pooled_comparison(
+    ...     {"a": {"control": a, "new": up(a, 0.1)}, "b": {"control": b, "new": up(b, 0.2)}},
+    ...     metric="ndcg@10", correction="holm", alpha=0.05, n_resamples=999, seed=0,
+    ... )
+    >>> row = pooled.iloc[0]
+    >>> round(float(row["delta"]), 3), float(row["p_value"]), bool(row["exact"]), str(row["verdict"])
+    (0.15, 0.0625, True, 'no significant difference')
+    """
+    _tests, _primary, correction = check_test_settings(
+        alpha, n_resamples, seed, correction, "permutation", None, "pratt", 0.8, min_effect
+    )
+    if weighting not in WEIGHTINGS:
+        raise StatisticsError(
+            f"unknown weighting {weighting!r}", field="weighting", hint=f"use one of {', '.join(WEIGHTINGS)}"
+        )
+    treatments = _treatment_names(per_query)
+    collections = [str(c) for c in per_query]
+    differences: list[np.ndarray] = []
+    for collection, variants in per_query.items():
+        differences.append(
+            np.column_stack([_differences(collection, variants, t, metric) for t in treatments])
+        )
+    sizes = [d.shape[0] for d in differences]
+    weights = pooling_weights(sizes, weighting)
+    rng = np.random.Generator(np.random.PCG64(int(seed)))
+    x = _changed_rows(_stacked(differences, weights))
+    if correction == MAXT and len(treatments) > 1 and x.shape[0] >= 2:
+        maxt = max_t_sign_flip(x, n_resamples=int(n_resamples), rng=rng)
+        p_value, p_adjusted, exact = maxt.pvalue, maxt.pvalue_adjusted, maxt.exact
+        pooled_correction = MAXT
+    else:  # max-T of one column (or of at most one changed query) is the plain test: Holm changes nothing
+        pooled_correction = HOLM if correction == MAXT else correction
+        flips = stratified_sign_flip_test(differences, weights, int(n_resamples), rng)
+        p_value, exact = np.atleast_1d(flips.pvalue), flips.exact
+        p_adjusted = adjust_pvalues(p_value, pooled_correction)
+    boot = stratified_bootstrap(differences, weights, int(n_resamples), rng, alpha)
+    delta = np.atleast_1d(boot.statistic)
+    ci_low, ci_high = np.atleast_1d(boot.bca_low), np.atleast_1d(boot.bca_high)
+
+    per_collection = _per_collection(
+        per_query, treatments, metric, correction, alpha, n_resamples, seed, comparisons, min_effect
+    )
+    rows = []
+    verdict = verdicts(delta, p_adjusted, ci_low, ci_high, alpha, min_effect)
+    for j, treatment in enumerate(treatments):
+        meta = random_effects(*collection_effects([d[:, j] for d in differences]), alpha=alpha)
+        better = _names(per_collection, treatment, [BETTER])
+        worse = _names(per_collection, treatment, [WORSE])
+        rows.append(
+            {
+                "treatment": treatment,
+                "metric": metric,
+                "weighting": weighting,
+                "collections": len(collections),
+                "n_queries": int(sum(sizes)),
+                "delta": float(delta[j]),
+                "ci_low": float(ci_low[j]),
+                "ci_high": float(ci_high[j]),
+                "p_value": float(p_value[j]),
+                "p_adjusted": float(p_adjusted[j]),
+                "exact": bool(exact),
+                "meta_effect": meta.effect,
+                "meta_ci_low": meta.ci_low,
+                "meta_ci_high": meta.ci_high,
+                "meta_p_value": meta.p_value,
+                "tau2": meta.tau2,
+                "i2": meta.i2,
+                "q": meta.q,
+                "q_p_value": meta.q_p_value,
+                "verdict": str(verdict[j]),
+                "better": better,
+                "worse": worse,
+                "no_difference": _names(per_collection, treatment, [BETTER, WORSE], exclude=True),
+                "disagree": bool(better and worse),
+            }
+        )
+    pooled = pd.DataFrame(rows, columns=list(POOLED_COLUMNS))
+    pooled.attrs.update(
+        metric=metric,
+        weighting=weighting,
+        alpha=alpha,
+        n_resamples=int(n_resamples),
+        seed=int(seed),
+        correction=pooled_correction,
+        test="stratified permutation",
+        ci_method=[str(m) for m in np.atleast_1d(boot.ci_method)],
+        meta_method=META_LABELS[DEFAULT_META_METHOD],
+        min_effect=min_effect,
+        collections=collections,
+    )
+    return pooled, per_collection
+
+
+def _per_collection(
+    per_query: Mapping[str, Mapping[str, pd.DataFrame]],
+    treatments: Sequence[str],
+    metric: str,
+    correction: str,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    comparisons: Mapping[str, pd.DataFrame] | None,
+    min_effect: float | None,
+) -> pd.DataFrame:
+    """One row per (collection, treatment), its primary p adjusted over all of them (Holm for max-T)."""
+    rows: list[dict[str, object]] = []
+    for collection, variants in per_query.items():
+        table = None if comparisons is None else comparisons.get(collection)
+        if table is None:
+            table = paired_comparison(
+                variants[CONTROL],
+                {t: variants[t] for t in treatments},
+                primary_metric=metric,
+                metrics=[metric],
+                alpha=alpha,
+                n_resamples=n_resamples,
+                seed=seed,
+                correction="none",
+                tests=("permutation", "bootstrap"),
+                min_effect=min_effect,
+            )
+        rows.extend(_collection_rows(table, str(collection), treatments, metric))
+    frame = pd.DataFrame(rows)
+    family = HOLM if correction == MAXT else correction
+    frame["p_adjusted"] = adjust_pvalues(frame["p_value"].to_numpy(dtype=np.float64), family)
+    frame["verdict"] = verdicts(
+        frame["delta"], frame["p_adjusted"], frame["ci_low"], frame["ci_high"], alpha, min_effect
+    )
+    frame = frame[list(PER_COLLECTION_COLUMNS)]
+    frame.attrs.update(
+        metric=metric,
+        alpha=alpha,
+        correction=family,
+        family_size=len(frame),
+        correction_note=(
+            "max-T has no joint resampling across independent collections: this family uses Holm"
+            if correction == MAXT
+            else ""
+        ),
+        role=PRIMARY,
+    )
+    return frame

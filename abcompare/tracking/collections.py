@@ -1,0 +1,312 @@
+"""What a comparison across several collections (``datasets:``) writes to MLflow: one top run for the whole
+comparison, and each collection's ordinary comparison nested under it.
+
+The top run (role ``collections``) is opened first, so its id exists before the first collection's
+:class:`~abcompare.tracking.logger.ComparisonLogger` starts (in its own writer session, possibly in a forked
+process): that logger is handed a :class:`Nesting` and puts its parent run under the top run, tagged with
+the collection; below it everything is as in a single-collection comparison. The top run then gets the
+pooled test (``_pooled.<treatment>.<metric>.*``), the meta-analysis (``pooled.<treatment>.<metric>.*``),
+each collection's primary figures (``collection.<name>.<treatment>.<metric>.*``), ``tables/pooled``,
+``tables/per_collection``, the forest of the collections, the description and ``report.html``. The names
+are :mod:`abcompare.tracking.layout`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from abcompare.core.vocabulary import VERDICT_CODE
+from abcompare.tracking.layout import (
+    CODE_VERSION_TAG,
+    COMPARISON_TAG,
+    CONFIG_DIR,
+    CONFIG_HASH_TAG,
+    EXPERIMENT_KIND,
+    EXPERIMENT_KIND_TAG,
+    N_QUERIES_METRIC,
+    NOTE_TAG,
+    PER_COLLECTION_FIELDS,
+    PER_COLLECTION_TABLE,
+    POOLED_DETAIL_FIELDS,
+    POOLED_FIELDS,
+    POOLED_TABLE,
+    PRIMARY_METRIC_TAG,
+    RESOLVED_CONFIG_FILE,
+    ROLE_COLLECTIONS,
+    ROLE_TAG,
+    SUMMARY_FILE,
+    TIMINGS_FILE,
+    VERDICT_TAG,
+    VIEW_TAG,
+    collection_key,
+    pooled_detail_key,
+    pooled_key,
+    run_url,
+    verdict_tag,
+)
+from abcompare.tracking.store import UNRECORDED, flatten, owner_tags
+from abcompare.tracking.writer import Command, RecordedRuns, open_session
+
+if TYPE_CHECKING:
+    from abcompare.outcome.results import CollectionsResult
+
+#: The top run's handle in its writer session.
+TOP = "collections"
+
+
+@dataclass(frozen=True)
+class Nesting:
+    """Where a collection's comparison is recorded: its parent run goes under the top run
+    ``parent_run_id`` and is tagged ``abcompare.collection=<collection>``."""
+
+    parent_run_id: str
+    collection: str
+
+
+class NullCollectionsLogger:
+    """Tracking is off: nothing is recorded, and the collections' comparisons are not nested."""
+
+    background = False
+
+    def start(self) -> None:
+        pass
+
+    def nested(self, collection: str) -> Nesting | None:
+        return None
+
+    def log_collections(
+        self, result: CollectionsResult, files: Mapping[str, str | Path] | None = None
+    ) -> None:
+        pass
+
+    def finish(self) -> RecordedRuns | None:
+        return None
+
+    def abort(self, status: str) -> None:
+        pass
+
+
+class CollectionsLogger:
+    """Logs the top run of a comparison across collections: the runner calls :meth:`start`, hands
+    :meth:`nested` to each collection's logger, then :meth:`log_collections` and :meth:`finish` (or
+    :meth:`abort` when something failed: the collections that finished stay FINISHED, the top run is
+    marked FAILED or KILLED)."""
+
+    def __init__(
+        self, config: Any, config_path: Path | None, version: str, staging: Path, *, background: bool = False
+    ) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.version = version
+        self.session = open_session(staging, background=background)
+        self.background = self.session.background
+        self.config_hash = config.fingerprint()
+        self.started = datetime.now()
+        self.where: RecordedRuns | None = None  # the store, the experiment and the top run's id, once started
+
+    def _send(self, command: Command, *args: Any, **kwargs: Any) -> None:
+        self.session.send(command, *args, **kwargs)
+
+    def run_name(self) -> str:
+        """The top run's name: the comparison's name and when it started."""
+        base = self.config.tracking.run_name or self.config.name
+        return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
+
+    def start(self) -> None:
+        """Open the store and the top run, log the settings and the config, and wait until the run exists
+        (its id is what each collection's comparison is nested under)."""
+        cfg = self.config
+        tracking = cfg.tracking
+        self._send(
+            Command.OPEN,
+            tracking.uri,
+            tracking.experiment,
+            tracking.artifact_location,
+            owner_tags(),
+            {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
+        )
+        tags = {
+            CONFIG_HASH_TAG: self.config_hash,
+            CODE_VERSION_TAG: self.version,
+            COMPARISON_TAG: cfg.name,
+            ROLE_TAG: ROLE_COLLECTIONS,
+            PRIMARY_METRIC_TAG: cfg.evaluation.primary_metric,
+            **tracking.tags,
+        }
+        self._send(Command.START_RUN, TOP, self.run_name(), tags, description=cfg.description)
+        self._send(Command.LOG, TOP, params=flatten(collections_settings(cfg)))
+        if self.config_path is not None:
+            self._send(
+                Command.COPY, TOP, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path)
+            )
+        self._send(Command.JSON, TOP, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
+        self._send(Command.FLUSH, TOP)  # the settings are visible while the collections run
+        self.where = self.session.report()
+
+    def top_run_id(self) -> str | None:
+        """The top run's id (None before :meth:`start`, or when the server stopped answering)."""
+        run_id = self.where.run_ids.get(TOP) if self.where is not None else None
+        return None if run_id in (None, UNRECORDED) else run_id
+
+    def nested(self, collection: str) -> Nesting | None:
+        """What collection ``collection``'s logger needs to nest its comparison under the top run
+        (``open_logger(..., nested=...)``); call after :meth:`start`."""
+        run_id = self.top_run_id()
+        return Nesting(run_id, collection) if run_id is not None else None
+
+    def links(self, run_ids: Mapping[str, str]) -> dict[str, str]:
+        """Each run's page in MLflow's UI (``workflowType=machine_learning``, as every link abcompare
+        writes), by the same keys."""
+        from abcompare.tracking.store import ui_command
+
+        if self.where is None:
+            return {}
+        _, base = ui_command(self.where.uri)
+        return {key: run_url(base, self.where.experiment_id, run_id) for key, run_id in run_ids.items()}
+
+    def log_collections(
+        self, result: CollectionsResult, files: Mapping[str, str | Path] | None = None
+    ) -> None:
+        """The top run: the pooled figures and each collection's, the two tables, the verdict tags, the
+        description, and the files (``tracking.artifacts.collections_files``: the forest, ``report.html``;
+        made here from the result when ``files`` is None)."""
+        from abcompare.tracking.artifacts import collections_files
+
+        run_ids = collection_run_ids(result)
+        if files is None:
+            files = collections_files(result, self.links(run_ids))
+        sentences = pooled_sentences(result)
+        markdown = collections_markdown(result)
+        tags = {NOTE_TAG: markdown, VERDICT_TAG: "\n".join(sentences.values())}
+        tags.update({verdict_tag(name): sentence for name, sentence in sentences.items()})
+        self._send(Command.LOG, TOP, metrics=collections_metrics(result), tags=tags)
+        self._send(Command.TABLE, TOP, POOLED_TABLE, result.pooled.reset_index(drop=True))
+        self._send(Command.TABLE, TOP, PER_COLLECTION_TABLE, result.per_collection.reset_index(drop=True))
+        self._send(Command.TEXT, TOP, SUMMARY_FILE, markdown)
+        self._send(Command.JSON, TOP, TIMINGS_FILE, {"timings_seconds": result.timings})
+        for artifact, content in files.items():
+            if isinstance(content, Path):
+                self._send(Command.COPY, TOP, artifact, str(content))
+            else:
+                self._send(Command.TEXT, TOP, artifact, content)
+        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(collections_view(result))})
+
+    def finish(self) -> RecordedRuns:
+        """Close the top run (each collection's closed with its own comparison) and wait until everything
+        is written; where it was recorded."""
+        self._send(Command.END_RUN, TOP)
+        return self.session.finish()
+
+    def abort(self, status: str) -> None:
+        """Something failed (``FAILED``) or was interrupted (``KILLED``): close the top run so; the
+        collections' runs are their own loggers' to close."""
+        self.session.abort(status)
+
+
+# ------------------------------------------------------------------------------------------ what is logged
+def collections_settings(config: Any) -> dict[str, Any]:
+    """The top run's params: the collections (their names, and each one's dataset settings), the pooling,
+    the significance and evaluation settings and the treatments."""
+    dumped = config.model_dump(mode="json")
+    entries = dumped.get("datasets") or []
+    return {
+        "collections": ",".join(str(entry.get("name")) for entry in entries),
+        "datasets": {
+            str(entry.get("name")): {k: v for k, v in entry.items() if k != "name"} for entry in entries
+        },
+        "evaluation": dumped.get("evaluation", {}),
+        "significance": dumped.get("significance", {}),
+        "treatments": ",".join(config.treatments),
+    }
+
+
+def collection_run_ids(result: CollectionsResult) -> dict[str, str]:
+    """Each collection's own comparison run, by collection (the result's, else each collection's)."""
+    if result.collection_run_ids:
+        return dict(result.collection_run_ids)
+    return {name: c.parent_run_id for name, c in result.collections.items() if c.parent_run_id is not None}
+
+
+def _code(verdict: Any) -> float:
+    return float(VERDICT_CODE.get(str(verdict), 0))
+
+
+def collections_metrics(result: CollectionsResult) -> dict[str, float]:
+    """The top run's metrics in the order its run page lists them: each treatment's pooled figures, then
+    its meta-analysis and counts, then each collection's primary figures; as computed (every digit)."""
+    metrics: dict[str, float] = {}
+    pooled = result.pooled
+    for row in pooled.to_dict(orient="records"):
+        treatment, metric = str(row["treatment"]), str(row["metric"])
+        for field in POOLED_FIELDS:
+            value = _code(row[field]) if field == "verdict" else row[field]
+            metrics[pooled_key(treatment, metric, field)] = float(value)
+    for row in pooled.to_dict(orient="records"):
+        treatment, metric = str(row["treatment"]), str(row["metric"])
+        for field in POOLED_DETAIL_FIELDS:
+            if field in row and row[field] is not None and not pd.isna(row[field]):
+                metrics[pooled_detail_key(treatment, metric, field)] = float(row[field])
+    for row in result.per_collection.to_dict(orient="records"):
+        for field in PER_COLLECTION_FIELDS:
+            value = _code(row[field]) if field == "verdict" else row[field]
+            key = collection_key(str(row["collection"]), str(row["treatment"]), str(row["metric"]), field)
+            metrics[key] = float(value)
+    metrics[N_QUERIES_METRIC] = float(sum(c.n_queries for c in result.collections.values()))
+    return metrics
+
+
+def collections_view(result: CollectionsResult) -> dict[str, Any]:
+    """The runs table's headline columns (``logger.headline_view``, which each collection's comparison
+    also sets) with the pooled delta and adjusted p of the first treatments first: the top run's row
+    answers the question, the nested rows keep their own columns."""
+    from abcompare.tracking.logger import _header_width, headline_view
+
+    first = next(iter(result.collections.values()))
+    view = headline_view(first)
+    treatments = [str(name) for name in result.pooled["treatment"]][:3]
+    keys = [pooled_key(t, result.primary_metric, f) for t in treatments for f in ("delta", "p_adjusted")]
+    columns = [f"metrics.`{key}`" for key in keys]
+    view["selectedColumns"] = columns + view["selectedColumns"]
+    order = view["columnOrder"]
+    view["columnOrder"] = order[:1] + columns + order[1:]
+    view["columnWidths"].update(
+        {column: _header_width(key) for column, key in zip(columns, keys, strict=True)}
+    )
+    return view
+
+
+def pooled_sentences(result: CollectionsResult) -> dict[str, str]:
+    """Each treatment's pooled verdict sentence (``outcome.sentences``), in config order."""
+    from abcompare.outcome.sentences import pooled_sentence
+
+    return {
+        str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
+        for name in result.pooled["treatment"]
+    }
+
+
+def collections_markdown(result: CollectionsResult) -> str:
+    """The top run's description: what was compared, each treatment's pooled sentence, and the
+    per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
+    from abcompare.outcome.html import per_collection_markdown
+
+    cfg = result.config
+    names = ", ".join(f"`{name}`" for name in result.collections)
+    weighting = "equal weight per collection" if result.weighting == "collection" else "weighted by queries"
+    head = f"**{cfg.name}**: {cfg.description}".rstrip(": ")
+    context = (
+        f"{head}. Across {len(result.collections)} collections ({names}), primary metric "
+        f"`{result.primary_metric}`, pooled with {weighting}."
+    ).replace(".. ", ". ")
+    parts = [context, "", *(f"- {sentence}" for sentence in pooled_sentences(result).values()), ""]
+    for treatment in result.pooled["treatment"]:
+        parts += [f"**{treatment}** vs control on `{result.primary_metric}`, per collection:", ""]
+        parts += [per_collection_markdown(result.per_collection, result.pooled, str(treatment)), ""]
+    return "\n".join(parts)
