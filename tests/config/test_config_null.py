@@ -353,7 +353,8 @@ def test_a_null_given_with_set_is_none_in_every_other_section(tmp_path: Path) ->
     optional = [
         path
         for path, admits in settings_of(ExperimentConfig).items()
-        if admits and path[0] not in ("control", "treatments", "sweep")
+        if admits
+        and path[0] not in ("control", "treatments", "sweep")
         and path not in {("dataset",), ("datasets",)}  # exactly one of the two: refused when both are null
     ]
     assert ("tracking", "uri") in optional and ("execution", "num_cpus") in optional
