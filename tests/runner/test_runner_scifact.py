@@ -289,6 +289,14 @@ def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
     assert counts["new"] - counts["lost"] == round(p10["delta"] * 10 * payload["n_queries"])
     # the README line is the one the run prints, word for word
     assert claim.group(0) == part["sentence"]
+    # the prose around it
+    assert (
+        f"{payload['n_queries']} test queries; the verdict, {payload['verdicts'][TREATMENT]['verdict']},"
+        in text
+    )
+    assert "more of the gain comes from reordering than from new hits" in text
+    assert parts["reorder"] > parts["new"] > 0
+    assert f"the {counts['new']} it adds outweigh the {counts['lost']} it loses" in text
 
 
 def test_the_worked_example_unjudged_range_is_this_runs(scifact_run) -> None:
