@@ -5,17 +5,21 @@ The config runs once per module, as a user runs it (``abcompare run ... --set da
 default embedding cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``), so only a machine's first run
 encodes SciFact's 5,183 abstracts with MiniLM (minutes on two cores); later runs take about 20 seconds.
 The config corrects with max-T; the README's Holm figure re-tests the very per-query tables the run logged
-to MLflow, with the same settings but ``correction="holm"``, so the corpus is retrieved once.
+to MLflow, with the same settings but ``correction="holm"``, so the corpus is retrieved once. The same run
+gives the README's worked example of "where the change comes from" (the attribution, unjudged-range and
+queries-needed lines).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy.stats import norm
 from support.cli import REPO, run_cli
 from support.corrections import holm_by_hand, retested
 from support.environment import needs, skip_unless_ci
@@ -232,7 +236,142 @@ def test_the_statistics_docs_quote_this_runs_sentences(scifact_run) -> None:
     )
 
 
-def test_the_helpers_count_words_and_adjust_as_holm_by_hand() -> None:
+def readme_worked_example() -> str:
+    """The README's worked example "BM25 vs hybrid on SciFact" (under "Where the change comes from"), on one
+    line."""
+    section = " ".join(readme_section("Reading the statistics").split())
+    found = re.search(r"\*\*A worked example: BM25 vs hybrid on SciFact\.\*\*.*?(?=\*\*|\Z)", section)
+    assert found, "README has the worked example on SciFact"
+    return found.group(0)
+
+
+def about(value: float, printed: str) -> str:
+    """``value`` as the README writes a count of queries: exactly below 100, else rounded to two significant
+    figures (``341`` -> ``340``), with thousands separators as ``printed`` has them."""
+    n = int(value)
+    if n >= 100:
+        unit = 10 ** (len(str(n)) - 2)
+        n = int(round(n / unit)) * unit
+    return f"{n:,}" if "," in printed else str(n)
+
+
+def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
+    """The README's "Where it comes from: ndcg@10 +0.031 = +0.018 from 17 newly retrieved ... − 0.006 from 4
+    lost + 0.019 from reordering; 1281 unjudged newcomers": the run's parts and counts, which add up to its
+    delta."""
+    payload, _ = scifact_run
+    text = readme_worked_example()
+    claim = re.search(
+        r"Where it comes from: ndcg@10 (?P<delta>[+-][0-9.]+) = (?P<new>\+[0-9.]+) from (?P<n_new>\d+) newly "
+        r"retrieved relevant hits − (?P<lost>[0-9.]+) from (?P<n_lost>\d+) lost \+ (?P<reorder>[0-9.]+) from "
+        r"reordering; (?P<unjudged>\d+) unjudged newcomers in its top 10 \(scored 0\)\.",
+        text,
+    )
+    assert claim, "the worked example quotes the attribution line"
+    part = payload["attribution"][TREATMENT]["ndcg@10"]
+    parts, counts = part["parts"], part["counts"]
+    shown = {
+        "delta": as_printed(part["delta"], claim["delta"]),
+        "new": as_printed(parts["new"], claim["new"]),
+        "lost": as_printed(-parts["lost"], claim["lost"]),
+        "reorder": as_printed(parts["reorder"], claim["reorder"]),
+        "n_new": str(counts["new"]),
+        "n_lost": str(counts["lost"]),
+        "unjudged": str(part["unjudged_newcomers"]),
+    }
+    assert shown == claim.groupdict()
+    assert parts["ideal"] == 0.0  # trec convention at document level: the ideal DCG is the same for both
+    assert sum(parts.values()) == pytest.approx(part["delta"], abs=1e-12)
+    (primary,) = [r for r in payload["comparison"] if r["role"] == "primary"]
+    assert part["delta"] == pytest.approx(primary["delta"], abs=1e-12)
+    # the hits gained minus the hits lost is the change in relevant hits in the top 10: P@10's delta x 10 x n
+    (p10,) = [r for r in payload["comparison"] if r["metric"] == "precision@10"]
+    assert counts["new"] - counts["lost"] == round(p10["delta"] * 10 * payload["n_queries"])
+    # the README line is the one the run prints, word for word
+    assert claim.group(0) == part["sentence"]
+    # the prose around it
+    assert (
+        f"{payload['n_queries']} test queries; the verdict, {payload['verdicts'][TREATMENT]['verdict']},"
+        in text
+    )
+    assert "more of the gain comes from reordering than from new hits" in text
+    assert parts["reorder"] > parts["new"] > 0
+    assert f"the {counts['new']} it adds outweigh the {counts['lost']} it loses" in text
+
+
+def test_the_worked_example_unjudged_range_is_this_runs(scifact_run) -> None:
+    """The README's "the 4,009 unjudged hits ... between -0.509 and +0.504; judging 4 of them relevant could
+    flip the verdict to no significant difference (... ±0.023)": the run's range and flip count."""
+    payload, _ = scifact_run
+    text = readme_worked_example()
+    claim = re.search(
+        r"Unjudged hits: the judgments list relevant items only, so the (?P<hits>[0-9,]+) unjudged hits in "
+        r"either top 10 count as not relevant; were any relevant \(grade 1\), the ndcg@10 delta could lie "
+        r"anywhere between (?P<low>-[0-9.]+) and (?P<high>\+[0-9.]+); judging (?P<flip>\d+) of them "
+        r"relevant could flip the verdict to (?P<to>[a-z ]+) \(it flips where the delta crosses "
+        r"±(?P<boundary>[0-9.]+)\)\.",
+        text,
+    )
+    assert claim, "the worked example quotes the unjudged-range line"
+    robust = payload["robustness"][TREATMENT]
+    assert robust["relevant_only"] is True and robust["holds"] is False
+    shown = {
+        "hits": f"{robust['unjudged_hits']:,}",
+        "low": as_printed(robust["unjudged_min"], claim["low"]),
+        "high": as_printed(robust["unjudged_max"], claim["high"]),
+        "flip": str(robust["flip_judgments"]),
+        "to": robust["flips_to"],
+        "boundary": as_printed(robust["boundary"], claim["boundary"]),
+    }
+    assert shown == claim.groupdict()
+    assert robust["unjudged_min"] <= robust["delta"] <= robust["unjudged_max"]
+    counts = [payload["judged"][name]["unjudged_hits"] for name in ("control", TREATMENT)]
+    assert max(counts) <= robust["unjudged_hits"] <= sum(counts)  # each top 10's, at most both together
+    assert claim.group(0) == robust["sentence"]
+    # the prose: "judging 4 of the 4,009 unjudged hits relevant could undo the verdict"
+    assert f"judging {shown['flip']} of the {shown['hits']} unjudged hits relevant could undo" in text
+
+
+def test_the_worked_example_queries_needed_is_this_runs(scifact_run, datasets_dir: Path) -> None:
+    """The README's "To detect the observed change (0.0308) ... about 340 queries (250–420 ...); you have
+    300.": the run's sizing, its point figure recomputed by the normal approximation from the logged
+    per-query deltas."""
+    payload, logged = scifact_run
+    text = readme_worked_example()
+    claim = re.search(
+        r'"To detect the observed change \((?P<effect>[0-9.]+)\) on ndcg@10 you would need about '
+        r"(?P<n>[0-9,]+) queries \((?P<low>[0-9,]+)–(?P<high>[0-9,]+) as the spread is itself estimated\); "
+        r'you have (?P<have>\d+)\."',
+        text,
+    )
+    assert claim, "the worked example quotes the queries-needed sentence"
+    needed = payload["queries_needed"][TREATMENT]
+    assert needed["effect_source"] == "observed"
+    shown = {
+        "effect": as_printed(needed["effect"], claim["effect"]),
+        "n": about(needed["queries_needed"], claim["n"]),
+        "low": about(needed["queries_low"], claim["low"]),
+        "high": about(needed["queries_high"], claim["high"]),
+        "have": str(needed["n_queries"]),
+    }
+    assert shown == claim.groupdict()
+    assert claim.group(0).strip('"') == needed["sentence"]
+    # n = ((z_{1-alpha/2} + z_power) * sd(d) / delta)^2, rounded up, from the per-query deltas MLflow holds
+    (primary,) = [r for r in payload["comparison"] if r["role"] == "primary"]
+    d = logged.deltas(TREATMENT, "ndcg@10")
+    z = norm.ppf(1 - primary["alpha_effective"] / 2) + norm.ppf(needed["power"])
+    assert needed["queries_needed"] == math.ceil((z * d.std(ddof=1) / d.mean()) ** 2)
+    assert needed["power"] == 0.8 and "for 80% power" in text
+    # the prose: "SciFact's judgments list about one relevant abstract per query"
+    qrels = pd.read_csv(datasets_dir / "scifact" / "qrels" / "test.tsv", sep="\t", dtype=str)
+    assert round(len(qrels) / qrels["query-id"].nunique()) == 1
+    assert "judgments list about one relevant abstract per query" in text
+
+
+def test_the_helpers_count_words_round_queries_and_adjust_as_holm_by_hand() -> None:
     assert [count(w) for w in ("none", "4", "four")] == [0, 4, 4]
+    assert [about(v, p) for v, p in ((87, "87"), (341, "340"), (425, "420"), (159_873, "160,000"))] == [
+        "87", "340", "420", "160,000"
+    ]  # fmt: skip
     # m = 3: 0.01 * 3 = 0.03; 0.03 * 2 = 0.06; 0.04 * 1 = 0.04, raised to the running maximum 0.06
     assert holm_by_hand([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06], abs=1e-15)

