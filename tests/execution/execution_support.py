@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-# the shipped 24-point sweep, kept lean: fewer resamples, no MLflow (the backends never touch it)
-SWEEP_OVERRIDES = ["--set", "significance.n_resamples=200", "--set", "tracking.enabled=false"]
+from support.cli import NO_TIMING
+
+# the shipped 24-point sweep, kept lean: fewer resamples, no MLflow (the backends never touch it), no latency
+# timing pass (the driver times the variants on either backend; these runs compare the numbers, not costs)
+SWEEP_OVERRIDES = ["--set", "significance.n_resamples=200", "--set", "tracking.enabled=false", *NO_TIMING]
 
 
 def without_timings(row: dict) -> dict:
