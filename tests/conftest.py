@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
-from support.cli import REPO, run_cli
+from support.cli import NO_TIMING, REPO, run_cli
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
 
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
@@ -102,7 +102,10 @@ def shipped_run(
 ):
     """``shipped_run("rerank")``: `abcompare run configs/rerank.yaml --json` as shipped, in a fresh folder
     with the default SQLite store, once per session per config (``rrf_vs_dbsf`` is the ``example_run``):
-    its folder and the finished process. Every test of a shipped config's verdict shares its one run."""
+    its folder and the finished process. Every test of a shipped config's verdict shares its one run.
+
+    Only the latency timing pass is off (``efficiency.repeats=0``): no test of these runs reads their cost,
+    and no quality number depends on it (the ``example_run``, whose cost is tested, keeps it)."""
     runs: dict[str, tuple[Path, object]] = {}
 
     def run(name: str):
@@ -110,10 +113,8 @@ def shipped_run(
             return request.getfixturevalue("example_run")
         if name not in runs:
             workdir = tmp_path_factory.mktemp(name)
-            runs[name] = (
-                workdir,
-                run_cli(["run", str(REPO / "configs" / f"{name}.yaml"), "--json"], workdir, embedding_cache),
-            )
+            args = ["run", str(REPO / "configs" / f"{name}.yaml"), "--json", *NO_TIMING]
+            runs[name] = (workdir, run_cli(args, workdir, embedding_cache))
         return runs[name]
 
     return run

@@ -38,6 +38,7 @@ treatments:
 evaluation: {convention: trec}
 significance: {n_resamples: 100}
 tracking: {enabled: false}
+efficiency: {repeats: 0}  # the levels only: no latency timing pass
 """
 
 

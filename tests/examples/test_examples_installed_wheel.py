@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.cli import REPO
+from support.cli import NO_TIMING, REPO
 
 #: What a wheel is built from (the rest of the checkout is not packaged).
 SOURCES = ("pyproject.toml", "README.md", "abcompare", "configs")
@@ -58,6 +58,6 @@ def test_the_installed_wheel_lists_and_runs_its_examples_from_an_empty_folder(
     assert "rrf_vs_dbsf" in listed and "precomputed_run" in listed, listed
     env["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
     (tmp_path / "store").mkdir()
-    ran = _run([str(abcompare), "run", "--example", "rrf_vs_dbsf", "--quiet"], empty, env)
+    ran = _run([str(abcompare), "run", "--example", "rrf_vs_dbsf", "--quiet", *NO_TIMING], empty, env)
     assert "dbsf" in ran, ran
     assert (tmp_path / "store" / "mlflow.db").is_file()  # the store MLFLOW_TRACKING_URI names

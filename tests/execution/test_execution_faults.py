@@ -19,11 +19,13 @@ from pathlib import Path
 import pytest
 from execution_support import same_numbers
 from mlflow import MlflowClient
-from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_cli
 
 pytestmark = pytest.mark.slow
 CONFIG = REPO / "configs" / "rrf_vs_dbsf.yaml"
-LEAN = ["--set", "significance.n_resamples=200", "--set", "execution.backend=ray"]
+# fewer resamples and no latency timing pass (the kill falls in the encoding; the costs are not compared)
+LOCAL = ["--set", "significance.n_resamples=200", *NO_TIMING]
+LEAN = [*LOCAL, "--set", "execution.backend=ray"]
 
 
 def descendants(root: int) -> list[int]:
@@ -99,7 +101,7 @@ def run_and_kill(args: list[str], workdir: Path, cache: Path, deadline: float = 
 @pytest.fixture(scope="module")
 def local_reference(tmp_path_factory, embedding_cache: Path) -> dict:
     workdir = tmp_path_factory.mktemp("local-reference")
-    args = ["run", str(CONFIG), "--json", *LEAN[:2], "--set", "tracking.enabled=false"]
+    args = ["run", str(CONFIG), "--json", *LOCAL, "--set", "tracking.enabled=false"]
     result = run_cli(args, workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)

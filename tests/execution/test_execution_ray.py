@@ -17,6 +17,9 @@ from abcompare.runner import run_comparison
 
 pytestmark = pytest.mark.slow
 LEAN = ["significance.n_resamples=200", "tracking.enabled=false"]
+#: No latency timing pass, for the tests of other things than cost (the fusion sweep's and the Python
+#: retriever's tests check that the driver times the variants on Ray's backend as locally).
+UNTIMED = "efficiency.repeats=0"
 
 
 def both_backends(config_path: Path, cache: Path, *overrides: str):
@@ -51,7 +54,7 @@ def test_the_fusion_sweep_on_an_in_process_ray_equals_local(ray_in_process, embe
 
 
 def test_a_precomputed_run_is_read_in_the_driver_beside_ray_variants(ray_in_process, embedding_cache) -> None:
-    local, on_ray = both_backends(REPO / "configs" / "precomputed_run.yaml", embedding_cache)
+    local, on_ray = both_backends(REPO / "configs" / "precomputed_run.yaml", embedding_cache, UNTIMED)
     assert on_ray.variants["production"].efficiency == {}
     assert_same_results(local, on_ray)
 
@@ -126,7 +129,7 @@ def test_query_planning_on_ray_equals_local(ray_in_process, embedding_cache) -> 
     hybrid = ("treatments.hybrid={retrievers: {dense: {}}, fusion: {method: rrf},"
               " query_planning: {variants: query_variants/hr_docs.jsonl, expansion: rm3}}")  # fmt: skip
     config = REPO / "configs" / "query_planning.yaml"
-    local, on_ray = both_backends(config, embedding_cache, hybrid, "dataset.max_queries=30")
+    local, on_ray = both_backends(config, embedding_cache, hybrid, "dataset.max_queries=30", UNTIMED)
     assert list(local.variants) == ["control", "variants", "rm3", "hybrid"]
     assert_same_results(local, on_ray)
     assert local.variants["variants"].means != local.variants["control"].means

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import re
-import shlex
+import subprocess
 from pathlib import Path
 
-from support.cli import REPO, run_cli
+from support.readme import readme_run_command
 
 
-def readme_run_command() -> list[str]:
-    text = (REPO / "README.md").read_text()
-    block = re.search(r"## Two commands.*?```bash\n(.*?)```", text, re.S).group(1)
-    line = next(line for line in block.splitlines() if "abcompare run" in line)
-    return shlex.split(line.split("&&", 1)[1])
-
-
-def test_the_documented_run_command_exits_zero(tmp_path: Path, embedding_cache: Path) -> None:
-    command = readme_run_command()
-    assert command[:2] == ["abcompare", "run"]
-    (tmp_path / "configs").symlink_to(REPO / "configs")
-    result = run_cli(command[1:], tmp_path, embedding_cache)
+def test_the_documented_run_command_exits_zero(
+    readme_main_job: tuple[Path, subprocess.CompletedProcess],
+) -> None:
+    """The run is ``readme_main_job`` (tests/runner/conftest.py), shared with the README sample's test."""
+    assert readme_run_command()[:2] == ["abcompare", "run"]
+    workdir, result = readme_main_job
     assert result.returncode == 0, result.stderr[-3000:]
     assert "dbsf vs control" in result.stdout
     assert "Verdict" in result.stdout
     assert "mlflow ui --backend-store-uri sqlite:///mlflow.db" in result.stdout
-    assert (tmp_path / "mlflow.db").exists()
+    assert (workdir / "mlflow.db").exists()

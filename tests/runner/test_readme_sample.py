@@ -4,10 +4,12 @@ block the README shows (run ids, times and experiment ids aside, which change ev
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, cli_env
+from support.cli import REPO
+from support.readme import readme_run_command
 
 pytestmark = pytest.mark.slow
 
@@ -20,10 +22,17 @@ def _sample_module():
     return module
 
 
-def test_the_readme_shows_what_the_main_job_prints(tmp_path: Path, embedding_cache: Path) -> None:
+def test_the_readme_shows_what_the_main_job_prints(
+    readme_main_job: tuple[Path, subprocess.CompletedProcess],
+) -> None:
+    """The main job is the README's own command run once (``readme_main_job``, shared with the command's
+    test): the script's job is that command, so its output is the block the script writes."""
     sample = _sample_module()
-    stdout, stderr = sample.run_main_job(tmp_path, cli_env(embedding_cache))
-    printed = sample.comparable(sample.sample(stdout, stderr))
+    command = readme_run_command()
+    assert command[2:] == [str(sample.CONFIG.relative_to(REPO))], command  # the script runs this job
+    _, done = readme_main_job
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = sample.comparable(sample.sample(done.stdout, done.stderr))
     shown = sample.comparable(sample.readme_block())
     assert printed == shown, "run `python scripts/readme_sample.py` to refresh the README's sample output"
     assert any(line.startswith("Verdict dbsf: ") for line in shown)

@@ -32,6 +32,8 @@ significance:
   n_resamples: 200
 tracking:
   experiment: faults
+efficiency:
+  repeats: 0  # no latency timing pass: these faults strike the comparison and its store, not its cost
 """
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO, run_cli
+from support.cli import NO_TIMING, REPO, run_cli
 
 
 @pytest.mark.server
@@ -17,6 +17,7 @@ def test_comparison_logs_to_a_real_tracking_server(
     args = [
         "run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json",
         "--set", f"tracking.uri={mlflow_server}", "--set", "significance.n_resamples=1000",
+        *NO_TIMING,  # what is logged over HTTP, not what it cost
     ]  # fmt: skip
     result = run_cli(args, tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_cli
 
 QUICK = ["--json", "--set", "significance.n_resamples=2000"]
 
@@ -51,7 +51,7 @@ def test_mlflow_tracking_uri_from_the_environment_is_used(tmp_path, embedding_ca
     store.parent.mkdir()
     env = {**cli_env(embedding_cache), "MLFLOW_TRACKING_URI": f"sqlite:///{store}"}
     command = cli_command()
-    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *QUICK]
+    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *QUICK, *NO_TIMING]  # where it logs, not cost
     result = subprocess.run(
         command + args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )

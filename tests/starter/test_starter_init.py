@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import REPO, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, error_lines, run_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import AbcompareError
@@ -185,7 +185,9 @@ def test_the_configs_it_writes_run_on_the_example_and_on_cranfield(
     made = run_cli(["init", "--dataset", "hr-docs", "--run", f"prod={PRODUCTION}"], example, embedding_cache)
     assert made.returncode == 0, made.stderr
     ran = run_cli(
-        ["run", "config.yaml", "--json", "--set", "significance.n_resamples=1000"], example, embedding_cache
+        ["run", "config.yaml", "--json", "--set", "significance.n_resamples=1000", *NO_TIMING],
+        example,
+        embedding_cache,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert json.loads(ran.stdout)["verdicts"]["prod"]["metric"] == "ndcg@10"
@@ -223,7 +225,9 @@ def test_the_configs_it_writes_run_on_the_example_and_on_cranfield(
     )
     assert made.returncode == 0, made.stderr
     ran = run_cli(
-        ["run", "config.yaml", "--json", "--set", "significance.n_resamples=1000"], cranfield, embedding_cache
+        ["run", "config.yaml", "--json", "--set", "significance.n_resamples=1000", *NO_TIMING],
+        cranfield,
+        embedding_cache,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert json.loads(ran.stdout)["verdicts"]["second"]["metric"] == "ndcg@10"

@@ -11,6 +11,11 @@ from pathlib import Path
 #: The checkout's root (configs/, README.md, scripts/).
 REPO = Path(__file__).resolve().parents[2]
 
+#: ``abcompare run`` arguments that skip the latency timing pass (it loads the model and re-runs every
+#: variant's queries to time them): for the runs whose tests read no cost figure (no quality number
+#: depends on the pass; ``efficiency.repeats`` is not part of the config's fingerprint).
+NO_TIMING = ["--set", "efficiency.repeats=0"]
+
 
 def cli_command() -> list[str]:
     """The command line that starts `abcompare` (arguments follow)."""

@@ -4,6 +4,7 @@ shown with exactly the digits the README prints, so that a test and the README c
 from __future__ import annotations
 
 import re
+import shlex
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,6 +22,14 @@ def readme_section(heading: str) -> str:
     found = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
     assert found, f"README has a section '## {heading}'"
     return found.group(1)
+
+
+def readme_run_command() -> list[str]:
+    """The README's main command ("Two commands", after the install), split as a shell splits it."""
+    block = re.search(r"## Two commands.*?```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert block, "README has a 'Two commands' section with a bash block"
+    line = next(line for line in block.group(1).splitlines() if "abcompare run" in line)
+    return shlex.split(line.split("&&", 1)[1])
 
 
 def readme_match(pattern: str, text: str | None = None) -> re.Match[str]:
