@@ -34,7 +34,14 @@ _VOLATILE = [
 
 def sample(stdout: str, stderr: str) -> str:
     """The block a user sees: the stage lines, then the report without its leading blank line."""
-    stages = [line for line in stderr.splitlines() if line.strip()]
+    stages: list[str] = []
+    for line in stderr.splitlines():
+        if not line.strip():
+            continue
+        if stages and not line.startswith(("• ", "warning: ", "error: ")):  # piped, a long line wraps
+            stages[-1] = f"{stages[-1].rstrip()} {line.strip()}"
+        else:
+            stages.append(line)
     return "\n".join(stages) + "\n\n" + stdout.lstrip("\n")
 
 
@@ -50,11 +57,18 @@ _COST_VOLATILE = [
 ]
 
 
+#: Lines that say what this machine's state made the timing pass do, not what the comparison found: a model
+#: it loaded because the run's vectors came from the cache, rounds cut by (or run past) the budget.
+_MACHINE_STATE = re.compile(r"^(• timing the query stage: loaded |warning: .*\(efficiency\.budget_seconds\))")
+
+
 def comparable(block: str) -> list[str]:
-    """The block's lines with run ids, times and experiment ids replaced (they change every run), and the
-    cost line's measured figures."""
+    """The block's lines with run ids, times and experiment ids replaced (they change every run), the cost
+    line's measured figures, and without the lines that depend on the machine's state (cache, load)."""
     lines = []
     for line in block.splitlines():
+        if _MACHINE_STATE.match(line):
+            continue
         for pattern, placeholder in _VOLATILE:
             line = pattern.sub(placeholder, line)
         if line.startswith(COST_LINE):

@@ -392,8 +392,8 @@ class EfficiencySettings(_Model):
         le=86_400,
         description="What the timing pass may spend on its warm-up and rounds (checked after every query: "
         "at most one query's stages over). Fewer queries (at least 5) are timed when max_queries would take "
-        "longer; fewer than 3 whole rounds are not kept ('queries not timed'). Loading a model the run did "
-        "not load comes before it, once per process, and is said.",
+        "longer; 3 whole rounds (fewer when fewer are asked) are always timed, and said when they run past "
+        "it. Loading a model the run did not load comes before it, once per process, and is said.",
     )
     noise_floor: float = Field(
         0.1,

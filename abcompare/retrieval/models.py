@@ -117,12 +117,14 @@ class LoadedModels:
     The dense retrievers, the bi-encoder and cross-encoder reranks and the latency timing pass all load
     through :data:`LOADED_MODELS`, so a model the retrieval stage loaded is the one the timing pass times
     (never loaded twice), and two names for the same files load once. ``history`` lists each load
-    (label, seconds) in order: what the timing pass says it had to load."""
+    (label, seconds) in order, a load nested in another (an encoder's model) inside the outer one: what
+    the timing pass says it had to load."""
 
     def __init__(self) -> None:
         self._items: dict[Hashable, Any] = {}
         self._lock = threading.RLock()  # one load per key, also from two threads; a load may nest one
         self.history: list[tuple[str, float]] = []
+        self._depth = 0  # a load inside a load (an encoder loading its model) is part of the outer one
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._items
@@ -132,8 +134,13 @@ class LoadedModels:
         with self._lock:
             if key not in self._items:
                 start = time.perf_counter()
-                self._items[key] = load()
-                self.history.append((label or str(key), time.perf_counter() - start))
+                self._depth += 1
+                try:
+                    self._items[key] = load()
+                finally:
+                    self._depth -= 1
+                if self._depth == 0:  # only the outermost load is said: the nested one is inside it
+                    self.history.append((label or str(key), time.perf_counter() - start))
             return self._items[key]
 
     def discard(self, key: Hashable) -> None:

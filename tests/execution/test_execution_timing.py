@@ -1,5 +1,6 @@
 """What the driver-side timing pass tells the person running it: a budget too small for its rounds is a
-warning that says why (the cost line then says "queries not timed"), and a sample that fits is timed."""
+warning that says by how much the three rounds always timed ran past it, and a sample that fits is timed
+without one."""
 
 from __future__ import annotations
 
@@ -41,15 +42,14 @@ def test_a_budget_too_small_is_said_and_one_that_fits_is_timed(tmp_path: Path) -
     variants = {"control": VariantSettings(chunking={"strategy": "none"}, retrievers={"bm25": {}}, top_k=3)}
     said = Recorded()
     samples = time_driver_side(variants, dataset(), tmp_path, TimingPlan(5, 6, 1e-6), RetrievalCache(), said)
-    assert samples == {}
+    assert samples["control"].shape == (3, 5)  # the three rounds always timed, over five queries
     assert said.stages == [
         "timing the query stage: 5 interleaved rounds within 1e-06 s "
         "(efficiency.repeats, efficiency.budget_seconds)"
     ]
     (warning,) = said.warnings
-    assert warning.startswith(
-        "queries not timed: the 1e-06 s budget (efficiency.budget_seconds) does not fit 3 rounds"
-    )
+    assert warning.startswith("3 of 5 rounds of 5 queries timed, ")
+    assert "s past the 1e-06 s budget (efficiency.budget_seconds)" in warning
     said = Recorded()
     samples = time_driver_side(variants, dataset(), tmp_path, TimingPlan(3, 6, 30), RetrievalCache(), said)
     assert samples["control"].shape == (3, 6) and said.warnings == []

@@ -1,6 +1,7 @@
 """What bounds the latency timing pass, on real models: one load per model identity, shared by the run and
-the pass; the warm-up and rounds within ``efficiency.budget_seconds`` plus a stated allowance; a budget
-too small for three rounds keeps nothing and says why; a timed bi-encoder rerank encodes its query.
+the pass; the warm-up and rounds within ``efficiency.budget_seconds`` (or the three rounds always timed)
+plus a stated allowance; a budget too small for three rounds still times them and says by how much; a
+timed bi-encoder rerank encodes its query.
 
 The bound is a promise of the code, not a speed: the allowance is measured here, independently (one query
 of every stage timed directly), and is generous (three such queries and half a second)."""
@@ -16,7 +17,13 @@ from support.environment import needs
 
 from abcompare.retrieval.dense import DenseEncoder, encoder_key, load_encoder, load_model
 from abcompare.retrieval.embedding_cache import text_hash
-from abcompare.retrieval.latency import TimingPlan, timing_pass
+from abcompare.retrieval.latency import (
+    MIN_ROUNDS,
+    MIN_TIMED_QUERIES,
+    WARMUP_QUERIES,
+    TimingPlan,
+    timing_pass,
+)
 from abcompare.retrieval.models import LOADED_MODELS
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
@@ -86,26 +93,32 @@ def test_the_pass_stays_within_its_budget_plus_one_query_of_every_stage(tmp_path
     start = time.perf_counter()
     timed = timing_pass(variants, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
     wall = time.perf_counter() - start
+    # the floor (3 rounds of 5 queries, after a warm-up of at most 5) runs whatever the budget: twice its
+    # cost as measured here, for a machine whose speed changes under the test
+    floor = 2 * (WARMUP_QUERIES + MIN_ROUNDS * MIN_TIMED_QUERIES) * one_query
     allowance = 0.5 + 3 * one_query  # the untimed first call, the query in flight at the deadline, slack
-    assert wall <= plan.budget_seconds + allowance, (wall, one_query, timed.note)
+    assert wall <= max(plan.budget_seconds, floor) + allowance, (wall, one_query, timed.note)
     assert timed.loaded == ()  # the run's MiniLM is the one timed: the pass loaded nothing
-    assert timed.budgeted_seconds <= plan.budget_seconds + 2 * one_query + 0.2
-    if timed.samples:  # the rounds kept are whole ones, at least three, over the same queries
-        shapes = {s.shape for s in timed.samples.values()}
-        assert len(shapes) == 1 and timed.rounds >= 3 and shapes == {(timed.rounds, timed.queries)}
-    else:
-        assert timed.note.startswith("queries not timed: the 0.3 s budget (efficiency.budget_seconds)")
+    assert timed.budgeted_seconds <= max(plan.budget_seconds, floor) + 2 * one_query + 0.2
+    shapes = {s.shape for s in timed.samples.values()}  # whole rounds, at least three, over the same queries
+    assert len(shapes) == 1 and timed.rounds >= MIN_ROUNDS and shapes == {(timed.rounds, timed.queries)}
+    if timed.budgeted_seconds > plan.budget_seconds:
+        assert "past the 0.3 s budget (efficiency.budget_seconds)" in timed.note
 
 
-def test_a_budget_too_small_for_three_rounds_keeps_nothing_and_says_why(tmp_path: Path) -> None:
+def test_a_budget_too_small_for_three_rounds_still_times_them_and_says_so(tmp_path: Path) -> None:
     variant = VariantSettings(chunking={"strategy": "none"}, retrievers={"bm25": {}}, top_k=5)
     cache = RetrievalCache()
     run_variant_with_cost(variant, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache)
     plan = TimingPlan(repeats=5, max_queries=8, budget_seconds=1e-6)
     timed = timing_pass({"control": variant}, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
-    assert timed.samples == {} and timed.rounds == 0
-    assert timed.note.startswith("queries not timed: the 1e-06 s budget (efficiency.budget_seconds)")
-    # the same pass with room for its rounds times them all
+    assert timed.rounds == MIN_ROUNDS and timed.samples["control"].shape == (MIN_ROUNDS, MIN_TIMED_QUERIES)
+    assert (timed.samples["control"] > 0).all()
+    assert timed.note.startswith("3 of 5 rounds of 5 queries timed, ")
+    assert timed.note.endswith(
+        " s past the 1e-06 s budget (efficiency.budget_seconds) (at least 3 rounds are always timed)"
+    )
+    # the same pass with room for its rounds times them all, and says nothing
     plan = TimingPlan(repeats=3, max_queries=8, budget_seconds=30)
     timed = timing_pass({"control": variant}, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
     assert timed.samples["control"].shape == (3, 8) and timed.note == ""
