@@ -87,7 +87,8 @@ def run_interleaved(
                     args = ["run", str(config), "--json", "--quiet", *tracking, *backend_set]
                     seconds, _, stdout, stderr, code = run_cli(args, cwd=store)
                     if code != 0:
-                        tail = (stderr.strip().splitlines() or [""])[-1][:200]
+                        lines = stderr.strip().splitlines() or [""]
+                        tail = next((ln for ln in lines if ln.startswith("error:")), lines[-1])[:300]
                         result.error = f"{backend}: exit {code}: {tail}"
                         continue
                     if warm_up and repeat == 0:
