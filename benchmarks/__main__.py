@@ -239,21 +239,30 @@ def main(argv: list[str] | None = None) -> int:
         _log("start-up: abcompare --help ...")
         sections += ["", "## Start-up", "", markdown_table(*startup_table(run_startup(s["startup_repeats"])))]
     if "ray" in args.only and importlib.util.find_spec("ray") is not None:
-        from benchmarks.bench_ray import encoding_lines, overhead_lines, run_encoding, run_overhead
+        from benchmarks import bench_ray
 
-        overhead = run_overhead(repeats=1 if args.quick else 3, log=_log)
-        encoding = run_encoding(512 if args.quick else 1024, log=_log)
+        overhead = bench_ray.run_overhead(repeats=1 if args.quick else 3, log=_log)
+        collections = bench_ray.run_collections_overhead(repeats=1 if args.quick else 3, log=_log)
+        encoding = bench_ray.run_encoding(512 if args.quick else 1024, log=_log)
         sections += [
             "",
-            "## Ray backend (issue 15): overhead on the fusion sweep, encoding throughput",
+            "## Ray backend (issues 15, 28): overhead on the fusion sweep and across collections, encoding",
             "",
             "`configs/fusion_sweep.yaml` with MLflow tracking to a throwaway SQLite store and a warm "
-            "embedding cache, local and ray runs interleaved (after one warm-up of each), best wall time; "
-            "then the same texts encoded by plain sentence-transformers and by the Ray Data path (actors "
-            "start and load the model inside the timed region).",
+            "embedding cache, local and ray runs interleaved (after one warm-up of each), best wall time:",
             "",
-            *overhead_lines(overhead),
-            *encoding_lines(encoding),
+            *bench_ray.overhead_lines(overhead),
+            "",
+            "`benchmarks/collections_ray.yaml` (BM25 vs hybrid across hr-docs, Cranfield and CISI, no "
+            "latency timing) and its first collection alone, the same way; Ray's fixed start is the "
+            "one-collection run's ray-minus-local wall time, subtracted before the per-collection ratio:",
+            "",
+            *bench_ray.collections_lines(collections, str(bench_ray.COLLECTIONS.relative_to(REPO_ROOT))),
+            "",
+            "The same texts encoded by plain sentence-transformers and by the Ray Data path (actors start "
+            "and load the model inside the timed region):",
+            "",
+            *bench_ray.encoding_lines(encoding),
         ]
     if "encoding" in args.only:
         from benchmarks.bench_encoding import run_throughput, throughput_lines, throughput_table

@@ -133,3 +133,43 @@ def test_benchmarks_smoke_issue_24_stages_are_clocked_inside_one_comparison(tmp_
     assert result.ratio == result.stage_seconds / rest
     line = bench_cost.extra_stages_lines(result)[0]
     assert line.startswith(f"- {config}: attribution + unjudged range + queries needed add ")
+
+
+@needs("ray", "shared_data")
+def test_benchmarks_smoke_ray_collections_workload_starts_ray_and_states_both_bounds(
+    tmp_path: Path, shared_dir: Path
+) -> None:
+    """The collections workload of the Ray part on the smallest inputs: two collections (30 queries of the
+    example, 20 of CISI), BM25 against BM25 with another k1 at depth 20 (few of CISI's judged documents
+    are retrieved: misalignment allowed), one round without warm-up, tracking off. The ray runs really
+    start a private Ray (their ``execution`` stage, which locally only picks the executor, takes the start
+    and stop), give the same numbers as local, and the report checks both bounds."""
+    from abcompare.config import load_config
+    from benchmarks import bench_ray
+
+    config = tmp_path / "two.yaml"
+    config.write_text(
+        "name: bench-smoke\ndatasets:\n"
+        "  - {name: hr-docs, level: document, max_queries: 30}\n"
+        f"  - {{name: cisi, path: {shared_dir / 'datasets' / 'cisi'}, level: document, max_queries: 20}}\n"
+        "control:\n  chunking: {strategy: none}\n  retrievers: {bm25: {}}\n  depth: 20\n  top_k: 10\n"
+        "treatments:\n  loose:\n    retrievers: {bm25: {k1: 0.9}}\n"
+        "evaluation: {cutoffs: [10], metrics: [ndcg], convention: trec, allow_misaligned: true}\n"
+        "significance: {n_resamples: 200}\nefficiency: {repeats: 0}\ntracking: {enabled: false}\n"
+    )
+    first = load_config(bench_ray.first_collection_config(config, tmp_path))
+    assert first.datasets is None and first.dataset.name == "hr-docs" and first.dataset.max_queries == 30
+
+    result = bench_ray.run_collections_overhead(config, repeats=1, warm_up=False, log=lambda _: None)
+    assert result.error is None and result.collections == 2
+    for run in (result.full, result.first):
+        assert all(len(run.seconds[backend]) == 1 for backend in bench_ray.BACKENDS)
+        assert run.same_numbers is True
+        assert run.stages["ray"]["execution"] > 0.5 > run.stages["local"]["execution"]
+    expected_ratio = (result.full.best("ray") - result.fixed_seconds) / result.full.best("local")
+    assert result.per_collection_ratio == pytest.approx(expected_ratio)
+    lines = bench_ray.collections_lines(result)
+    start, ratio = (next(line for line in lines if line.startswith(head)) for head in (
+        "- Ray's fixed start", "- per collection"))  # fmt: skip
+    assert start.endswith(("met", "MISSED")) and f"at most {bench_ray.FIXED_START_BOUND_SECONDS:g} s" in start
+    assert ratio.endswith(("met", "MISSED")) and f"at most {bench_ray.PER_COLLECTION_RATIO_BOUND:g}" in ratio
