@@ -87,7 +87,6 @@ def sample_size(total: int, seconds_per_query: float, plan: TimingPlan, budget: 
     budget; ``seconds_per_query``: one query's every stage, from the warm-up), between
     :data:`MIN_TIMED_QUERIES` and ``plan.max_queries``."""
     budget = plan.budget_seconds if budget is None else max(budget, 0.0)
-    seconds_per_query *= SIZING_MARGIN
     fits = budget / (plan.repeats * seconds_per_query) if seconds_per_query > 0 else math.inf
     wanted = max(MIN_TIMED_QUERIES, int(fits) if math.isfinite(fits) else plan.max_queries)
     return min(total, plan.max_queries, wanted)
@@ -282,7 +281,8 @@ def timing_pass(
     gc.collect()  # what a collection between rounds costs now: set aside from the queries' share
     collected = time.perf_counter() - collected
     left = deadline - time.perf_counter() - plan.repeats * collected
-    picked = sample_queries(len(query_ids), sample_size(len(query_ids), per_query, plan, left))
+    sized = sample_size(len(query_ids), per_query * SIZING_MARGIN, plan, left)
+    picked = sample_queries(len(query_ids), sized)
     fewest = min(MIN_ROUNDS, plan.repeats)  # the floor: always timed, whatever the budget
     account = dict(preparation_seconds=preparation, loaded=loaded, queries=len(picked))
     budget = f"the {plan.budget_seconds:g} s budget (efficiency.budget_seconds)"

@@ -4,32 +4,19 @@ seconds) and the local backend's numbers on the fusion sweep as the reference.""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 from execution_support import SWEEP_OVERRIDES
 from support.cli import REPO, run_cli
-from support.environment import require_module
+from support.ray_local import ray_in_this_process
 
 
 @pytest.fixture(scope="session")
 def ray_in_process():
     """``ray.init(address="local", num_cpus=2)`` in the test process, on the loopback interface, with its
     own short temp folder (Ray's socket paths must stay under 108 characters); shut down at the end."""
-    ray = require_module("ray")
-    if ray.is_initialized():
-        yield ray
-        return
-    temp = tempfile.mkdtemp(prefix="abray-")
-    ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
-             log_to_driver=False, _temp_dir=temp)  # fmt: skip
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+    yield from ray_in_this_process()
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,8 @@ import pytest
 from rich.console import Console
 from support.cli import REPO, error_lines, run_cli
 from support.corrections import holm_by_hand
-from support.environment import needs, require_module
+from support.environment import needs
+from support.ray_local import ray_in_this_process
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -232,21 +233,7 @@ def test_a_run_file_that_covers_none_of_a_collections_queries_is_located(
 @pytest.fixture(scope="module")
 def ray_here():
     """Ray in this process (two CPUs, loopback, a short temp folder), or the one a session already has."""
-    import shutil
-    import tempfile
-
-    ray = require_module("ray")
-    if ray.is_initialized():
-        yield ray
-        return
-    temp = tempfile.mkdtemp(prefix="abray-")
-    ray.init(address="local", num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
-             log_to_driver=False, _temp_dir=temp)  # fmt: skip
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+    yield from ray_in_this_process()
 
 
 @needs("ray")
