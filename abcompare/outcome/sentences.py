@@ -135,6 +135,26 @@ def verdict_parts(table: pd.DataFrame, treatment: str) -> tuple[str, str]:
     return head, _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
 
 
+def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
+    """A treatment run's name in MLflow once it is compared: the treatment, then its primary comparison
+    with the control, e.g. ``dbsf · ndcg@10 -0.001 [-0.020, 0.015], p = 0.944 · no significant difference``.
+
+    MLflow's compare view paints the runs' names on its first screen and its metrics several screens down
+    (its fixed sections come first), so the name is where the primary delta, its interval and its
+    adjusted p can be read beside the metric's name. The verdict comes last: a narrow column cuts it first.
+    The name starts with the treatment, so a search on ``attributes.run_name LIKE 'dbsf%'`` still finds it;
+    the run's ``abcompare.variant`` tag keeps the bare name. With no primary row, the bare name."""
+    rows = _rows(table, treatment, PRIMARY)
+    if rows.empty:
+        return treatment
+    row = rows.iloc[0]
+    metric = row["metric"]
+    if bool(row.get("all_zero", False)):
+        return f"{treatment} · {metric} +0.000, every query the same · {NO_DIFFERENCE}"
+    change = format_change(row["delta"], None, row["ci_low"], row["ci_high"])
+    return f"{treatment} · {metric} {change}, {_p_clause(row['p_adjusted'])} · {row['verdict']}"
+
+
 def _mde_clause(table: pd.DataFrame, row: pd.Series) -> str:
     """``; this query set detects differences of about 0.030 or more`` (+ why when |delta| exceeds it)."""
     mde, level = float(row["mde"]), float(row["alpha_effective"])

@@ -37,6 +37,8 @@ START_TAG = "abcompare.process_start"
 # MLflow's own tags and experiment tags
 PARENT_RUN_TAG = "mlflow.parentRunId"
 NOTE_TAG = "mlflow.note.content"  # the run's description
+#: The run's name: a treatment's run is renamed once compared (``outcome.sentences.verdict_run_name``).
+RUN_NAME_TAG = "mlflow.runName"
 LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"  # which JSON files the UI shows as tables
 #: The experiment kind: MLflow 3 UIs that read it open the classic runs view ("Machine learning").
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"

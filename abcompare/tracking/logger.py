@@ -57,6 +57,7 @@ from abcompare.tracking.layout import (
     ROBUSTNESS_FIELDS,
     ROLE_COMPARISON,
     ROLE_TAG,
+    RUN_NAME_TAG,
     SUMMARY_FILE,
     TIMINGS_FILE,
     TUNED_PREFIX,
@@ -348,7 +349,7 @@ class ComparisonLogger:
         """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``:
         its figures, the parts of its delta, ``vs_control.<metric>.attr.*``, and the ``extra`` figures of
         that comparison: robustness, queries needed), and its verdict ``sentence``."""
-        from abcompare.outcome.sentences import attribution_row
+        from abcompare.outcome.sentences import attribution_row, verdict_run_name
 
         metrics: dict[str, float] = {}
         for row in _primary_rows(comparison, treatment):
@@ -360,7 +361,9 @@ class ComparisonLogger:
                     metrics[attribution_key(row.metric, part)] = float(parts[part])
             for name, value in extra.items():
                 metrics[detail_key(row.metric, name)] = value
-        tags = {VERDICT_TAG: sentence}
+        # the name MLflow's compare view paints on its first screen says the comparison (the metrics box
+        # is screens below it); the abcompare.variant tag keeps the bare name
+        tags = {VERDICT_TAG: sentence, RUN_NAME_TAG: verdict_run_name(comparison, treatment)}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
     def _log_costs(self, result: ComparisonResult, sentences: Mapping[str, str]) -> None:

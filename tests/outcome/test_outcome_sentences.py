@@ -16,6 +16,7 @@ from abcompare.outcome.sentences import (
     summary_text,
     treatment_summary,
     tuned_sentence,
+    verdict_run_name,
     verdict_sentence,
 )
 from abcompare.stats.comparison import paired_comparison
@@ -110,6 +111,24 @@ def test_identical_runs_say_so(runs):
     assert verdict_sentence(table, "copy") == (
         "Verdict copy: no significant difference on ndcg@10: every query scored the same in both runs."
     )
+
+
+def test_a_treatment_run_is_named_with_its_primary_comparison(runs):
+    """The names MLflow's compare view paints on its first screen (figures as the verdict sentences above)."""
+    control, treatments = runs
+    table = paired_comparison(control, {"up": treatments["up"]}, n_resamples=999)
+    assert verdict_run_name(table, "up") == "up · ndcg@10 +0.217 [0.190, 0.240], p = 0.001 · better"
+    table = paired_comparison(control, treatments, n_resamples=999)
+    assert verdict_run_name(table, "down") == "down · ndcg@10 -0.183 [-0.210, -0.157], p = 0.003 · worse"
+    assert verdict_run_name(table, "same").endswith(" · no significant difference")
+    tiny = table.copy()
+    tiny.loc[(tiny["treatment"] == "up") & (tiny["role"] == "primary"), "p_adjusted"] = 3e-5
+    assert verdict_run_name(tiny, "up") == "up · ndcg@10 +0.217 [0.190, 0.240], p < 0.0001 · better"
+    same = paired_comparison(control, {"copy": control.copy()}, n_resamples=99)
+    assert verdict_run_name(same, "copy") == (
+        "copy · ndcg@10 +0.000, every query the same · no significant difference"
+    )
+    assert verdict_run_name(table, "absent") == "absent"  # no primary row: the bare name
 
 
 def test_no_secondary_metrics_no_line_and_uncorrected_families(runs):

@@ -10,14 +10,17 @@ kept as test artifacts in ``test-artifacts/browser/`` at the repository root (or
 ``$ABCOMPARE_TEST_ARTIFACTS/browser``): ``runs.png`` (the experiment's runs in the classic view with the
 headline columns), ``parent.png`` (the parent run's page: verdict first, then the primary comparison's
 metrics), ``compare.png`` (control vs treatment, first screen: the changed setting and the primary metric's
-two means plotted, the runs named), ``compare-metrics.png`` (its metrics box, scrolled to with the page's
-wheel: the primary comparison's rows first), ``compare-layout.json`` (where MLflow lays out the compare
+two means plotted, the treatment's run named with its primary delta, interval and adjusted p),
+``compare-metrics.png`` (its metrics box, scrolled to with the page's wheel: the primary comparison's rows
+first), ``compare-layout.json`` (where MLflow lays out the compare
 view's sections, unscrolled) and ``report.png`` (the parent's ``report.html``).
 
 MLflow 3.17's compare view cannot show its metrics box on the first screen, whatever a run logs: above it
 are the Visualizations section (its plot is at least 450 px high), the five rows of Run details and the
 Parameters section (at most 500 px, and with no parameter at all still its switch and a line), so the box's
-heading starts at 1,118 px even for two runs with no parameters (measured with this test's browser).
+heading starts at 1,118 px even for two runs with no parameters (measured with this test's browser). What
+the first screen paints of a run is its name: a compared treatment's run is named with its primary
+comparison, and that is what the compare view's first screen is checked for.
 ``compare-layout.json`` records the layout of the comparison logged here.
 """
 
@@ -165,12 +168,14 @@ VERDICT_LINES = """(() => {
   return {text: bold.innerText.trim(), clipped: clipped, paragraph: bold.parentElement.innerText}; })()"""
 
 
-def test_the_compare_view_plots_the_primary_metric_and_lists_its_comparison_first(two_runs, browser) -> None:
+def test_the_compare_view_names_the_primary_comparison_on_its_first_screen(two_runs, browser) -> None:
     """The compare view as a person reaches it (both variant runs selected). Its first screen names the two
-    runs and plots the setting the treatment changes against the primary metric, both means painted at the
-    ends of that metric's axis. Its metrics box is below MLflow's fixed sections (``compare-layout.json``),
-    at most one screen further down; turning the page's wheel brings it into view, and without scrolling
-    the box itself its first rows are the primary comparison, each name painted beside its own values."""
+    runs, the treatment's name painted whole with its primary delta, interval and adjusted p beside the
+    metric's name, and plots the setting the treatment changes against the primary metric, both means
+    painted at the ends of that metric's axis. Its metrics box is below MLflow's fixed sections
+    (``compare-layout.json``), at most one screen further down; turning the page's wheel brings it into
+    view, and without scrolling the box itself its first rows are the primary comparison, each name
+    painted beside its own values."""
     url, payloads = two_runs
     payload = payloads[-1]
     runs = [payload["variant_run_ids"]["control"], payload["variant_run_ids"]["dbsf"]]
@@ -182,6 +187,8 @@ def test_the_compare_view_plots_the_primary_metric_and_lists_its_comparison_firs
     browser.open(page, until=delta_key)
     plot = settled_plot(browser, primary)
     runs_named = browser.painted_rows(["Run Name:"])["Run Name:"]
+    treatment_name = MlflowClient(tracking_uri=url).get_run(runs[1]).info.run_name
+    cut_off = browser.cut_off(treatment_name)
     browser.screenshot(artifacts_dir() / "compare.png")
     sections = ("Visualizations", "Run details", "Parameters", "Metrics", delta_key)
     layout = {name: browser.box(name) for name in sections}
@@ -199,7 +206,17 @@ def test_the_compare_view_plots_the_primary_metric_and_lists_its_comparison_firs
     assert rows["heading"] is not None and rows["ci_high"] is not None, rows
     first = browser.evaluate(f"({FIRST_METRIC})({rows['ci_high']['x'] + 5}, {rows['heading']['y'] + 10})")
 
-    assert runs_named is not None and runs_named["texts"] == ["Run Name:", "control", "dbsf"], runs_named
+    # the treatment's name is its primary comparison: delta, interval and adjusted p beside the metric's
+    # name, painted whole (MLflow's cell cuts a long name with an ellipsis) on the first screen
+    primary_row = next(r for r in payload["comparison"] if r["role"] == "primary")
+    said = (
+        f"ndcg@10 {primary_row['delta']:+.3f} [{primary_row['ci_low']:.3f}, {primary_row['ci_high']:.3f}], "
+        f"p = {primary_row['p_adjusted']:.3f}"
+    )  # three decimals, as the console says it (the example's adjusted p is above 0.001)
+    assert runs_named is not None and runs_named["texts"][:2] == ["Run Name:", "control"], runs_named
+    assert len(runs_named["texts"]) == 3, runs_named
+    assert runs_named["texts"][2].startswith(f"dbsf · {said} · "), runs_named
+    assert runs_named["y"] < SCREEN[1] and cut_off is None, (runs_named, cut_off)
     means = {name: payload["means"][name]["ndcg@10"] for name in ("control", "dbsf")}
     painted = {t["text"]: t for t in plot if t["painted"]}
     assert {"fusion.method", "rrf", "dbsf", primary} <= set(painted), plot  # the changed setting, the metric
@@ -214,7 +231,6 @@ def test_the_compare_view_plots_the_primary_metric_and_lists_its_comparison_firs
     # the box opens on the primary's rows (the parts of its delta, ``.attr.*``, sort before ``.ci_high``)
     assert first is not None and first.startswith(vs_control_key("ndcg@10", "")), first
     assert [rows[f]["y"] for f in fields] == sorted(rows[f]["y"] for f in fields)  # one below the other
-    primary_row = next(r for r in payload["comparison"] if r["role"] == "primary")
     logged = {field: primary_row[field] for field in ("ci_high", "ci_low", "delta", "p_adjusted")}
     for field, value in logged.items():
         row = rows[field]

@@ -132,6 +132,13 @@ class DevTools:
         or not: below the fold too), or None when there is none."""
         return self.evaluate(f"({LAID_OUT})({json.dumps(name)})")
 
+    def cut_off(self, name: str) -> dict[str, float] | None:
+        """Whether the visible text ``name`` is painted whole: None when its last character is painted
+        (inside the viewport and inside every ancestor that clips its overflow, as a truncating cell does
+        with an ellipsis), else where its text ends and where it is cut; a text not on the page is cut
+        at 0."""
+        return self.evaluate(f"({CUT_OFF})({json.dumps(name)})")
+
     def html(self) -> str:
         return str(self.evaluate("document.documentElement.outerHTML"))
 
@@ -184,6 +191,23 @@ PLOT_TEXTS = """(selector) => {
     const hit = inside ? document.elementFromPoint(x, y) : null;
     return {text: e.textContent.trim(), x: x, y: y, painted: !!hit && root.contains(hit)};
   }).filter(t => t.text); }"""
+
+#: See :meth:`DevTools.cut_off`.
+CUT_OFF = """(name) => {
+  const own = (e) => [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+  const e = [...document.querySelectorAll('body *')].find(e => own(e) === name);
+  if (!e) return {text_right: 0, cut_at: 0};
+  const range = document.createRange();
+  range.selectNodeContents(e);
+  const right = range.getBoundingClientRect().right;
+  let edge = window.innerWidth;
+  for (let a = e; a && a !== document.body; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (style.overflowX !== 'visible' || style.textOverflow === 'ellipsis') {
+      edge = Math.min(edge, a.getBoundingClientRect().right);
+    }
+  }
+  return right <= edge + 0.5 ? null : {text_right: right, cut_at: edge}; }"""
 
 #: See :meth:`DevTools.box`.
 LAID_OUT = """(name) => {

@@ -131,7 +131,8 @@ def test_each_variant_run_holds_its_settings_means_tables_and_hits(logged, tmp_p
         "dbsf": "treatment",
     }
     for name, run in children.items():
-        assert run.info.run_name == name == run.data.tags[L.VARIANT_TAG]
+        assert run.data.tags[L.VARIANT_TAG] == name
+        assert run.info.run_name == named(name, payload)
         assert run.data.tags[L.PARENT_RUN_TAG] == parent.info.run_id
         assert run.data.params["fusion.method"] == {"control": "rrf", "dbsf": "dbsf"}[name]
         assert run.data.metrics[L.metric_key("ndcg@10")] == logged_as(payload["means"][name]["ndcg@10"])
@@ -149,6 +150,27 @@ def test_each_variant_run_holds_its_settings_means_tables_and_hits(logged, tmp_p
         assert list(hits.columns[:4]) == ["query_id", "rank", "key", "score"]
         judged = hits["grade"].notna()
         assert 0 < judged.sum() < len(hits) and set(hits.loc[judged, "grade"]) <= {0.0, 1.0, 2.0, 3.0}
+
+
+def named(variant: str, payload: dict) -> str:
+    """A variant run's name as the README's "In MLflow" section writes it out: the control's is its name; a
+    treatment's adds its primary comparison (3 decimals, the adjusted p) and its verdict, read from --json."""
+    if variant == "control":
+        return variant
+    row = next(r for r in payload["comparison"] if r["role"] == "primary" and r["treatment"] == variant)
+    p = row["p_adjusted"]
+    shown_p = "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}" if p < 1e-3 else f"p = {p:.3f}"
+    change = f"{row['delta']:+.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+    return f"{variant} · {row['metric']} {change}, {shown_p} · {row['verdict']}"
+
+
+def test_a_treatment_run_is_named_with_its_primary_comparison_and_searchable_by_its_variant(logged) -> None:
+    _, payload, client, parent, children = logged
+    experiment = parent.info.experiment_id
+    found = client.search_runs([experiment], filter_string="attributes.run_name LIKE 'dbsf%'")
+    assert [run.info.run_id for run in found] == [children["dbsf"].info.run_id]
+    assert children["dbsf"].info.run_name.startswith("dbsf · ndcg@10 ")
+    assert children["dbsf"].data.tags[L.RUN_NAME_TAG] == children["dbsf"].info.run_name
 
 
 def test_a_treatment_run_carries_its_comparison_with_the_control(logged) -> None:
@@ -237,6 +259,7 @@ def test_the_readme_documents_every_name_of_the_layout() -> None:
         "abcompare.verdict.<treatment>",
         "abcompare.secondary.<treatment>",
         L.VARIANT_TAG,
+        L.RUN_NAME_TAG,
         L.EXPERIMENT_KIND_TAG,
         L.EXPERIMENT_KIND,
         L.VIEW_TAG,
