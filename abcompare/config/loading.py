@@ -139,6 +139,21 @@ def apply_set_option(raw: dict[str, Any], assignment: str) -> None:
         node[keys[-1]] = value
 
 
+def _forget_a_replaced_example(written: Any, raw: dict[str, Any], overrides: Sequence[str]) -> None:
+    """A ``dataset.name`` that loaded a builtin example (no ``path``, no ``queries``) no longer names the
+    dataset once ``--set dataset.path=...`` (or ``dataset.queries``) replaces that example: it is dropped,
+    so the collection is named after its folder (``scifact``), not after the example it replaced
+    (``hr-docs``), in the console, MLflow and files. A name also given with ``--set`` stays."""
+    if not isinstance(written, dict) or written.get("name") is None:
+        return
+    if written.get("path") is not None or written.get("queries") is not None:
+        return  # the name labelled a dataset read from files already: the writer's own label
+    keys = {a.partition("=")[0].strip() for a in overrides}
+    block = raw.get("dataset")
+    if keys & {"dataset.path", "dataset.queries"} and "dataset.name" not in keys and isinstance(block, dict):
+        block.pop("name", None)
+
+
 def _child(node: dict[str, Any] | list[Any], key: str, path: str) -> Any:
     """``node[key]`` for a mapping (None when absent), or the item at index ``key`` of a list
     (``datasets.1``): an index past its end is a ``ConfigError``."""
@@ -641,8 +656,10 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the config must be a YAML mapping (key: value)", file=path, line=1)
+    written = copy.deepcopy(raw.get("dataset"))
     for assignment in overrides:
         apply_set_option(raw, assignment)
+    _forget_a_replaced_example(written, raw, overrides)
     _resolve_paths(raw, path.resolve().parent)
 
     # a sweep expands into treatments before anything else sees the config

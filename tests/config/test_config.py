@@ -130,6 +130,24 @@ def test_set_option_overrides_typed_values(tmp_path: Path) -> None:
     assert config.name == "quick"
 
 
+def test_a_set_path_replacing_the_example_drops_the_example_name(tmp_path: Path) -> None:
+    """``--set dataset.path=...`` over a config that loads the ``hr-docs`` example: the collection is then
+    named after its folder (the loader's rule for a path without a name), not after the example it replaced.
+    A name set beside it, or a name written beside a path in the file, stays."""
+    folder = tmp_path / "mini"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "leave"}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    config = write(tmp_path, MINIMAL)
+    replaced = load_config(config, [f"dataset.path={folder}"])
+    assert replaced.dataset.name is None and replaced.dataset.path == folder
+    named = load_config(config, [f"dataset.path={folder}", "dataset.name=mine"])
+    assert named.dataset.name == "mine"
+    written = write(tmp_path, MINIMAL.replace("name: hr-docs", f"name: mine\n  path: {folder}"), "w.yaml")
+    assert load_config(written, [f"dataset.path={folder}"]).dataset.name == "mine"
+    assert load_config(config).dataset.name == "hr-docs"
+
+
 def test_set_option_rejects_a_missing_equals_sign() -> None:
     with pytest.raises(ConfigError, match="key.path=value"):
         apply_set_option({}, "significance.seed")

@@ -183,6 +183,7 @@ def test_the_row_states_the_runs_verdict_recall_and_model_size(config: str, scif
     names.reverse()  # the treatment's model first, as the row gives its size
     row = readme_rows()[treatment]
     assert payload["n_queries"] == 300 and payload["primary_metric"] == "ndcg@10"
+    assert payload["dataset"] == "scifact"  # the folder --set gave, not the example it replaced
     rows = {r["metric"]: r for r in payload["comparison"]}
     primary, recall = rows["ndcg@10"], rows["recall@10"]
     shown = {
