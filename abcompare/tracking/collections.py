@@ -292,8 +292,17 @@ def pooled_sentences(result: CollectionsResult) -> dict[str, str]:
     }
 
 
+def _bold_verdict(sentence: str) -> str:
+    """A pooled sentence with its verdict (up to its first ``;``: the verdict, the change, its interval and
+    p) in bold, as a comparison's description sets its verdict."""
+    verdict, sep, rest = sentence.partition("; ")
+    if not sep:
+        return f"**{sentence.removesuffix('.')}**."
+    return f"**{verdict}**; {rest}"
+
+
 def collections_markdown(result: CollectionsResult) -> str:
-    """The top run's description: what was compared, each treatment's pooled sentence, and the
+    """The top run's description: each treatment's pooled sentence, what was compared, and the
     per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
     from abcompare.outcome.html import per_collection_markdown
 
@@ -305,7 +314,10 @@ def collections_markdown(result: CollectionsResult) -> str:
         f"{head}. Across {len(result.collections)} collections ({names}), primary metric "
         f"`{result.primary_metric}`, pooled with {weighting}."
     ).replace(".. ", ". ")
-    parts = [context, "", *(f"- {sentence}" for sentence in pooled_sentences(result).values()), ""]
+    # the verdicts first, as a comparison's description opens with its verdict: MLflow shows a description's
+    # first lines and fades the rest behind "Show more"
+    parts = [*(f"- {_bold_verdict(sentence)}" for sentence in pooled_sentences(result).values()), ""]
+    parts += [context, ""]
     for treatment in result.pooled["treatment"]:
         parts += [f"**{treatment}** vs control on `{result.primary_metric}`, per collection:", ""]
         parts += [per_collection_markdown(result.per_collection, result.pooled, str(treatment)), ""]

@@ -41,6 +41,7 @@ from abcompare.tracking.layout import (
     compare_url,
     comparison_key,
     metric_key,
+    pooled_key,
     run_url,
     view_url,
     vs_control_key,
@@ -81,6 +82,35 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
         yield server.url, payloads
     finally:
         server.stop()
+
+
+#: A comparison across two collections, small enough for the UI test (BM25 with a lower k1).
+COLLECTIONS_CONFIG = """\
+name: two-collections
+description: BM25 with a lower k1, on two collections
+datasets:
+  - {{name: hr-docs, level: document}}
+  - {{name: cranfield, path: {cranfield}, level: document}}
+control: {{chunking: {{strategy: none}}, retrievers: {{bm25: {{}}}}}}
+treatments:
+  bm25-k1: {{retrievers: {{bm25: {{k1: 0.6}}}}}}
+evaluation: {{convention: trec}}
+significance: {{n_resamples: 1000}}
+efficiency: {{repeats: 0}}
+tracking: {{uri: {uri}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def collections_run(two_runs, datasets_dir: Path, tmp_path_factory: pytest.TempPathFactory, embedding_cache):
+    """The comparison across hr-docs and Cranfield, logged to the module's server: its ``--json``."""
+    url, _ = two_runs
+    folder = tmp_path_factory.mktemp("collections")
+    config = folder / "c.yaml"
+    config.write_text(COLLECTIONS_CONFIG.format(cranfield=datasets_dir / "cranfield", uri=url))
+    result = run_cli(["run", str(config), "--json"], folder, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +289,7 @@ FIRST_METRIC = """((x, top) => {
   for (let y = top; y < window.innerHeight; y += 4) {
     const hit = document.elementFromPoint(x, y);
     const text = hit ? (hit.innerText || '').trim() : '';
-    if (/^[a-z_][a-z0-9_.]*$/.test(text) && text.includes('_')) return text;
+    if (/^[a-z_][a-z0-9_.-]*$/.test(text) && text.includes('_')) return text;
   }
   return null; })"""
 
@@ -279,3 +309,47 @@ def test_report_html_renders_self_contained(two_runs, browser, tmp_path: Path) -
         browser.resize(*SCREEN)
     assert " ".join(payloads[-1]["verdicts"]["dbsf"]["sentence"].split()) in " ".join(text.split())
     assert "Largest wins" in text and "✓" in text
+
+
+def test_the_top_run_of_a_comparison_across_collections_opens_with_the_pooled_verdict(
+    two_runs, collections_run, browser, tmp_path: Path
+) -> None:
+    """The top run's page: the pooled verdict in bold, whole, opening its description, and the pooled delta
+    first in its metrics, painted beside its own name (MLflow lays this page out in one column at 1600 px,
+    where a comparison's parent run gets two, so the metrics may need the wheel); its report.html (the
+    forest of the collections) in the same browser."""
+    url, _ = two_runs
+    client = MlflowClient(tracking_uri=url)
+    top = client.get_run(collections_run["parent_run_id"])
+    page = run_url(url, top.info.experiment_id, top.info.run_id)
+    key = pooled_key("bm25-k1", "ndcg@10", "delta")
+    first_screen(browser, page, "Description", ["Description"], artifacts_dir() / "collections.png")
+    verdict = browser.evaluate(VERDICT_LINES)
+    pooled = collections_run["pooled"][0]
+    assert verdict is not None and verdict["text"] == pooled["sentence"].split(";")[0], verdict
+    assert verdict["clipped"] == [], verdict  # the description opens with it, above "Show more"'s fade
+    turns = 0  # MLflow stacks this page's sections at 1600 px (About first), so its metrics may be below
+    while (browser.painted_row(key) or {"y": SCREEN[1]})["y"] > SCREEN[1] - 200 and turns < 20:
+        browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=500, y=500, deltaX=0, deltaY=300)
+        time.sleep(0.3)
+        turns += 1
+    rows = browser.painted_rows([key, "Metric"])  # the row and the metrics table's column header
+    browser.screenshot(artifacts_dir() / "collections-metrics.png")
+    row, header = rows[key], rows["Metric"]
+    assert row is not None and header is not None, rows
+    first = browser.evaluate(f"({FIRST_METRIC})({row['x'] + 5}, {header['y'] + 10})")
+    assert row is not None and row["texts"][0] == key and first == key, (row, first)  # first of the list
+    assert painted_number(row["texts"][1]) == pytest.approx(shown(pooled["delta"]), rel=1e-3), row
+
+    local = Path(client.download_artifacts(top.info.run_id, "report.html", str(tmp_path)))
+    browser.resize(1300, 2600)
+    try:
+        browser.open(local.as_uri(), until="Per collection")
+        browser.screenshot(artifacts_dir() / "collections-report.png")
+        text = browser.evaluate("document.body.innerText")
+        forest = browser.plot_texts("svg") or []
+    finally:
+        browser.resize(*SCREEN)
+    assert " ".join(pooled["sentence"].split()) in " ".join(text.split())
+    painted = {t["text"].removeprefix("★ ") for t in forest if t["painted"]}  # ★: significant
+    assert {"hr-docs", "cranfield"} <= painted, forest  # each collection's row of the forest, painted

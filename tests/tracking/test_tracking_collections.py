@@ -200,7 +200,8 @@ def test_the_top_run_holds_the_pooled_comparison(logged, compared) -> None:
     sentence = pooled_sentence(pooled, per_collection, TREATMENT)
     assert tags[L.VERDICT_TAG] == sentence == tags[L.verdict_tag(TREATMENT)]
     note = tags[L.NOTE_TAG]
-    assert sentence in note and "| hr-small" in note and "| hr-docs" in note
+    verdict, rest = sentence.split("; ", 1)  # the verdict in bold, as a comparison's description sets it
+    assert f"- **{verdict}**; {rest}" in note and "| hr-small" in note and "| hr-docs" in note
     assert files(client, top.info.run_id) >= {
         "tables/pooled.parquet", "tables/pooled.json", "tables/per_collection.parquet",
         "tables/per_collection.json", L.POOLED_FOREST_PLOT, L.REPORT_FILE, L.RESULT_FILE, L.SUMMARY_FILE,
