@@ -339,6 +339,7 @@ def pool(
     from abcompare.config import load_config
     from abcompare.core.errors import ConfigError
     from abcompare.core.progress import ConsoleReporter
+    from abcompare.core.vocabulary import plural
     from abcompare.runner import pool_to_file
 
     if fmt is not None and fmt.strip().lower() not in POOL_FORMATS:
@@ -357,8 +358,8 @@ def pool(
     table = pool_to_file(settings, path, fmt=chosen, depth=depth, order=order, reporter=reporter)
     queries = table["query_id"].nunique()
     Console(stderr=True).print(
-        f"pooled {len(table)} unjudged hits of {queries} queries (top {depth} of "
-        f"{len(settings.variants())} variants) into {path}"
+        f"pooled {plural(len(table), 'unjudged hit')} of {plural(queries, 'query')} (top {depth} of "
+        f"{plural(len(settings.variants()), 'variant')}) into {path}"
         + (", the hits whose judgment can move the primary delta most first" if order == "decisive" else "")
         + ": fill in 'grade' (0 = not relevant) and add the "
         "file to dataset.annotations (a list: the original judgments, then the pool)"

@@ -235,9 +235,10 @@ def relevance_mark(grade: float | None, relevance_threshold: float) -> str:
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:
-    """``1 query``, ``2 queries``, ``0 queries``: a count with its noun in the right number."""
+    """``1 query``, ``2 queries``, ``0 queries``, ``4,009 hits``: a count with its noun in the right number,
+    its thousands separated (the one way a count of things is written)."""
     if count == 1:
         return f"{count} {noun}"
     if plural_form is None:
         plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-    return f"{count} {plural_form}"
+    return f"{count:,} {plural_form}"

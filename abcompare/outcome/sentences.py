@@ -269,7 +269,7 @@ def robustness_sentence(row: Mapping[str, Any]) -> str:
             f"{metric} delta."
         )
     span = f"between {float(row['unjudged_min']):+.3f} and {float(row['unjudged_max']):+.3f}"
-    counted = f"{hits:,} unjudged hit" + ("" if hits == 1 else "s")
+    counted = plural(hits, "unjudged hit")
     grade = f"grade {float(row['top_grade']):g}"
     if bool(row.get("relevant_only", False)):
         head = (

@@ -277,7 +277,7 @@ def test_the_readme_loop_on_the_shipped_example_shows_what_the_readme_says(tmp_p
         "query_id", "key", "grade", "query", "document_id", "retrieved_by", "best_rank", "text",
     ]  # fmt: skip
     (said,) = [line for command, shown in steps if command.startswith("abcompare pool") for line in shown]
-    assert len(pooled) == int(re.match(r"pooled (\d+) unjudged hits", said).group(1))
+    assert f"{len(pooled):,}" == re.match(r"pooled ([0-9,]+) unjudged hits", said).group(1)
     assert (pooled["grade"] == "").all() and not pooled.duplicated(["query_id", "key"]).any()
     judged_pairs = set(zip(holes["query_id"], holes["key"], strict=True))
     assert not any(pair in judged_pairs for pair in zip(pooled["query_id"], pooled["key"], strict=True))

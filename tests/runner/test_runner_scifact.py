@@ -257,14 +257,14 @@ def about(value: float, printed: str) -> str:
 
 def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
     """The README's "Where it comes from: ndcg@10 +0.031 = +0.018 from 17 newly retrieved ... − 0.006 from 4
-    lost + 0.019 from reordering; 1281 unjudged newcomers": the run's parts and counts, which add up to its
+    lost + 0.019 from reordering; 1,281 unjudged newcomers": the run's parts and counts, which add up to its
     delta."""
     payload, _ = scifact_run
     text = readme_worked_example()
     claim = re.search(
         r"Where it comes from: ndcg@10 (?P<delta>[+-][0-9.]+) = (?P<new>\+[0-9.]+) from (?P<n_new>\d+) newly "
         r"retrieved relevant hits − (?P<lost>[0-9.]+) from (?P<n_lost>\d+) lost \+ (?P<reorder>[0-9.]+) from "
-        r"reordering; (?P<unjudged>\d+) unjudged newcomers in its top 10 \(scored 0\)\.",
+        r"reordering; (?P<unjudged>[0-9,]+) unjudged newcomers in its top 10 \(scored 0\)\.",
         text,
     )
     assert claim, "the worked example quotes the attribution line"
@@ -277,7 +277,7 @@ def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
         "reorder": as_printed(parts["reorder"], claim["reorder"]),
         "n_new": str(counts["new"]),
         "n_lost": str(counts["lost"]),
-        "unjudged": str(part["unjudged_newcomers"]),
+        "unjudged": f"{part['unjudged_newcomers']:,}",  # a count as every count is written
     }
     assert shown == claim.groupdict()
     assert parts["ideal"] == 0.0  # trec convention at document level: the ideal DCG is the same for both
