@@ -264,7 +264,7 @@ def _compare_variants(
                 cost=cost,
             )
             with timer("tracking"):
-                logger.log_comparison(result, comparison_files(result))
+                logger.log_comparison(result, comparison_files(result, logger.part_of()))
                 recorded = logger.finish()
         if recorded is not None:
             record(result, recorded, logger)

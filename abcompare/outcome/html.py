@@ -82,6 +82,9 @@ class ReportInputs:
     #: Lines under each treatment's verdict (``outcome.sentences.verdict_notes``): the unjudged hits'
     #: range, the queries needed.
     notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: A collection's comparison: the comparison across collections it is part of, ``(name, link)`` (its
+    #: top run's page), so the page leads back to the pooled verdict.
+    part_of: tuple[str, str] | None = None
 
 
 def render(inputs: ReportInputs) -> str:
@@ -125,8 +128,15 @@ def _primary_metric(table: pd.DataFrame) -> str:
 
 def _header(inputs: ReportInputs, primary: str) -> str:
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
+    part_of = ""
+    if inputs.part_of is not None:
+        label, link = inputs.part_of
+        part_of = (
+            f'<p class="meta">One collection of <a href="{escape(link)}">{escape(label)}</a>: the comparison '
+            "across collections, with the pooled verdict.</p>"
+        )
     return (
-        f"<h1>{escape(inputs.name)}</h1>{description}"
+        f"<h1>{escape(inputs.name)}</h1>{description}{part_of}"
         f'<p class="meta">Dataset <b>{escape(inputs.dataset)}</b>: {plural(inputs.n_queries, "query")}, '
         f"level {escape(inputs.level)}, convention {escape(inputs.convention)}; primary metric "
         f"<b>{escape(primary)}</b>.<br>{escape(settings_line(inputs.comparison))}</p>"
@@ -469,6 +479,7 @@ def inputs_summary(inputs: ReportInputs) -> dict[str, Any]:
         "control_seconds_per_query": inputs.control_seconds_per_query,
         "focus": list(inputs.focus),
         "notes": {name: list(lines) for name, lines in inputs.notes.items()},
+        "part_of": list(inputs.part_of) if inputs.part_of is not None else None,
     }
 
 
@@ -507,8 +518,9 @@ footer{margin-top:32px;color:#777;font-size:12px}
 """
 
 
-def report_inputs(result: ComparisonResult) -> ReportInputs:
-    """What ``report.html`` shows, from a fresh result."""
+def report_inputs(result: ComparisonResult, part_of: tuple[str, str] | None = None) -> ReportInputs:
+    """What ``report.html`` shows, from a fresh result (``part_of``: the comparison across collections a
+    collection's comparison belongs to, its name and link)."""
     from dataclasses import asdict
 
     from abcompare.outcome.sentences import tuned_sentence, verdict_notes
@@ -541,6 +553,7 @@ def report_inputs(result: ComparisonResult) -> ReportInputs:
         attribution_per_query=result.attribution_per_query,
         notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
         cost=result.cost,
+        part_of=part_of,
     )
 
 

@@ -38,9 +38,12 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
     return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
 
 
-def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
+def comparison_files(
+    result: ComparisonResult, part_of: tuple[str, str] | None = None
+) -> dict[str, str | Path]:
     """The parent run's files: the forest of differences, the paired scatters, a sweep's quality-vs-latency
-    plane, the self-contained ``report.html`` and what it was made from (``result.json``); none when
+    plane, the self-contained ``report.html`` (leading back to the comparison across collections it is
+    part of: ``part_of``, its name and link) and what it was made from (``result.json``); none when
     tracking is off (nothing would keep them)."""
     if not result.config.tracking.enabled:
         return {}
@@ -50,7 +53,7 @@ def comparison_files(result: ComparisonResult) -> dict[str, str | Path]:
     from abcompare.outcome.svg import pareto_svg, scatter_svg
     from abcompare.tracking.layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
 
-    inputs = report_inputs(result)
+    inputs = report_inputs(result, part_of)
     files: dict[str, str | Path] = {}
     html = render(inputs)
     files[REPORT_FILE] = html

@@ -68,6 +68,8 @@ class Nesting:
 
     parent_run_id: str
     collection: str
+    #: The top run's name and its page (the collection's report.html leads back to it), when known.
+    part_of: tuple[str, str] | None = None
 
 
 class NullCollectionsLogger:
@@ -159,7 +161,10 @@ class CollectionsLogger:
         """What collection ``collection``'s logger needs to nest its comparison under the top run
         (``open_logger(..., nested=...)``); call after :meth:`start`."""
         run_id = self.top_run_id()
-        return Nesting(run_id, collection) if run_id is not None else None
+        if run_id is None:
+            return None
+        link = self.links({TOP: run_id}).get(TOP)
+        return Nesting(run_id, collection, (self.run_name(), link) if link else None)
 
     def links(self, run_ids: Mapping[str, str]) -> dict[str, str]:
         """Each run's page in MLflow's UI (``workflowType=machine_learning``, as every link abcompare

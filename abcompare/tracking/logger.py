@@ -102,6 +102,7 @@ class Logger(Protocol):
         self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None: ...
+    def part_of(self) -> tuple[str, str] | None: ...
     def finish(self) -> RecordedRuns | None: ...
     def abort(self, status: str) -> None: ...
 
@@ -119,6 +120,9 @@ class NullLogger:
 
     def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
         pass
+
+    def part_of(self) -> tuple[str, str] | None:
+        return None
 
     def finish(self) -> RecordedRuns | None:
         return None
@@ -184,6 +188,11 @@ class ComparisonLogger:
         if files:
             tags[ANNOTATION_FILES_TAG] = files
         return tags
+
+    def part_of(self) -> tuple[str, str] | None:
+        """A collection's comparison: the comparison across collections it is part of (its top run's name
+        and page), for its report.html; None for a comparison of its own."""
+        return self.nested.part_of if self.nested is not None else None
 
     def run_name(self) -> str:
         """The parent's name: the comparison's name and when it started, so runs can be told apart."""

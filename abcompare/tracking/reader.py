@@ -550,6 +550,7 @@ def loaded_report_inputs(loaded: Any) -> ReportInputs:
         attribution=loaded.attribution_table,
         attribution_per_query=loaded.attribution_per_query,
         notes=extras.get("notes", {}),
+        part_of=tuple(extras["part_of"]) if extras.get("part_of") else None,
     )
 
 

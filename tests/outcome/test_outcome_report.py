@@ -153,3 +153,17 @@ def test_the_report_says_it_too(comparison) -> None:
     )  # fmt: skip
     assert "relevant items only" in render(ReportInputs(**common, judgments_relevant_only=True))
     assert "relevant items only" not in render(ReportInputs(**common))
+
+
+def test_a_collections_report_leads_back_to_the_comparison_across_collections(comparison) -> None:
+    """A collection's page names the whole comparison and links its top run; a comparison of its own
+    says nothing of the kind. The name is escaped as HTML (the page is self-contained, names are input)."""
+    table, per_query = comparison
+    common = dict(
+        name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
+        comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
+    )  # fmt: skip
+    link = "http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning"
+    page = render(ReportInputs(**common, part_of=("a<b 2026-12-02 06:00:00", link)))
+    assert f'One collection of <a href="{link}">a&lt;b 2026-12-02 06:00:00</a>' in page
+    assert "One collection of" not in render(ReportInputs(**common))

@@ -351,5 +351,8 @@ def test_the_top_run_of_a_comparison_across_collections_opens_with_the_pooled_ve
     finally:
         browser.resize(*SCREEN)
     assert " ".join(pooled["sentence"].split()) in " ".join(text.split())
+    for run_id in collections_run["collection_run_ids"].values():  # each collection's page leads back
+        page_of = Path(client.download_artifacts(run_id, "report.html", str(tmp_path / run_id))).read_text()
+        assert f'{page}">{top.info.run_name}</a>' in page_of
     painted = {t["text"].removeprefix("★ ") for t in forest if t["painted"]}  # ★: significant
     assert {"hr-docs", "cranfield"} <= painted, forest  # each collection's row of the forest, painted

@@ -114,7 +114,7 @@ def log_collection(result: ComparisonResult, config_path: Path, scratch: Path, n
             logger.log_variant(outcome, settings, variant_files(config, outcome, scratch))
             if fail_after is not None:
                 raise fail_after
-        logger.log_comparison(result, comparison_files(result))
+        logger.log_comparison(result, comparison_files(result, logger.part_of()))
         recorded = logger.finish()
     record(result, recorded, logger)
 
@@ -292,6 +292,18 @@ def test_the_top_report_links_each_collection_run(logged, compared) -> None:
             url = f"#/experiments/{top.info.experiment_id}/runs/{run_id}?workflowType=machine_learning"
             assert f'{url}">{name}</a>' in page
     assert f"run {top.info.run_id}" in html  # the footer names where it was read from
+
+
+def test_each_collection_report_leads_back_to_the_top_run(logged) -> None:
+    """A collection's report.html (logged, and rebuilt from MLflow as ``abcompare report`` does) links the
+    comparison across collections it is part of, by the top run's name, to the top run's page."""
+    uri, _, result, client, top = logged
+    url = f"#/experiments/{top.info.experiment_id}/runs/{top.info.run_id}?workflowType=machine_learning"
+    for run_id in result.collection_run_ids.values():
+        logged_html = Path(client.download_artifacts(run_id, L.REPORT_FILE)).read_text()
+        html, _ = logged_report(run_id, tracking_uri=uri)
+        for page in (logged_html, html):
+            assert f'{url}">{top.info.run_name}</a>: the comparison across collections' in page
 
 
 def test_abcompare_report_on_the_top_run(logged, tmp_path, embedding_cache) -> None:
