@@ -259,14 +259,6 @@ def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
     from abcompare.core.errors import ConfigError
     from abcompare.outcome.gate import INFERIOR
 
-    if gate == INFERIOR and settings.datasets is not None:
-        raise ConfigError(
-            "--fail-on inferior gates on the non-inferiority test, which the pooled test across collections "
-            "(datasets) does not have yet",
-            file=config,
-            field="--fail-on",
-            hint="gate on the pooled verdicts with --fail-on worse or --fail-on not-better",
-        )
     if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
         raise ConfigError(
             "--fail-on inferior needs the non-inferiority test, and no margin is configured",

@@ -339,6 +339,7 @@ def compare_collections(
                     seed=significance.seed,
                     comparisons={name: r.comparison for name, r in results.items()},
                     min_effect=significance.min_effect,
+                    non_inferiority_margin=significance.non_inferiority_margin,
                 )
             result = CollectionsResult(
                 config=config,

@@ -288,7 +288,7 @@ def _print_collections(result: CollectionsResult, console: Any) -> None:
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
     heterogeneity), the settings and where it was recorded."""
     from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import pooled_sentence, verdict_notes
+    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence, verdict_notes
 
     cfg = result.config
     console.print()
@@ -315,6 +315,9 @@ def _print_collections(result: CollectionsResult, console: Any) -> None:
             pooled_sentence(result.pooled, result.per_collection, treatment), markup=False, highlight=False
         )
         console.print(f"  {random_effects_line(row)}", markup=False, highlight=False)
+        non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
+        if non_inferiority:
+            console.print(f"  {non_inferiority}", markup=False, highlight=False)
     for treatment in result.pooled["treatment"]:
         console.print()
         console.print(per_collection_table(result.per_collection, str(treatment), result.pooled))
@@ -399,7 +402,7 @@ def collections_as_json(result: CollectionsResult) -> dict[str, Any]:
     """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
     sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
     writes a one-collection one."""
-    from abcompare.outcome.sentences import pooled_sentence
+    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence
 
     pooled = [
         {
@@ -408,6 +411,11 @@ def collections_as_json(result: CollectionsResult) -> dict[str, Any]:
         }
         for row in result.pooled.to_dict(orient="records")
     ]
+    margin = result.pooled.attrs.get("non_inferiority_margin")
+    for row in pooled:
+        if margin is not None and "non_inferiority" in row:
+            row["non_inferiority_margin"] = margin
+            row["non_inferiority_sentence"] = pooled_non_inferiority_sentence(result.pooled, row["treatment"])
     return {
         "name": result.config.name,
         "primary_metric": result.primary_metric,

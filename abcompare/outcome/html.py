@@ -572,6 +572,8 @@ class CollectionsReportInputs:
     sentences: Mapping[str, str]  # treatment -> the pooled verdict sentence
     links: Mapping[str, str] = field(default_factory=dict)  # collection -> its comparison run's page
     source: str = ""  # where it was recorded (the top run's id), for the footer
+    #: treatment -> the pooled non-inferiority line (with a margin only)
+    non_inferiority: Mapping[str, str] = field(default_factory=dict)
 
 
 #: The per-collection table's columns (one table per treatment, the pooled row last), as the console's.
@@ -643,9 +645,12 @@ def render_collections(inputs: CollectionsReportInputs) -> str:
     for row in inputs.pooled.to_dict(orient="records"):
         name = str(row["treatment"])
         sentence = inputs.sentences.get(name, "")
+        notes = [random_effects_line(row), inputs.non_inferiority.get(name, "")]
         verdicts.append(
             f'<div class="verdict" style="border-color:{verdict_colour(str(row["verdict"]))}">'
-            f'{escape(sentence)}<div class="note">{escape(random_effects_line(row))}</div></div>'
+            f"{escape(sentence)}"
+            + "".join(f'<div class="note">{escape(note)}</div>' for note in notes if note)
+            + "</div>"
         )
     tables = [_per_collection_table(inputs, str(name)) for name in inputs.pooled["treatment"]]
     sections = [
@@ -690,13 +695,14 @@ def _per_collection_table(inputs: CollectionsReportInputs, treatment: str) -> st
 def collections_report_inputs(result: Any, links: Mapping[str, str]) -> CollectionsReportInputs:
     """What the top run's ``report.html`` shows, from a fresh ``CollectionsResult``; ``links``: each
     collection's run page."""
-    from abcompare.outcome.sentences import pooled_sentence
+    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence
 
     cfg = result.config
     sentences = {
         str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
         for name in result.pooled["treatment"]
     }
+    lines = {str(name): pooled_non_inferiority_sentence(result.pooled, str(name)) for name in sentences}
     return CollectionsReportInputs(
         name=cfg.name,
         description=cfg.description or "",
@@ -706,6 +712,7 @@ def collections_report_inputs(result: Any, links: Mapping[str, str]) -> Collecti
         per_collection=result.per_collection,
         sentences=sentences,
         links=dict(links),
+        non_inferiority={name: line for name, line in lines.items() if line},
     )
 
 
@@ -718,4 +725,5 @@ def collections_inputs_summary(inputs: CollectionsReportInputs) -> dict[str, Any
         "weighting": inputs.weighting,
         "sentences": dict(inputs.sentences),
         "links": dict(inputs.links),
+        "non_inferiority": dict(inputs.non_inferiority),
     }

@@ -827,6 +827,29 @@ def _collections_clause(verdict: str, names: Sequence[str]) -> str:
     return f"{verdict} on {listed}" if len(names) == 1 else f"{verdict} on {len(names)} ({listed})"
 
 
+def pooled_non_inferiority_sentence(pooled: pd.DataFrame, treatment: str) -> str:
+    """The pooled non-inferiority test's line under the pooled verdict ('' without a margin), e.g.
+
+    ``Non-inferiority across 4 collections: non-inferior on ndcg@10 at margin 0.01, p = 0.003 (one-sided
+    stratified permutation test of pooled delta > -0.01).``
+    """
+    margin = pooled.attrs.get("non_inferiority_margin")
+    rows = pooled[pooled["treatment"] == treatment]
+    if margin is None or rows.empty or "non_inferiority" not in rows:
+        return ""
+    row = rows.iloc[0]
+    family = pd.DataFrame()  # the family's correction: the one the non-inferiority p was adjusted with
+    family.attrs = {"correction": pooled.attrs.get("non_inferiority_correction", NO_CORRECTION)}
+    note = _family_note(family, len(pooled), "treatments")
+    bound = f"{-margin:g}" if margin else "0"
+    test = f"one-sided stratified permutation test of pooled delta > {bound}"
+    return (
+        f"Non-inferiority across {plural(int(row['collections']), 'collection')}: {row['non_inferiority']} "
+        f"on {row['metric']} at margin {margin:g}, {_p_clause(row['p_non_inferiority_adjusted'])} "
+        f"({test}{'; ' + note if note else ''})."
+    )
+
+
 def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str) -> str:
     """The verdict across collections for one treatment (``stats.pooled.pooled_comparison``'s tables), e.g.
 

@@ -14,6 +14,7 @@ from abcompare.stats.pooled import (
     StratifiedBootstrap,
     pooled_comparison,
     stratified_bootstrap,
+    stratified_non_inferiority,
     stratified_sign_flip_test,
 )
 from abcompare.stats.power import minimum_detectable_effect
@@ -52,6 +53,7 @@ __all__ = [
     "random_effects",
     "sign_flip_test",
     "stratified_bootstrap",
+    "stratified_non_inferiority",
     "stratified_sign_flip_test",
     "tuned_comparison",
     "tuned_selection_test",

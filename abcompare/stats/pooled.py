@@ -23,7 +23,7 @@ primary metric alone, so its permutation p and interval are the same numbers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,7 @@ from abcompare.stats.comparison import check_test_settings, paired_comparison
 from abcompare.stats.correction import adjust_pvalues
 from abcompare.stats.maxt import max_t_sign_flip
 from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
+from abcompare.stats.noninferiority import NonInferiorityResult, margin_problem, non_inferiority_test
 from abcompare.stats.paired import constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.verdict import verdicts
@@ -107,6 +108,33 @@ def stratified_sign_flip_test(
     if squeeze:
         return PermutationResult(delta[0], pvalue[0], flips.n_resamples, flips.exact)
     return PermutationResult(delta, pvalue, flips.n_resamples, flips.exact)
+
+
+def stratified_non_inferiority(
+    differences: Sequence[np.ndarray],
+    weights: Sequence[float] | np.ndarray,
+    margin: float,
+    *,
+    correction: str,
+    alpha: float,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | None = None,
+) -> NonInferiorityResult:
+    """One-sided test of sum_c W_c mean(d_c) > -margin, signs flipped query by query within collections.
+
+    Each collection's differences are shifted by the margin (the pooled mean of d + margin is the pooled
+    delta + margin, the weights summing to 1), and the one-sided sign-flip test of
+    :func:`~abcompare.stats.noninferiority.non_inferiority_test` runs on x_i = W_c (d_i + margin) / n_c, so
+    the one-sided p-value rule, the exact/Monte Carlo rule and the family's correction (``maxt``: one-sided
+    max-T on the same flips) exist once. ``statistic`` is the pooled delta + margin per column."""
+    w = np.asarray(weights, dtype=np.float64)
+    shifted = [np.asarray(d, dtype=np.float64) + float(margin) for d in differences]
+    x = _changed_rows(_stacked(shifted, w))
+    result = non_inferiority_test(
+        x, 0.0, test=PERMUTATION, correction=correction, alpha=alpha, n_resamples=n_resamples, rng=rng
+    )
+    statistic = np.atleast_1d(_stacked(shifted, w).sum(axis=0))
+    return replace(result, margin=float(margin), statistic=statistic)
 
 
 @dataclass(frozen=True)
@@ -264,6 +292,7 @@ def pooled_comparison(
     seed: int,
     comparisons: Mapping[str, pd.DataFrame] | None = None,
     min_effect: float | None = None,
+    non_inferiority_margin: float | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The pooled comparison of every treatment with the control on ``metric``, and the per-collection table.
 
@@ -281,6 +310,11 @@ def pooled_comparison(
         independent collections, so that family uses Holm, as ``attrs["correction"]`` says).
     alpha, n_resamples, seed, min_effect
         As in :func:`~abcompare.stats.comparison.paired_comparison`.
+    non_inferiority_margin : float, optional
+        Adds the pooled non-inferiority test (:func:`stratified_non_inferiority`, one-sided, the treatments
+        one family under ``correction``): columns ``p_non_inferiority``, ``p_non_inferiority_adjusted`` and
+        ``non_inferiority``. Its sign flips are drawn after every other resample, so the other figures are
+        the same with and without it.
     comparisons : mapping collection -> paired_comparison table, optional
         Each collection's own table: its ``metric`` rows give the per-collection delta, interval and
         primary p-value. Without them each collection's comparison is run here (permutation primary).
@@ -315,6 +349,9 @@ def pooled_comparison(
         raise StatisticsError(
             f"unknown weighting {weighting!r}", field="weighting", hint=f"use one of {', '.join(WEIGHTINGS)}"
         )
+    problem = margin_problem(non_inferiority_margin, PERMUTATION)
+    if problem is not None:
+        raise StatisticsError(problem, field="non_inferiority_margin")
     treatments = _treatment_names(per_query)
     collections = [str(c) for c in per_query]
     differences: list[np.ndarray] = []
@@ -377,6 +414,15 @@ def pooled_comparison(
             }
         )
     pooled = pd.DataFrame(rows, columns=list(POOLED_COLUMNS))
+    if non_inferiority_margin is not None:  # drawn last: the figures above do not depend on it
+        test = stratified_non_inferiority(
+            differences, weights, float(non_inferiority_margin), correction=correction, alpha=alpha,
+            n_resamples=int(n_resamples), rng=rng,
+        )  # fmt: skip
+        pooled["p_non_inferiority"] = np.atleast_1d(test.pvalue).astype(float)
+        pooled["p_non_inferiority_adjusted"] = np.atleast_1d(test.pvalue_adjusted).astype(float)
+        pooled["non_inferiority"] = [str(v) for v in np.atleast_1d(test.verdict)]
+        pooled.attrs["non_inferiority_correction"] = test.correction
     pooled.attrs.update(
         metric=metric,
         weighting=weighting,
@@ -389,6 +435,7 @@ def pooled_comparison(
         meta_method=META_LABELS[DEFAULT_META_METHOD],
         min_effect=min_effect,
         collections=collections,
+        non_inferiority_margin=non_inferiority_margin,
     )
     return pooled, per_collection
 

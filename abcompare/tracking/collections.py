@@ -244,8 +244,11 @@ def _code(verdict: Any) -> float:
 
 
 def collections_metrics(result: CollectionsResult) -> dict[str, float]:
-    """The top run's metrics in the order its run page lists them: each treatment's pooled figures, then
-    its meta-analysis and counts, then each collection's primary figures; as computed (every digit)."""
+    """The top run's metrics in the order its run page lists them: each treatment's pooled figures (with
+    a margin, its pooled non-inferiority test's), then its meta-analysis and counts, then each collection's
+    primary figures; as computed (every digit)."""
+    from abcompare.tracking.logger import non_inferiority_figures
+
     metrics: dict[str, float] = {}
     pooled = result.pooled
     for row in pooled.to_dict(orient="records"):
@@ -253,6 +256,8 @@ def collections_metrics(result: CollectionsResult) -> dict[str, float]:
         for field in POOLED_FIELDS:
             value = _code(row[field]) if field == "verdict" else row[field]
             metrics[pooled_key(treatment, metric, field)] = float(value)
+        for field, value in non_inferiority_figures(row).items():  # with a margin: the pooled test's
+            metrics[pooled_key(treatment, metric, field)] = value
     for row in pooled.to_dict(orient="records"):
         treatment, metric = str(row["treatment"]), str(row["metric"])
         for field in POOLED_DETAIL_FIELDS:
@@ -310,6 +315,7 @@ def collections_markdown(result: CollectionsResult) -> str:
     """The top run's description: each treatment's pooled sentence, what was compared, and the
     per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
     from abcompare.outcome.html import per_collection_markdown
+    from abcompare.outcome.sentences import pooled_non_inferiority_sentence
 
     cfg = result.config
     names = ", ".join(f"`{name}`" for name in result.collections)
@@ -321,7 +327,13 @@ def collections_markdown(result: CollectionsResult) -> str:
     ).replace(".. ", ". ")
     # the verdicts first, as a comparison's description opens with its verdict: MLflow shows a description's
     # first lines and fades the rest behind "Show more"
-    parts = [*(f"- {_bold_verdict(sentence)}" for sentence in pooled_sentences(result).values()), ""]
+    parts = []
+    for treatment, sentence in pooled_sentences(result).items():
+        parts.append(f"- {_bold_verdict(sentence)}")
+        non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
+        if non_inferiority:
+            parts.append(f"  {non_inferiority}")
+    parts.append("")
     parts += [context, ""]
     for treatment in result.pooled["treatment"]:
         parts += [f"**{treatment}** vs control on `{result.primary_metric}`, per collection:", ""]

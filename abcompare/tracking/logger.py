@@ -460,15 +460,22 @@ def _figures(row: Any) -> dict[str, float]:
         "verdict": float(VERDICT_CODE.get(row.verdict, 0)),
     }
     assert tuple(values) == COMPARISON_FIELDS
-    if isinstance(getattr(row, "non_inferiority", None), str):
-        tested = {
-            "non_inferiority_p_raw": row.p_non_inferiority,
-            "non_inferiority_p": row.p_non_inferiority_adjusted,
-            "non_inferiority": float(NON_INFERIORITY_CODE[row.non_inferiority]),
-        }
-        assert tuple(tested) == NON_INFERIORITY_FIELDS
-        values.update(tested)
+    values.update(non_inferiority_figures(row._asdict()))
     return {name: float(value) for name, value in values.items()}
+
+
+def non_inferiority_figures(row: Mapping[str, Any]) -> dict[str, float]:
+    """The non-inferiority test's figures of one row (a comparison's primary row, or a pooled row) as
+    MLflow metrics (:data:`NON_INFERIORITY_FIELDS`); none without the test."""
+    if not isinstance(row.get("non_inferiority"), str):
+        return {}
+    tested = {
+        "non_inferiority_p_raw": float(row["p_non_inferiority"]),
+        "non_inferiority_p": float(row["p_non_inferiority_adjusted"]),
+        "non_inferiority": float(NON_INFERIORITY_CODE[row["non_inferiority"]]),
+    }
+    assert tuple(tested) == NON_INFERIORITY_FIELDS
+    return tested
 
 
 def _robustness_figures(result: ComparisonResult, treatment: str) -> dict[str, float]:

@@ -574,4 +574,5 @@ def loaded_collections_report_inputs(loaded: LoadedCollections) -> CollectionsRe
         sentences=sentences,
         links=extras.get("links", {}),
         source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
+        non_inferiority=extras.get("non_inferiority", {}),
     )

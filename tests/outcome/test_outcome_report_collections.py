@@ -5,6 +5,7 @@ collection's run, names escaped, nothing fetched."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from html import escape
 
 import pandas as pd
 
@@ -84,3 +85,12 @@ def test_the_page_shows_the_pooled_verdict_forest_and_linked_table() -> None:
 
 def test_per_query_weighting_is_named() -> None:
     assert "weighted by queries" in render_collections(inputs(weighting="per_query", links={}))
+
+
+def test_the_pooled_non_inferiority_line_is_under_its_verdict() -> None:
+    line = "Non-inferiority across 2 collections: non-inferior on ndcg@10 at margin 0.01, p = 0.003 (...)."
+    page = render_collections(inputs(non_inferiority={"hybrid": line}))
+    verdict = page[page.index(SENTENCE) : page.index("</section>", page.index(SENTENCE))]
+    assert escape(line) in verdict  # in the verdict's own box, after the random-effects line
+    assert verdict.index(escape(random_effects_line(POOLED_ROW))) < verdict.index(escape(line))
+    assert "Non-inferiority" not in render_collections(inputs())

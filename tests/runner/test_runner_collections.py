@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from mlflow import MlflowClient
 from rich.console import Console
 from support.cli import REPO, error_lines, run_cli
 from support.corrections import holm_by_hand
@@ -185,12 +186,42 @@ def test_fail_on_gates_on_the_pooled_verdict(folder: Path, result: CollectionsRe
         "collections."
     )
     refused = run_cli(["run", str(folder / "c.yaml"), "--fail-on", "inferior"], folder, embedding_cache)
-    assert refused.returncode == 2 and "• control" not in refused.stderr
-    assert error_lines(refused.stderr) == [
-        f"error: {folder / 'c.yaml'}: --fail-on: --fail-on inferior gates on the non-inferiority test, which "
-        "the pooled test across collections (datasets) does not have yet (gate on the pooled verdicts with "
-        "--fail-on worse or --fail-on not-better)"
-    ]
+    assert refused.returncode == 2 and "• control" not in refused.stderr  # no margin: refused before work
+    assert len(error_lines(refused.stderr)) == 1 and "significance.non_inferiority_margin" in refused.stderr
+
+
+@pytest.mark.parametrize(("margin", "code", "said"), [
+    (0.01, 4, "gate --fail-on inferior failed: shallow is not shown non-inferior"),
+    (1.0, 0, "gate --fail-on inferior passed: every treatment is non-inferior"),
+])  # fmt: skip
+def test_fail_on_inferior_gates_on_the_pooled_non_inferiority_test(
+    folder: Path, result: CollectionsResult, embedding_cache: Path, margin: float, code: int, said: str
+):
+    """With a margin, the pooled one-sided test (signs flipped within collections) decides the gate: its
+    verdict is the JSON's and the line says it."""
+    store = folder / f"gate-{code}"
+    args = [
+        "run", str(folder / "c.yaml"), "--json", "--fail-on", "inferior",
+        "--set", f"significance.non_inferiority_margin={margin}", "--set", "tracking.enabled=true",
+        "--set", f"tracking.uri=sqlite:///{store}.db", "--set", f"tracking.artifact_location={store}",
+    ]  # fmt: skip
+    run = run_cli(args, folder, embedding_cache)
+    assert run.returncode == code, run.stderr[-2000:]
+    assert run.stderr.splitlines()[-1] == (
+        f"{said} on ndcg@10 pooled across 2 collections at margin {margin:g}."
+    )
+    (row,) = json.loads(run.stdout)["pooled"]  # the p's own check, by brute force, is in tests/stats
+    assert row["non_inferiority"] == ("non-inferior" if code == 0 else "not shown non-inferior")
+    assert (row["p_non_inferiority_adjusted"] <= 0.05) == (code == 0)
+    assert row["non_inferiority_sentence"].startswith(
+        f"Non-inferiority across 2 collections: {row['non_inferiority']} on ndcg@10 at margin {margin:g}, p "
+    )
+    assert row["delta"] == result.pooled.loc[0, "delta"]  # the margin moves no other figure
+    top = MlflowClient(tracking_uri=f"sqlite:///{store}.db").get_run(json.loads(run.stdout)["parent_run_id"])
+    key = "_pooled.shallow.ndcg_at_10.non_inferiority"
+    assert top.data.metrics[f"{key}_p"] == row["p_non_inferiority_adjusted"]
+    assert top.data.metrics[key] == (1.0 if code == 0 else 0.0)
+    assert row["non_inferiority_sentence"] in top.data.tags["mlflow.note.content"]
 
 
 def test_a_run_file_that_covers_none_of_a_collections_queries_is_located(

@@ -171,3 +171,58 @@ def test_unpaired_queries_name_the_collection():
     with pytest.raises(StatisticsError, match=r"collection 'b': control and new are not paired") as caught:
         pooled(data)
     assert caught.value.field == "per_query.b"
+
+
+# ----------------------------------------------------------------------------- pooled non-inferiority
+def brute_force_one_sided(differences, weights, margin):
+    """p = #{sign vectors s: sum s_i x_i >= sum x_i} / 2^n over every query, x_i = W_c (d_i + m) / n_c."""
+    import itertools
+
+    pairs = zip(differences, weights, strict=True)
+    x = np.concatenate([w * (np.asarray(d, float) + margin) / len(d) for d, w in pairs])
+    observed = x.sum()
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(x))))
+    return float(np.mean(signs @ x >= observed - 1e-12))
+
+
+def test_pooled_non_inferiority_p_by_hand():
+    # a = (-0.02, 0.01), b = (0.00, -0.01, 0.03), margin 0.01, equal weights: x = (-0.0025, 0.005) and
+    # (1/600, 0, 1/150): 5 queries, one of them zero; the one-sided p counts sign vectors reaching sum(x)
+    differences = [np.array([-0.02, 0.01]), np.array([0.0, -0.01, 0.03])]
+    result = pooled_module.stratified_non_inferiority(
+        differences, [0.5, 0.5], 0.01, correction="holm", alpha=0.05, n_resamples=1000,
+        rng=np.random.default_rng(0),
+    )  # fmt: skip
+    expected = brute_force_one_sided(differences, [0.5, 0.5], 0.01)
+    assert float(result.pvalue[0]) == pytest.approx(expected)
+    # the statistic: the pooled delta + margin = 0.5 * (-0.005) + 0.5 * (0.02 / 3) + 0.01
+    assert float(result.statistic[0]) == pytest.approx(0.5 * -0.005 + 0.5 * 0.02 / 3 + 0.01)
+
+
+def test_pooled_non_inferiority_of_one_collection_is_the_one_comparison_test():
+    from abcompare.stats.noninferiority import non_inferiority_test
+
+    rng = np.random.default_rng(5)
+    d = rng.normal(-0.005, 0.05, 40)
+    pooled_test = pooled_module.stratified_non_inferiority(
+        [d], [1.0], 0.02, correction="holm", alpha=0.05, n_resamples=2000, rng=np.random.default_rng(1)
+    )
+    alone = non_inferiority_test(d, 0.02, n_resamples=2000, rng=np.random.default_rng(1))
+    assert float(pooled_test.pvalue[0]) == pytest.approx(float(np.atleast_1d(alone.pvalue)[0]))
+    assert pooled_test.verdict[0] == np.atleast_1d(alone.verdict)[0]
+
+
+def test_pooled_comparison_adds_non_inferiority_without_moving_the_other_figures():
+    data = collections(a=[-0.01, 0.02, 0.0, -0.03], b=[0.01, -0.02, 0.0, 0.01, 0.0])
+    plain, _ = pooled(data)
+    tested, _ = pooled(data, non_inferiority_margin=0.05)
+    assert "non_inferiority" not in plain and tested.attrs["non_inferiority_margin"] == 0.05
+    pd.testing.assert_frame_equal(plain, tested[plain.columns])  # the same draws before the new ones
+    differences = [np.array([-0.01, 0.02, 0.0, -0.03]), np.array([0.01, -0.02, 0.0, 0.01, 0.0])]
+    expected = brute_force_one_sided(differences, [0.5, 0.5], 0.05)  # 9 queries: 2^9 <= 999, exact
+    assert tested.loc[0, "p_non_inferiority"] == pytest.approx(expected)
+    assert tested.loc[0, "non_inferiority"] == (
+        "non-inferior" if expected <= 0.05 else "not shown non-inferior"
+    )
+    with pytest.raises(StatisticsError, match="non_inferiority_margin"):
+        pooled(data, non_inferiority_margin=-0.1)
