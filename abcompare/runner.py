@@ -308,7 +308,7 @@ def compare_collections(
             logger = open_collections_logger(config, config_path, tmp, background=background_tracking)
         with closing_runs(logger.abort):
             with timer("tracking"):
-                logger.start()
+                logger.start(datasets)
             with timer("retrieval"), error_context("collections"):
                 produced = {
                     name: executor.variant_runs(

@@ -77,7 +77,7 @@ class NullCollectionsLogger:
 
     background = False
 
-    def start(self) -> None:
+    def start(self, datasets: Mapping[str, Any] | None = None) -> None:
         pass
 
     def nested(self, collection: str) -> Nesting | None:
@@ -121,9 +121,10 @@ class CollectionsLogger:
         base = self.config.tracking.run_name or self.config.name
         return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
 
-    def start(self) -> None:
-        """Open the store and the top run, log the settings and the config, and wait until the run exists
-        (its id is what each collection's comparison is nested under)."""
+    def start(self, datasets: Mapping[str, Any] | None = None) -> None:
+        """Open the store and the top run, log the settings, the config and each collection's query set
+        (``datasets``, by collection: MLflow dataset inputs, as a one-collection comparison logs its own),
+        and wait until the run exists (its id is what each collection's comparison is nested under)."""
         cfg = self.config
         tracking = cfg.tracking
         self._send(
@@ -149,6 +150,15 @@ class CollectionsLogger:
                 Command.COPY, TOP, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path)
             )
         self._send(Command.JSON, TOP, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
+        for name, dataset in (datasets or {}).items():
+            self._send(
+                Command.DATASET,
+                TOP,
+                dataset.queries,
+                name=str(name),
+                source=str(dataset.source or dataset.name),
+                digest=dataset.fingerprint()[:36],
+            )
         self._send(Command.FLUSH, TOP)  # the settings are visible while the collections run
         self.where = self.session.report()
 

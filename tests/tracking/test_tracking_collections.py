@@ -21,6 +21,7 @@ from mlflow import MlflowClient
 from support.cli import REPO, run_cli
 
 from abcompare.config import load_config
+from abcompare.data.experiment import load_dataset_for_experiment
 from abcompare.outcome.results import CollectionsResult, ComparisonResult
 from abcompare.outcome.sentences import pooled_sentence
 from abcompare.runner import run_comparison
@@ -133,7 +134,7 @@ def log_all(compared, uri: str, experiment: str, folder: Path, *, fail_in=None, 
     top = open_collections_logger(config, path, scratch, background=background)
     result = None
     with closing_runs(top.abort):
-        top.start()
+        top.start({name: load_dataset_for_experiment(r.config.dataset) for name, r in collections.items()})
         for name, r in collections.items():
             failing = error if name == fail_in else None
             log_collection(
@@ -202,6 +203,8 @@ def test_the_top_run_holds_the_pooled_comparison(logged, compared) -> None:
     note = tags[L.NOTE_TAG]
     verdict, rest = sentence.split("; ", 1)  # the verdict in bold, as a comparison's description sets it
     assert f"- **{verdict}**; {rest}" in note and "| hr-small" in note and "| hr-docs" in note
+    inputs = [i.dataset.name for i in top.inputs.dataset_inputs]  # each collection's query set, in order
+    assert inputs == list(result.collections)
     assert files(client, top.info.run_id) >= {
         "tables/pooled.parquet", "tables/pooled.json", "tables/per_collection.parquet",
         "tables/per_collection.json", L.POOLED_FOREST_PLOT, L.REPORT_FILE, L.RESULT_FILE, L.SUMMARY_FILE,
