@@ -86,16 +86,27 @@ def primary_verdict(table: pd.DataFrame, treatment: str) -> str:
 
 
 def _correction_label(table: pd.DataFrame) -> str:
-    return CORRECTION_LABELS.get(str(table.attrs.get("correction", NO_CORRECTION)), "no")
+    return _correction_name(str(table.attrs.get("correction", NO_CORRECTION)))
+
+
+def _correction_name(correction: str) -> str:
+    """A correction as the sentences say it (``Holm``, ``max-T``; ``no`` for none)."""
+    return CORRECTION_LABELS.get(correction, "no")
 
 
 def _family_note(table: pd.DataFrame, size: int, what: str) -> str:
-    """How the p-value of a family of ``size`` was adjusted, e.g. ``Holm-adjusted over 3 treatments``."""
+    """How the p-value of a family of ``size`` was adjusted, e.g. ``Holm-adjusted over 3 treatments``
+    (the table's ``attrs["correction"]``)."""
+    return _correction_note(str(table.attrs.get("correction", NO_CORRECTION)), size, what)
+
+
+def _correction_note(correction: str, size: int, what: str) -> str:
+    """:func:`_family_note` for a family adjusted with ``correction``."""
     if size <= 1:
         return ""
-    if table.attrs.get("correction", NO_CORRECTION) == NO_CORRECTION:
+    if correction == NO_CORRECTION:
         return f"not adjusted for the {size} {what}"
-    return f"{_correction_label(table)}-adjusted over {size} {what}"
+    return f"{_correction_name(correction)}-adjusted over {size} {what}"
 
 
 # ------------------------------------------------------------------------------------------ sentences
@@ -197,10 +208,21 @@ def non_inferiority_sentence(table: pd.DataFrame, treatment: str) -> str:
         return ""
     row = rows.iloc[0]
     note = _family_note(table, int(row["family_size"]), "treatments")
-    bound = f"{-margin:g}" if margin else "0"  # a margin of 0 tests delta > 0, not "> -0"
-    test = f"one-sided {table.attrs.get('primary', 'primary')} test of delta > {bound}"
+    test = f"one-sided {table.attrs.get('primary', 'primary')} test of delta > {_lower_bound(margin)}"
+    return f"Non-inferiority: {_non_inferiority_clause(row, margin, test, note)}"
+
+
+def _lower_bound(margin: float) -> str:
+    """The bound the non-inferiority test holds the delta above: ``-0.01``; a margin of 0 tests delta > 0,
+    not "> -0"."""
+    return f"{-margin:g}" if margin else "0"
+
+
+def _non_inferiority_clause(row: Mapping[str, Any], margin: float, test: str, note: str) -> str:
+    """``non-inferior on ndcg@10 at margin 0.01, p = 0.012 (<test>; <note>).``: a non-inferiority row's
+    verdict, its adjusted p, the test and how the family was adjusted (a comparison's or a pooled one)."""
     return (
-        f"Non-inferiority: {row['non_inferiority']} on {row['metric']} at margin {margin:g}, "
+        f"{row['non_inferiority']} on {row['metric']} at margin {margin:g}, "
         f"{_p_clause(row['p_non_inferiority_adjusted'])} ({test}{'; ' + note if note else ''})."
     )
 
@@ -838,16 +860,11 @@ def pooled_non_inferiority_sentence(pooled: pd.DataFrame, treatment: str) -> str
     if margin is None or rows.empty or "non_inferiority" not in rows:
         return ""
     row = rows.iloc[0]
-    family = pd.DataFrame()  # the family's correction: the one the non-inferiority p was adjusted with
-    family.attrs = {"correction": pooled.attrs.get("non_inferiority_correction", NO_CORRECTION)}
-    note = _family_note(family, len(pooled), "treatments")
-    bound = f"{-margin:g}" if margin else "0"
-    test = f"one-sided stratified permutation test of pooled delta > {bound}"
-    return (
-        f"Non-inferiority across {plural(int(row['collections']), 'collection')}: {row['non_inferiority']} "
-        f"on {row['metric']} at margin {margin:g}, {_p_clause(row['p_non_inferiority_adjusted'])} "
-        f"({test}{'; ' + note if note else ''})."
-    )
+    correction = str(pooled.attrs.get("non_inferiority_correction", NO_CORRECTION))
+    note = _correction_note(correction, len(pooled), "treatments")
+    test = f"one-sided stratified permutation test of pooled delta > {_lower_bound(margin)}"
+    collections = plural(int(row["collections"]), "collection")
+    return f"Non-inferiority across {collections}: {_non_inferiority_clause(row, margin, test, note)}"
 
 
 def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str) -> str:
@@ -861,9 +878,17 @@ def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatmen
     some collections are significantly better and others significantly worse, the sentence says so first
     and lists the others after the pooled figures. I² is left out where it is undefined (one collection).
     """
+    return "".join(pooled_sentence_parts(pooled, per_collection, treatment))
+
+
+def pooled_sentence_parts(
+    pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str
+) -> tuple[str, str]:
+    """:func:`pooled_sentence` in two parts: the verdict (through the pooled figures and p, which a view may
+    set in bold, as :func:`verdict_parts` splits a comparison's) and what follows it."""
     rows = pooled[pooled["treatment"] == treatment]
     if rows.empty:
-        return f"Verdict {treatment}: not compared across the collections."
+        return f"Verdict {treatment}: not compared across the collections", "."
     row = rows.iloc[0]
     mine = per_collection[per_collection["treatment"] == treatment]
     by_verdict = {
@@ -878,13 +903,12 @@ def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatmen
     if bool(row["disagree"]):
         better, worse = (_collections_clause(v, by_verdict[v]) for v in (BETTER, WORSE))
         rest = [_collections_clause(v, by_verdict[v]) for v in (NO_DIFFERENCE, INCONCLUSIVE) if by_verdict[v]]
-        text = f"{head}the collections disagree, {better} but {worse}; pooled, {figures}"
+        verdict = f"{head}the collections disagree, {better} but {worse}; pooled, {figures}"
     else:
         rest = [_collections_clause(v, by_verdict[v]) for v in _COLLECTION_VERDICTS if by_verdict[v]]
-        text = head + figures
-    if rest:
-        text += "; " + ", ".join(rest)
+        verdict = head + figures
+    after = "; " + ", ".join(rest) if rest else ""
     i2 = row["i2"]
     if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
-        text += f"; heterogeneity I² = {float(i2):.0%}"
-    return text + "."
+        after += f"; heterogeneity I² = {float(i2):.0%}"
+    return verdict, after + "."

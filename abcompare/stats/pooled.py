@@ -128,13 +128,12 @@ def stratified_non_inferiority(
     the one-sided p-value rule, the exact/Monte Carlo rule and the family's correction (``maxt``: one-sided
     max-T on the same flips) exist once. ``statistic`` is the pooled delta + margin per column."""
     w = np.asarray(weights, dtype=np.float64)
-    shifted = [np.asarray(d, dtype=np.float64) + float(margin) for d in differences]
-    x = _changed_rows(_stacked(shifted, w))
+    x = _stacked([np.asarray(d, dtype=np.float64) + float(margin) for d in differences], w)
     result = non_inferiority_test(
-        x, 0.0, test=PERMUTATION, correction=correction, alpha=alpha, n_resamples=n_resamples, rng=rng
-    )
-    statistic = np.atleast_1d(_stacked(shifted, w).sum(axis=0))
-    return replace(result, margin=float(margin), statistic=statistic)
+        _changed_rows(x), 0.0, test=PERMUTATION, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, rng=rng,
+    )  # fmt: skip
+    return replace(result, margin=float(margin), statistic=np.atleast_1d(x.sum(axis=0)))
 
 
 @dataclass(frozen=True)

@@ -312,20 +312,11 @@ def pooled_sentences(result: CollectionsResult) -> dict[str, str]:
     }
 
 
-def _bold_verdict(sentence: str) -> str:
-    """A pooled sentence with its verdict (up to its first ``;``: the verdict, the change, its interval and
-    p) in bold, as a comparison's description sets its verdict."""
-    verdict, sep, rest = sentence.partition("; ")
-    if not sep:
-        return f"**{sentence.removesuffix('.')}**."
-    return f"**{verdict}**; {rest}"
-
-
 def collections_markdown(result: CollectionsResult) -> str:
     """The top run's description: each treatment's pooled sentence, what was compared, and the
     per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
     from abcompare.outcome.html import per_collection_markdown
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence
+    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
 
     cfg = result.config
     names = ", ".join(f"`{name}`" for name in result.collections)
@@ -338,8 +329,10 @@ def collections_markdown(result: CollectionsResult) -> str:
     # the verdicts first, as a comparison's description opens with its verdict: MLflow shows a description's
     # first lines and fades the rest behind "Show more"
     parts = []
-    for treatment, sentence in pooled_sentences(result).items():
-        parts.append(f"- {_bold_verdict(sentence)}")
+    for name in result.pooled["treatment"]:
+        treatment = str(name)
+        verdict, rest = pooled_sentence_parts(result.pooled, result.per_collection, treatment)
+        parts.append(f"- **{verdict}**{rest}")  # the verdict in bold, as a comparison's description sets it
         non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
         if non_inferiority:
             parts.append(f"  {non_inferiority}")

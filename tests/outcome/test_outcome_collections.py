@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from abcompare.outcome.sentences import pooled_sentence
+from abcompare.outcome.sentences import pooled_sentence, pooled_sentence_parts
 from abcompare.outcome.svg import VERDICT_COLOURS, collections_forest_svg
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
 
@@ -75,6 +75,21 @@ def test_disagreeing_collections_are_said_first():
         "pooled, no significant difference on ndcg@10, -0.010 [-0.030, 0.010], p = 0.400 "
         "(stratified permutation); no significant difference on d; heterogeneity I² = 87%."
     )
+
+
+def test_the_verdict_part_runs_through_the_pooled_figures_even_when_the_collections_disagree():
+    """What a view sets in bold (the top run's description): the verdict through its p, also where the
+    sentence says the disagreement first (its first ';' comes before the pooled figures)."""
+    rows = [("a", "x", 0.05, 0.02, 0.08, "better"), ("b", "x", -0.04, -0.07, -0.01, "worse")]
+    pooled, per = tables([("x", -0.01, -0.03, 0.01, 0.4, NOSIG, True)], rows, i2=0.5)
+    verdict, rest = pooled_sentence_parts(pooled, per, "x")
+    assert verdict == (
+        "Verdict x across 2 collections: the collections disagree, better on a but worse on b; "
+        "pooled, no significant difference on ndcg@10, -0.010 [-0.030, 0.010], p = 0.400 "
+        "(stratified permutation)"
+    )
+    assert rest == "; heterogeneity I² = 50%."
+    assert verdict + rest == pooled_sentence(pooled, per, "x")
 
 
 def test_several_treatments_note_the_correction_and_one_collection_has_no_i2():
