@@ -300,3 +300,14 @@ def test_the_int8_prose_is_the_runs(scifact_model_run) -> None:
     row = readme_rows()[treatment]
     speedup = re.search(r"yet answers queries (\S+) faster", text).group(1)
     assert row["queries"] == f"about {speedup} faster" and row["encoding"].startswith("about as fast")
+
+
+def test_the_first_run_line_counts_scifacts_abstracts(datasets_dir: Path) -> None:
+    """The README's "the first run on a machine also encodes SciFact's 5,183 abstracts with each of the
+    three models": the shared corpus's size, and the models the two configs name."""
+    with (datasets_dir / "scifact" / "corpus.jsonl").open(encoding="utf-8") as lines:
+        abstracts = sum(1 for line in lines if line.strip())
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"encodes SciFact's {abstracts:,} abstracts with each of the three models" in text
+    named = {model for config in CONFIGS for model in models(config)[1:]}  # (control, treatment) models
+    assert len(named) == 3, named
