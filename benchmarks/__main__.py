@@ -302,6 +302,15 @@ def main(argv: list[str] | None = None) -> int:
             ]
         else:
             sections += [f"- {latency.note}"]
+        noise = bench_cost.run_noise_rule(log=_log, **s["latency"])
+        sections += [
+            "",
+            "The noise rule on this machine's timings (what no test asserts): the same BM25 at several k1/b "
+            "points, equal work in separate stages, and BM25 keeping 1,000 hits per query against 10, each "
+            "timed in one pass as above:",
+            "",
+            *bench_cost.noise_rule_lines(noise),
+        ]
         extra = bench_cost.run_extra_stages(log=_log)
         sections += [
             "",

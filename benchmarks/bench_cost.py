@@ -9,6 +9,11 @@ Two parts:
   on ONNX, each one retriever. Each variant's mean and p95 (of each query's median over the rounds) and its
   ratio to the control, with the paired bootstrap interval and the noise rule (``stats.cost``); and the
   dense models against each other.
+- **The noise rule on real timings**: what tests cannot assert on a shared machine, measured. The same
+  BM25 at six k1/b points (equal work, separate indexes and stages): how many of the pairs the noise rule
+  reads within the noise, and the widest ratio; and the same BM25 at depth 1,000 against depth 10 (a
+  hundredfold the hits), which must read as a difference. Tests pin what the rule makes of timings given
+  by a ticking clock (``tests/support/clock.py``).
 - **Issue 24's bound**: the delta attribution, the unjudged range and the queries-needed table together
   should add less than 10% to a comparison's time. One in-process run of a config, with every function
   of those stages (``scored_lists``, ``attribution``, ``attribution_summary``, ``unjudged_ranges``,
@@ -19,6 +24,7 @@ Two parts:
 from __future__ import annotations
 
 import importlib
+import math
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -144,6 +150,79 @@ def latency_lines(result: QueryLatency) -> list[str]:
         + (f"; {result.note}" if result.note else "")
     )
     return lines
+
+
+# ------------------------------------------------------------------------------------------ the noise rule
+#: The equal-work grid: the sweep of tests/runner/test_runner_cost.py, on the example.
+EQUAL_WORK_POINTS: tuple[tuple[float, float], ...] = tuple(
+    (k1, b) for k1 in (0.9, 1.2, 2.0) for b in (0.4, 0.9)
+)
+#: The unequal pair: the same BM25 keeping this many hits per query against this few.
+UNEQUAL_DEPTHS = (1000, 10)
+
+
+@dataclass
+class NoiseRule:
+    """The equal-work grid's pairwise latency ratios and the unequal pair's, from one timing pass each."""
+
+    equal: list[tuple[str, str, Any]] = field(default_factory=list)
+    unequal: Any = None
+    rounds: int = 0
+    queries: int = 0
+
+
+def run_noise_rule(
+    *, repeats: int = 5, max_queries: int = 50, budget_seconds: float = 20.0,
+    log: Callable[[str], None] = print,
+) -> NoiseRule:  # fmt: skip
+    """One timing pass over the equal-work grid, one over the unequal pair, on the example (BM25 only:
+    nothing to encode), each after the variants' own run, as the runner times them."""
+    import itertools
+
+    from abcompare.retrieval.latency import TimingPlan, timing_pass
+    from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
+    from abcompare.retrieval.settings import VariantSettings
+    from abcompare.stats.cost import latency_ratio
+
+    corpus, table = example_tables()
+    plan = TimingPlan(repeats=repeats, max_queries=max_queries, budget_seconds=budget_seconds)
+
+    def timed(variants: dict[str, Any]) -> Any:
+        memo = RetrievalCache()
+        with tempfile.TemporaryDirectory(prefix="abcompare-bench-") as tmp:
+            for variant in variants.values():
+                run_variant_with_cost(variant, corpus, table, cache_dir=Path(tmp), cache=memo)
+            return timing_pass(variants, corpus, table, cache_dir=Path(tmp), cache=memo, plan=plan)
+
+    def bm25(k1: float = 1.2, b: float = 0.75, depth: int = 50) -> Any:
+        return VariantSettings(retrievers={"bm25": {"k1": k1, "b": b}}, depth=depth, top_k=10)
+
+    log(f"cost: the noise rule: BM25 at {len(EQUAL_WORK_POINTS)} k1/b points, {repeats} rounds ...")
+    grid = timed({f"k1={k1},b={b}": bm25(k1, b) for k1, b in EQUAL_WORK_POINTS})
+    result = NoiseRule(rounds=grid.rounds, queries=grid.queries)
+    for a, b in itertools.combinations(grid.samples, 2):
+        result.equal.append((a, b, latency_ratio(grid.samples[a], grid.samples[b])))
+    deep, shallow = UNEQUAL_DEPTHS
+    log(f"cost: the noise rule: BM25 at depth {deep} against {shallow} ...")
+    pair = timed({"deep": bm25(depth=deep), "shallow": bm25(depth=shallow)})
+    result.unequal = latency_ratio(pair.samples["deep"], pair.samples["shallow"])
+    return result
+
+
+def noise_rule_lines(result: NoiseRule) -> list[str]:
+    """How often equal work read within the noise, its widest ratio, and the unequal pair's reading."""
+    within = sum(ratio.within_noise for _, _, ratio in result.equal)
+    widest = max(result.equal, key=lambda row: abs(math.log(row[2].ratio)))
+    unequal = result.unequal
+    deep, shallow = UNEQUAL_DEPTHS
+    return [
+        f"- equal work, BM25 at {len(EQUAL_WORK_POINTS)} k1/b points ({result.rounds} rounds x "
+        f"{result.queries} queries): {within} of {len(result.equal)} pairs within the noise; the widest, "
+        f"{widest[0]} over {widest[1]}, {widest[2].ratio:.2f}x ({widest[2].low:.2f}x–{widest[2].high:.2f}x)",
+        f"- unequal work, depth {deep:,} over depth {shallow}: {unequal.ratio:.1f}x "
+        f"({unequal.low:.1f}x–{unequal.high:.1f}x), "
+        + ("within the noise: MISSED" if unequal.within_noise else "a difference, as it must be"),
+    ]
 
 
 # ------------------------------------------------------------------------------------------ issue 24

