@@ -79,28 +79,39 @@ def example_tables(documents: int | None = None, queries: int | None = None) -> 
     return corpus.head(documents or len(corpus)), table.head(queries or len(table))
 
 
+def timed_after_their_runs(
+    variants: dict[str, Any], corpus: Any, table: Any, *, cache_dir: Path, plan: Any,
+    log: Callable[[str], None] = print,
+) -> Any:  # fmt: skip
+    """Each variant's run first, as the runner does (it fills the memo, and encodes what the embedding cache
+    at ``cache_dir`` lacks), then one timing pass over all of them with ``plan``, in this process."""
+    from abcompare.retrieval.latency import timing_pass
+    from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
+
+    memo = RetrievalCache()
+    for label, variant in variants.items():
+        log(f"cost: {label}: retrieving {len(table)} queries ...")
+        run_variant_with_cost(variant, corpus, table, cache_dir=cache_dir, cache=memo)
+    log(f"cost: timing pass, {plan.repeats} rounds within {plan.budget_seconds:g} s ...")
+    return timing_pass(variants, corpus, table, cache_dir=cache_dir, cache=memo, plan=plan)
+
+
 def run_query_latency(
     *, documents: int | None = None, queries: int | None = None, repeats: int = 5, max_queries: int = 50,
     budget_seconds: float = 20.0, cache_dir: Path | None = None, log: Callable[[str], None] = print,
 ) -> QueryLatency:  # fmt: skip
-    """Each variant's run first (as the runner does: it fills the memo, and encodes what the embedding
-    cache lacks), then one timing pass over all of them, in this process."""
+    """The dense models and BM25 on the example, timed by :func:`timed_after_their_runs`."""
     from abcompare.retrieval.embedding_cache import default_cache_dir
-    from abcompare.retrieval.latency import TimingPlan, timing_pass
-    from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
+    from abcompare.retrieval.latency import TimingPlan
     from abcompare.retrieval.settings import VariantSettings
 
     corpus, table = example_tables(documents, queries)
-    cache_dir = cache_dir or default_cache_dir()
-    memo = RetrievalCache()
-    variants = {}
-    for label, retrievers in LATENCY_VARIANTS:
-        log(f"cost: {label}: retrieving {len(table)} queries ...")
-        variants[label] = VariantSettings(retrievers=retrievers, depth=50, top_k=10)
-        run_variant_with_cost(variants[label], corpus, table, cache_dir=cache_dir, cache=memo)
-    log(f"cost: timing pass, {repeats} rounds within {budget_seconds:g} s ...")
+    variants = {label: VariantSettings(retrievers=retrievers, depth=50, top_k=10)
+                for label, retrievers in LATENCY_VARIANTS}  # fmt: skip
     plan = TimingPlan(repeats=repeats, max_queries=max_queries, budget_seconds=budget_seconds)
-    timed = timing_pass(variants, corpus, table, cache_dir=cache_dir, cache=memo, plan=plan)
+    timed = timed_after_their_runs(
+        variants, corpus, table, cache_dir=cache_dir or default_cache_dir(), plan=plan, log=log
+    )
     return QueryLatency(timed.samples, timed.queries, timed.rounds, timed.preparation_seconds,
                         timed.budgeted_seconds, timed.note)  # fmt: skip
 
@@ -179,8 +190,7 @@ def run_noise_rule(
     nothing to encode), each after the variants' own run, as the runner times them."""
     import itertools
 
-    from abcompare.retrieval.latency import TimingPlan, timing_pass
-    from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
+    from abcompare.retrieval.latency import TimingPlan
     from abcompare.retrieval.settings import VariantSettings
     from abcompare.stats.cost import latency_ratio
 
@@ -188,11 +198,8 @@ def run_noise_rule(
     plan = TimingPlan(repeats=repeats, max_queries=max_queries, budget_seconds=budget_seconds)
 
     def timed(variants: dict[str, Any]) -> Any:
-        memo = RetrievalCache()
-        with tempfile.TemporaryDirectory(prefix="abcompare-bench-") as tmp:
-            for variant in variants.values():
-                run_variant_with_cost(variant, corpus, table, cache_dir=Path(tmp), cache=memo)
-            return timing_pass(variants, corpus, table, cache_dir=Path(tmp), cache=memo, plan=plan)
+        with tempfile.TemporaryDirectory(prefix="abcompare-bench-") as tmp:  # BM25 only: nothing cached
+            return timed_after_their_runs(variants, corpus, table, cache_dir=Path(tmp), plan=plan, log=log)
 
     def bm25(k1: float = 1.2, b: float = 0.75, depth: int = 50) -> Any:
         return VariantSettings(retrievers={"bm25": {"k1": k1, "b": b}}, depth=depth, top_k=10)

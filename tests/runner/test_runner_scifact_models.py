@@ -165,7 +165,7 @@ def test_the_row_states_the_runs_verdict_recall_and_model_size(config: str, scif
 
 def test_the_prose_under_the_table_is_the_runs(scifact_model_run) -> None:
     """The control's level, the token limits, the share of relevant documents L3 loses, its secondary line,
-    and the bands and sample size the timing caveat names."""
+    and the caveat that sends the reader to the benchmarks' speeds instead of a run's timings."""
     text = " ".join(scenarios().split())
     payload = scifact_model_run("embedding_model")
     treatment, control_model, treatment_model = models("embedding_model")
