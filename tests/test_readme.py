@@ -32,16 +32,19 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
 
 def test_the_layout_section_is_what_the_packages_say_of_themselves():
-    """README "Layout" is ``scripts/readme_layout.py``'s output: one line per room, from its docstring."""
+    """docs/architecture.md's "Layout" is ``scripts/readme_layout.py``'s output: one line per room, from its
+    docstring."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("readme_layout", REPO / "scripts" / "readme_layout.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     marker = "<!-- the output of: python scripts/readme_layout.py -->\n```\n"
     block = text.split(marker, 1)[1].split("```", 1)[0]
-    assert block.splitlines() == module.layout_lines(), "run `python scripts/readme_layout.py` into README"
+    assert block.splitlines() == module.layout_lines(), (
+        "run `python scripts/readme_layout.py` into docs/architecture.md"
+    )
 
 
 def test_figures_are_compared_with_the_digits_and_sign_the_readme_prints() -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.configs import bm25_control, braced
+from support.readme import doc_text
 
 from abcompare.config import load_config
 from abcompare.config.yaml_reader import load_yaml
@@ -23,8 +24,7 @@ treatments:
 {extra}
 """
 )
-# The README's bounds ("Names" section), written out so that code and documentation cannot drift apart
-README = Path(__file__).resolve().parents[2] / "README.md"
+# The bounds docs/mlflow.md states ("Names"), written out so that code and documentation cannot drift apart
 CUTOFF_BOUND = 10_000  # "cutoffs up to 10,000"
 RESAMPLES_BOUND = 1_000_000  # "`n_resamples` up to 1,000,000"
 LIST_BOUND = 10_000  # "`depth` and `top_k` up to 10,000"
@@ -137,7 +137,7 @@ def test_names_pass_the_collision_check_only_when_their_keys_differ(names: list[
 
 # ----------------------------------------------------------------------------------------------- numbers
 def test_the_readme_states_the_bounds_these_tests_pin() -> None:
-    text = " ".join(README.read_text(encoding="utf-8").split())
+    text = doc_text("docs/mlflow.md")
     for phrase in (
         "cutoffs up to 10,000",
         "`n_resamples` up to 1,000,000",

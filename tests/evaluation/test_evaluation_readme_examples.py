@@ -13,7 +13,7 @@ import re
 import warnings
 
 import pytest
-from support.readme import README, as_printed, readme_match, readme_section
+from support.readme import README, as_printed, doc_match, doc_section, readme_match
 
 from abcompare import RagEvaluator, RagHit, TrecEvaluator, evaluate_run
 from abcompare.evaluation.judgments import JudgedCoverage, judged_gap_warnings
@@ -47,7 +47,7 @@ def stated(clause: str) -> dict[str, str]:
 def first_example() -> dict[str, str]:
     found = readme_match(
         r"Example: hits `a, b, c, d`, relevant `\{b, d\}`, k = 4 give (.*?) in both conventions\.",
-        readme_section("Metrics and the two conventions"),
+        doc_section("docs/metrics.md", "Metrics and the two conventions"),
     )
     return stated(found.group(1))
 
@@ -55,7 +55,7 @@ def first_example() -> dict[str, str]:
 def second_example() -> dict[str, dict[str, str]]:
     found = readme_match(
         r"With hits `a, a, b`, relevant `\{a\}` and k = 10, `ai4j` gives (.*?), while `trec` gives (.*?)\. ",
-        readme_section("Metrics and the two conventions"),
+        doc_section("docs/metrics.md", "Metrics and the two conventions"),
     )
     return {"ai4j": stated(found.group(1)), "trec": stated(found.group(2))}
 
@@ -118,9 +118,10 @@ def test_a_repeated_relevant_hit_at_10_gives_the_readme_figures_of_each_conventi
 # -------------------------------------------------- the unjudged-hits warning, as the README shows it
 def readme_warning() -> tuple[float, str]:
     """The README's threshold ("0.05 or more below the control's") and its example warning."""
-    found = readme_match(
+    found = doc_match(
         r"\*\*A warning\*\* when a treatment's `judged@k` is ([0-9.]+) or more below the control's, "
-        r"naming the unjudged hits involved: `([^`]+)`"
+        r"naming the unjudged hits involved: `([^`]+)`",
+        page="docs/judgments.md",
     )
     return float(found.group(1)), found.group(2)
 

@@ -72,9 +72,9 @@ def test_a_faster_smaller_treatment_reads_as_ratios_with_its_figures(table) -> N
 
 
 def test_the_readmes_example_cost_line_is_this_cases(table) -> None:
-    from support.readme import readme_text
+    from support.readme import doc_text
 
-    assert f"`{cost_sentence(table, 'small')}`" in readme_text()
+    assert f"`{cost_sentence(table, 'small')}`" in doc_text("docs/configuration.md")
 
 
 def test_equal_latency_is_within_the_noise_and_cached_embeddings_say_cached(table) -> None:

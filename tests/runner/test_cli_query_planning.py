@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 from support.cli import error_lines, run_cli
-from support.readme import as_printed, readme_section
+from support.readme import as_printed, doc_section
 
 HR_DOCS_CONFIG = """\
 name: planning
@@ -152,7 +152,7 @@ def test_the_shipped_query_planning_config_gives_the_readme_verdicts(shipped_run
     child = client.get_run(payload["variant_run_ids"]["variants"])
     assert child.data.params["query_planning.variants"].endswith("configs/query_variants/hr_docs.jsonl")
 
-    section = readme_section("Query planning")
+    section = doc_section("docs/index.md", "Query planning")
     row = " ".join(section.split())
     found = re.search(
         r"variants: \*\*better\*\* \(recall@10 (\S+) → (\S+), precision@10 (\S+) → (\S+)\); "

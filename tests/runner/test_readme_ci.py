@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 from support.cli import REPO, cli_command, cli_env
-from support.readme import readme_section, shows
+from support.readme import doc_section, readme_section, shows
 
 SECTION = "In CI: a gate and a job summary"
 
 
 def readme_steps() -> list[tuple[str, list[str], int]]:
     """The example's commands, each with the lines shown under it and its exit code."""
-    block = re.search(r"```bash\n(.*?)```", readme_section(SECTION), re.S)
+    block = re.search(r"```bash\n(.*?)```", doc_section("docs/ci.md", SECTION), re.S)
     assert block, "the CI section shows its commands as a bash block"
     steps: list[tuple[str, list[str], int | None]] = []
     for line in block.group(1).splitlines():
@@ -38,7 +38,7 @@ def readme_steps() -> list[tuple[str, list[str], int]]:
 
 
 def readme_job() -> dict:
-    block = re.search(r"```yaml\n(.*?)```", readme_section(SECTION), re.S)
+    block = re.search(r"```yaml\n(.*?)```", doc_section("docs/ci.md", SECTION), re.S)
     assert block, "the CI section shows a GitHub Actions job"
     return yaml.safe_load(block.group(1))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 from support.cli import REPO, error_lines, run_cli
-from support.readme import readme_section
+from support.readme import doc_section
 
 DOCUMENT_QRELS = REPO / "abcompare" / "examples" / "hr_docs" / "qrels" / "test.tsv"
 FIGURES = (
@@ -24,7 +24,7 @@ FIGURES = (
 
 def readme_alignment_error() -> str:
     """The error the README's "The alignment pitfall" shows, on one line."""
-    section = readme_section("Data: queries, annotations, runs")
+    section = doc_section("docs/inputs.md", "Data: queries, annotations, runs")
     block = re.search(r"the run stops:\n\n```\n(error: .*?)```", section, re.S)
     assert block, "README shows the alignment error in 'The alignment pitfall'"
     return " ".join(block.group(1).split())

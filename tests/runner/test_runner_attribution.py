@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.readme import as_printed, readme_match
+from support.readme import as_printed, doc_match
 
 from abcompare.tracking.reader import load_comparison
 
@@ -40,7 +40,7 @@ def test_the_parts_add_up_to_every_delta_the_comparison_reports(payload) -> None
 
 
 def test_the_readme_states_the_examples_attribution(payload) -> None:
-    readme = readme_match(README_FIGURES).groupdict()
+    readme = doc_match(README_FIGURES, page="docs/getting-started.md").groupdict()
     figures = payload["attribution"]["dbsf"]["ndcg@10"]
     parts, counts = figures["parts"], figures["counts"]
     assert as_printed(figures["delta"], readme["delta"]) == readme["delta"]

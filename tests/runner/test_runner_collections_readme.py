@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support.cli import REPO, run_cli
 from support.environment import needs, skip_unless_ci
-from support.readme import readme_section, shows
+from support.readme import doc_section, shows
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
 
@@ -28,7 +28,7 @@ SHARED = ("scifact", "cranfield", "cisi")
 
 def readme_output() -> list[str]:
     """The lines of the console block the README shows under ``abcompare run`` of the config."""
-    section = readme_section(SECTION)
+    section = doc_section("docs/collections.md", SECTION)
     found = re.search(
         r"```text\n\$ abcompare run configs/collections_bm25_vs_hybrid\.yaml\n(.*?)```", section, re.S
     )
@@ -59,7 +59,7 @@ def test_the_readme_shows_the_shipped_configs_real_output(console_output: str):
 
 def test_the_readme_says_the_pooled_verdict_its_table_gives(console_output: str):
     """The prose's pooled figures are the sentence's: read from the README, found in the output."""
-    section = " ".join(readme_section(SECTION).split())
+    section = " ".join(doc_section("docs/collections.md", SECTION).split())
     sentence = re.search(r"Verdict hybrid-rrf across 4 collections: [^`]*?I² = \d+%\.", section)
     assert sentence, "the section quotes the pooled sentence"
     assert sentence.group(0) in " ".join(console_output.split())

@@ -18,7 +18,7 @@ from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_
 from support.configs import cranfield_bm25
 from support.environment import require_module
 from support.frames import qrels_dict
-from support.readme import readme_match, readme_section, shows
+from support.readme import doc_section, readme_match, shows
 
 from abcompare.data.annotations import read_annotations
 from abcompare.evaluation.batch import evaluate_run
@@ -207,7 +207,7 @@ def test_the_shipped_example_raises_no_judgment_warning(example_run):
 # ----------------------------------------------------------------------------- the pooling loop
 def readme_loop() -> list[tuple[str, list[str]]]:
     """The README's loop on the shipped example: each command with the output lines shown under it."""
-    section = readme_section("Incomplete judgments: unjudged hits and pooling")
+    section = doc_section("docs/judgments.md", "Incomplete judgments: unjudged hits and pooling")
     block = re.search(r"\*\*The loop on the shipped example\.\*\*.*?```bash\n(.*?)```", section, re.S)
     assert block, "README shows the loop on the shipped example as a bash block"
     steps: list[tuple[str, list[str]]] = []
@@ -265,7 +265,7 @@ def test_the_readme_loop_on_the_shipped_example_shows_what_the_readme_says(tmp_p
     explained = readme_match(
         r"The holes hid a real gain \(nDCG@10 (\S+) with the complete judgments, (\S+) with the holes\); the "
         r"pooled judgments restore it \((\S+); the small difference from (\S+) is",
-        readme_section("Incomplete judgments: unjudged hits and pooling"),
+        doc_section("docs/judgments.md", "Incomplete judgments: unjudged hits and pooling"),
     ).groups()
     full, holed, restored = (primary_delta(stdout) for stdout in runs)
     assert (full, holed, restored, full) == explained

@@ -23,7 +23,7 @@ from scipy.stats import norm
 from support.cli import REPO, run_cli
 from support.corrections import holm_by_hand, retested
 from support.environment import needs, skip_unless_ci
-from support.readme import as_printed, readme_match, readme_section
+from support.readme import as_printed, doc_match, doc_section, readme_match
 
 from abcompare import load_comparison, paired_comparison
 from abcompare.retrieval.embedding_cache import default_cache_dir
@@ -65,7 +65,7 @@ def readme_statistics_claim() -> dict[str, str]:
         r"(?P<high>-?[0-9.]+)\] with p = (?P<p>[0-9.]+) \(the verdict: (?P<verdict>\w+)\); over the "
         r"(?P<secondary>\d+) secondary metrics max-T finds (?P<maxt>\w+) significant where Holm finds "
         r"(?P<holm>\w+)\.",
-        readme_section("Reading the statistics"),
+        doc_section("docs/reading-statistics.md", "Reading the statistics"),
     )
     return found.groupdict()
 
@@ -104,7 +104,9 @@ def test_max_t_finds_the_readme_count_of_significant_secondary_metrics(scifact_r
     assert len(secondary) == int(claim["secondary"]) == 14
     assert significant(payload["comparison"]) == count(claim["maxt"])
     # the secondary line "The secondary family" quotes is this run's, word for word
-    quoted = readme_match(r'summed up in one line \("(Secondary metrics: [^"]+)"\)').group(1)
+    quoted = doc_match(
+        r'summed up in one line \("(Secondary metrics: [^"]+)"\)', page="docs/reading-statistics.md"
+    ).group(1)
     assert payload["verdicts"][TREATMENT]["secondary"] == f"{quoted}."
 
 
@@ -126,8 +128,9 @@ def test_holm_on_the_same_tables_finds_the_readme_count(scifact_run, holm_table:
 def test_bm25_alone_gives_the_readme_level_on_scifact(scifact_run) -> None:
     """The control is BM25 alone: the README's level for it ("BM25 gives nDCG@10 = 0.686")."""
     payload, _ = scifact_run
-    found = readme_match(
-        r"On SciFact \(test split, document level, trec convention\) BM25 gives nDCG@10 = ([0-9.]+)"
+    found = doc_match(
+        r"On SciFact \(test split, document level, trec convention\) BM25 gives nDCG@10 = ([0-9.]+)",
+        page="docs/index.md",
     )
     assert payload["n_queries"] == 300
     assert as_printed(payload["means"]["control"]["ndcg@10"], found.group(1)) == found.group(1)
@@ -239,7 +242,7 @@ def test_the_statistics_docs_quote_this_runs_sentences(scifact_run) -> None:
 def readme_worked_example() -> str:
     """The README's worked example "BM25 vs hybrid on SciFact" (under "Where the change comes from"), on one
     line."""
-    section = " ".join(readme_section("Reading the statistics").split())
+    section = " ".join(doc_section("docs/reading-statistics.md", "Reading the statistics").split())
     found = re.search(r"\*\*A worked example: BM25 vs hybrid on SciFact\.\*\*.*?(?=\*\*|\Z)", section)
     assert found, "README has the worked example on SciFact"
     return found.group(0)

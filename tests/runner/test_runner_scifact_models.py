@@ -22,7 +22,7 @@ import pytest
 import yaml
 from support.cli import REPO, run_cli
 from support.environment import needs, skip_unless_ci
-from support.readme import as_printed, readme_section
+from support.readme import as_printed, doc_text, readme_section
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.models import resolve_embedding_model
@@ -184,7 +184,7 @@ def test_the_prose_under_the_table_is_the_runs(scifact_model_run) -> None:
     assert secondary == "Secondary metrics: 14 of 14 worse after Holm correction."
     # no figure of speed from a run: the cost line's timings are the machine's, the speeds benchmarks'
     assert "are one machine's timings of the moment and no test pins them" in text
-    assert "measured side by side as ratios, are in [Speed](#speed)" in text
+    assert "measured side by side as ratios, are in [Speed](docs/speed.md)" in text
 
 
 def test_the_int8_prose_is_the_runs(scifact_model_run) -> None:
@@ -214,7 +214,7 @@ def test_the_first_run_line_counts_scifacts_abstracts(datasets_dir: Path) -> Non
     three models": the shared corpus's size, and the models the two configs name."""
     with (datasets_dir / "scifact" / "corpus.jsonl").open(encoding="utf-8") as lines:
         abstracts = sum(1 for line in lines if line.strip())
-    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    text = doc_text("docs/getting-started.md")
     assert f"encodes SciFact's {abstracts:,} abstracts with each of the three models" in text
     named = {model for config in CONFIGS for model in models(config)[1:]}  # (control, treatment) models
     assert len(named) == 3, named

@@ -6,7 +6,7 @@ import pytest
 from mlflow import MlflowClient
 from support.cli import REPO, run_cli
 from support.corrections import holm_by_hand, retested
-from support.readme import as_printed, readme_match, readme_section
+from support.readme import as_printed, doc_section, readme_match
 
 from abcompare import load_comparison
 
@@ -14,7 +14,7 @@ SWEEP = str(REPO / "configs" / "fusion_sweep.yaml")
 
 
 def readme_sweep() -> str:
-    return readme_section("Sweeps: many settings, and a verdict that survives the choosing")
+    return doc_section("docs/sweeps.md", "Sweeps: many settings, and a verdict that survives the choosing")
 
 
 def best_point_claim() -> dict[str, str]:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from support.readme import README, as_printed, readme_match
+from support.readme import README, as_printed, doc_match, readme_match
 
 import abcompare
 from abcompare.core.errors import StatisticsError
@@ -238,12 +238,17 @@ def test_the_readme_and_docs_state_this_simulations_rates(null_runs):
     rate = {
         key: 100 * float((null_runs[key] <= ALPHA).mean()) for key in ("best_then_t", "cv_then_flip", "tuned")
     }
-    naive = readme_match(
+    naive = doc_match(
         r'with (\d+) candidates all equal to the control, "best mean then a t-test" rejects (\d+)% of the '
-        r"time at alpha ([0-9.]+)"
+        r"time at alpha ([0-9.]+)",
+        page="docs/reading-statistics.md",
     ).groups()
-    trap = readme_match(r"in simulation: (\d+)% false positives at alpha ([0-9.]+)\)").groups()
-    kept = readme_match(r"so its p-value keeps its level \(([0-9.]+)% in the same simulation\)").group(1)
+    trap = doc_match(
+        r"in simulation: (\d+)% false positives at alpha ([0-9.]+)\)", page="docs/sweeps.md"
+    ).groups()
+    kept = doc_match(
+        r"so its p-value keeps its level \(([0-9.]+)% in the same simulation\)", page="docs/sweeps.md"
+    ).group(1)
     assert (int(naive[0]), float(naive[2]), float(trap[1])) == (N_CANDIDATES, ALPHA, ALPHA)
     assert as_printed(rate["best_then_t"], naive[1]) == naive[1]
     assert as_printed(rate["best_then_t"], trap[0]) == trap[0]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO
+from support.readme import doc_section
 
 from abcompare.tracking import layout as L
 from abcompare.tracking.reader import load_comparison
@@ -39,8 +39,7 @@ def primary_comparison(prefix: str, row: dict) -> dict[str, float]:
 
 
 def readme_mlflow_section() -> str:
-    text = (REPO / "README.md").read_text()
-    return re.search(r"## In MLflow\n(.*?)\n## ", text, re.S).group(1)
+    return doc_section("docs/mlflow.md", "In MLflow")
 
 
 @pytest.fixture(scope="module")
