@@ -160,6 +160,10 @@ PARTS: dict[str, Part] = {
     "langchain_core": _python_part(
         "langchain_core", "langchain-core", "LangChain's core (its in-memory vector store retriever)"
     ),
+    "mkdocs_material": _python_part("material", "mkdocs-material", "MkDocs with the Material theme"),
+    "mkdocstrings": _python_part(
+        "mkdocstrings_handlers.python", "mkdocstrings[python]", "mkdocstrings' Python handler (API reference)"
+    ),
     "nbclient": _python_part("nbclient", "nbclient", "nbclient, which executes the notebook"),
     "ipykernel": _python_part("ipykernel", "ipykernel", "ipykernel, the notebook's kernel"),
 }
