@@ -8,7 +8,7 @@ from the complete judgments (0 where they hold none).
     python scripts/judgment_holes.py holes configs/bm25_vs_hybrid.yaml -o holes.tsv
     python scripts/judgment_holes.py fill pool.csv --from abcompare/examples/hr_docs/qrels/test.tsv
 
-See the README's "Incomplete judgments" section for the whole loop.
+See docs/judgments.md ("Incomplete judgments") for the whole loop.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Print the README's "Layout" block from the package itself: one line per top-level module and package, in
-the order the data flows, each with the first sentence of its own docstring (so the README cannot drift
-from the code: ``tests/test_readme.py`` compares the two).
+"""Print the "Layout" block of docs/architecture.md from the package itself: one line per top-level module and
+package, in the order the data flows, each with the first sentence of its own docstring (so the page cannot
+drift from the code: ``tests/test_readme.py`` compares the two).
 
     python scripts/readme_layout.py
 """
