@@ -63,3 +63,12 @@ def test_a_readme_pattern_must_match_exactly_once() -> None:
         readme_match(r"k = 5 give", "k = 4 give")
     with pytest.raises(AssertionError, match="found 2"):
         readme_match(r"k = 4", "k = 4 and k = 4")
+
+
+def test_the_readme_stays_a_page_read_in_five_minutes() -> None:
+    """Issue 41: at most about 300 lines (what it is, the two commands, what you see, the scenarios, where to
+    go next); the rest lives in docs/ and the site built from it."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300, len(lines)
+    headings = [line[3:] for line in lines if line.startswith("## ")]
+    assert headings[:2] == ["Two commands", "What you see"] and "Where to go next" in headings
