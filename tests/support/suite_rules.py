@@ -66,7 +66,7 @@ class Finding:
         return f"{self.path}:{self.line}: {self.what}"
 
 
-def test_sources() -> Iterator[tuple[str, str]]:
+def module_sources() -> Iterator[tuple[str, str]]:
     """Every Python file under ``tests/`` as (path relative to ``tests/``, source)."""
     for path in sorted(TESTS.rglob("*.py")):
         if "__pycache__" not in path.parts:
@@ -174,6 +174,12 @@ def _is_timing(node: ast.AST) -> bool:
     return False
 
 
+def _is_collection(node: ast.AST) -> bool:
+    if isinstance(node, ast.Set | ast.SetComp | ast.Dict | ast.DictComp):
+        return True
+    return isinstance(node, ast.Call) and _callee(node.func) in {"set", "frozenset", "dict"}
+
+
 def _is_zero(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == 0
 
@@ -189,12 +195,17 @@ def timing_asserts(path: str, source: str) -> list[Finding]:
         if not isinstance(node, ast.Assert):
             continue
         span = lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+        above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
+        if above.startswith("#"):  # a comment line just above the assert may say why, too
+            span.append(above)
         if any(TIMING_OK.search(line) for line in span):
             continue
         for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
             operands = [compare.left, *compare.comparators]
-            for op, left, right in zip(compare.ops, operands, operands[1:], strict=True):
-                if not isinstance(op, ORDER) or not (_is_timing(left) or _is_timing(right)):
+            for op, left, right in zip(compare.ops, operands[:-1], operands[1:], strict=True):
+                if not isinstance(op, ORDER) or _is_collection(left) or _is_collection(right):
+                    continue  # ``<=`` of two sets is a subset, not an order
+                if not (_is_timing(left) or _is_timing(right)):
                     continue
                 measured = isinstance(op, ast.Gt | ast.GtE) and _is_zero(right)
                 measured |= isinstance(op, ast.Lt | ast.LtE) and _is_zero(left)
@@ -306,7 +317,7 @@ def process_starters(sources: dict[str, str]) -> dict[tuple[str, str], str]:
     return starts
 
 
-def test_units(sources: dict[str, str]) -> list[Unit]:
+def units_of_tests(sources: dict[str, str]) -> list[Unit]:
     """Every top-level test function and test class of the test modules."""
     found = []
     for path, source in sources.items():
