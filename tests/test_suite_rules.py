@@ -86,6 +86,7 @@ def test_the_timing_checker_finds_an_order_on_a_timing_and_allows_what_is_not_th
         assert stage_seconds <= wall_seconds
         assert {"efficiency.seconds_per_query"} <= set(columns)
         assert count < 5
+        assert len(timings) <= 5
         """
     )
     found = timing_asserts("runner/test_synthetic.py", source)

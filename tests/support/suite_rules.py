@@ -7,7 +7,8 @@ can name the file and line that breaks one:
 - no test asserts an order on a timing value (``assert elapsed < 5``, ``assert a_seconds <= b_seconds``):
   what a machine's load makes of a timing is no test's business. ``> 0`` (the figure was measured) is
   allowed, and so is a line that says why it is not the machine's load (``# timing-ok: <why>``);
-- a module that starts a process, a server or a browser is in the ``e2e`` tier (``support/tiers.py``).
+- a test that starts a process (a subprocess, a server, a browser, Ray, a kernel), itself, through a helper
+  or through a fixture, is in the ``e2e`` tier (``support/tiers.py``), and every ``e2e`` entry starts one.
 """
 
 from __future__ import annotations
@@ -161,6 +162,8 @@ def clock_reads(path: str, source: str) -> list[Finding]:
 
 
 def _is_timing(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and _callee(node.func) == "len":
+        return False  # how many timings, not how long
     for part in ast.walk(node):
         text = None
         if isinstance(part, ast.Name):
