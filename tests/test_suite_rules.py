@@ -135,6 +135,11 @@ SYNTHETIC = {
                 ray.init()
         def test_in_process(tmp_path):
             assert tmp_path
+        def test_by_name(request):
+            request.getfixturevalue("server")
+        @pytest.mark.usefixtures("server")
+        def test_used():
+            pass
         """
     ),
 }
@@ -149,6 +154,8 @@ def test_the_process_checker_follows_calls_helpers_and_fixtures() -> None:
         "test_through_a_helper_of_this_module",
         "test_through_a_fixture",
         "TestGrouped",
+        "test_by_name",
+        "test_used",
     }
     assert "subprocess.run" in starters[("runner/test_synthetic.py", "test_through_a_fixture")]
 

@@ -240,9 +240,15 @@ def _module_names(path: str) -> set[str]:
 
 
 def _fixture_args(node: ast.AST) -> set[str]:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
-    return set()
+    """The fixtures a unit asks for: its parameters, ``@pytest.mark.usefixtures(...)`` and
+    ``request.getfixturevalue("name")`` calls (a class: those of its methods)."""
+    names: set[str] = set()
+    for part in ast.walk(node):
+        if isinstance(part, ast.FunctionDef | ast.AsyncFunctionDef):
+            names |= {a.arg for a in [*part.args.posonlyargs, *part.args.args, *part.args.kwonlyargs]}
+        elif isinstance(part, ast.Call) and _callee(part.func) in {"getfixturevalue", "usefixtures"}:
+            names |= {a.value for a in part.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return names
 
 
 def _is_fixture(node: ast.AST) -> bool:
