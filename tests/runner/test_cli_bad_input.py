@@ -88,7 +88,7 @@ def test_a_grid_past_max_variants_is_refused_at_once_with_its_size(
     axes = ["fusion.k", "depth", "top_k", "chunking.size", "chunking.overlap", "retrievers.bm25.k1"]
     grid = "".join(f"    {axis}: {ten}\n" for axis in axes)
     config = write_config(tmp_path, f"sweep:\n  grid:\n{grid}")
-    result = run_command(command, config, tmp_path, embedding_cache, timeout=60)  # a hang guard
+    result = run_command(command, config, tmp_path, embedding_cache, timeout=60)  # expanding takes minutes
     line = one_error(result)
     factors = " x ".join(f"10 of {axis}" for axis in axes)
     assert line.startswith(f"error: {config}:{line_of(config, '  grid:')}: sweep.grid: "), line
