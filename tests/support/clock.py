@@ -6,15 +6,13 @@ module does). Two kinds of reading, neither of them a speed check:
   whatever the load of the machine the suite runs on. Real timings are measured in ``benchmarks/``
   (``bench_cost``);
 - hang guards: how long a test waits for something that must happen (a server that answers, a run that
-  starts, a plot that stands still) before it fails saying so (:class:`Deadline`, :func:`wait_until`), and
+  starts, a plot that stands still) before it fails saying so (:class:`Deadline`), and
   :func:`pause` between two polls. Nothing is asserted about how soon it happened.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
 import pytest
 
@@ -46,9 +44,6 @@ def tick_the_timing_pass(monkeypatch: pytest.MonkeyPatch, tick: float = TICK) ->
 
 
 # ------------------------------------------------------------------------------------------ hang guards
-T = TypeVar("T")
-
-
 class Deadline:
     """A hang guard of ``seconds`` from now: only so that a broken build fails instead of hanging the
     suite, never a bound a correct build is expected to meet on a loaded machine."""
@@ -60,25 +55,8 @@ class Deadline:
     def passed(self) -> bool:
         return time.monotonic() >= self._end
 
-    def left(self) -> float:
-        """Seconds left before the guard fires (0 once it has)."""
-        return max(0.0, self._end - time.monotonic())
-
 
 def pause(seconds: float) -> None:
     """Wait ``seconds`` (between two polls, or where a test's stand-in system takes its time); the wait is
     at least ``seconds`` and never measured."""
     time.sleep(seconds)
-
-
-def wait_until(condition: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
-    """Poll ``condition`` every ``interval`` seconds until it returns something truthy, and return that;
-    fail naming ``what`` when the hang guard of ``timeout`` seconds passes first."""
-    deadline = Deadline(timeout)
-    while True:
-        found = condition()
-        if found:
-            return found
-        if deadline.passed():
-            pytest.fail(f"{what}: not within the hang guard of {timeout:g} s")
-        pause(interval)
