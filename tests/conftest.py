@@ -15,6 +15,7 @@ from hypothesis import Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from support.cli import NO_TIMING, REPO, run_cli
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
+from support.tiers import mark as mark_tiers
 
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
 # printed with the blob that reproduces it (``@reproduce_failure``); the budget is each test's own
@@ -42,6 +43,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if lines:
             print("the CI run lacks parts the suite needs:", *lines, sep="\n", file=sys.stderr)
             pytest.exit(f"{len(lines)} missing part(s), listed above", MISSING_PARTS_EXIT)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tiers ``e2e`` and ``docs`` (``support/tiers.py``); the fast loop deselects both."""
+    mark_tiers(items)
 
 
 @pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up

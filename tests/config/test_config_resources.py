@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -83,9 +82,7 @@ def test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key(
     work = tmp_path / "work"
     work.mkdir()
     config = write_config(tmp_path, DENSE, treatment)
-    started = time.monotonic()
-    result = abcompare([command, str(config)], work, tmp_path / "cache")
-    elapsed = time.monotonic() - started
+    result = abcompare([command, str(config)], work, tmp_path / "cache")  # its timeout: a hang guard
     assert result.returncode == 2, result.stderr
     name, where = leaf.split(": ", 1)[1], f"{config}:{line_of(config, leaf)}"
     assert error_lines(result.stderr) == [
@@ -97,7 +94,7 @@ def test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key(
     assert result.stderr.strip().count("\n") == 0, result.stderr  # the error is all there is
     assert "Retrying" not in result.stderr and result.stdout == ""
     assert sorted(os.listdir(work)) == []  # no mlflow.db, no mlruns: no run was opened
-    assert elapsed < 30, elapsed
+    # 'at once' is what the checks above show (no retry, no run, the lookup's own message), not a time
 
 
 def test_the_control_s_model_is_named_at_the_control(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 from execution_support import SWEEP_OVERRIDES, same_numbers
 from support.cli import REPO, error_lines, run_cli
+from support.clock import Deadline, pause
 from support.environment import needs, require_module
 from support.servers import free_port
 
@@ -35,14 +35,14 @@ def ray_environment(folder: Path) -> dict[str, str]:
 
 
 def wait_for_port(port: int, head: subprocess.Popen, log: Path, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = Deadline(timeout)
+    while not deadline.passed():
         assert head.poll() is None, log.read_text()[-3000:]
         if "Ray runtime started" in log.read_text():
             with socket.socket() as sock:
                 if sock.connect_ex(("127.0.0.1", port)) == 0:
                     return
-        time.sleep(0.5)
+        pause(0.5)
     raise AssertionError(f"the head node did not start: {log.read_text()[-3000:]}")
 
 

@@ -88,7 +88,8 @@ def test_a_ray_we_started_is_stopped_after_ray_datas_executor_threads() -> None:
     """Ray Data's scheduling thread can outlive its dataset by seconds; stopping Ray under it would make
     Ray's core worker end the process with status 1, so the stop waits for it."""
     import threading
-    import time
+
+    from support.clock import pause
 
     from abcompare.execution import ray_session
 
@@ -98,7 +99,7 @@ def test_a_ray_we_started_is_stopped_after_ray_datas_executor_threads() -> None:
     session._stopping = None
 
     def scheduling_loop() -> None:
-        time.sleep(0.3)
+        pause(0.3)  # the executor's last work: close must wait for it, however long
         events.append("executor done")
 
     name = f"{ray_session.RAY_DATA_THREAD}dataset_1"

@@ -13,13 +13,13 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from execution_support import same_numbers
 from mlflow import MlflowClient
 from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_cli
+from support.clock import Deadline, pause
 
 pytestmark = pytest.mark.slow
 CONFIG = REPO / "configs" / "rrf_vs_dbsf.yaml"
@@ -65,17 +65,17 @@ def kill_an_encoder(root: int, killed: list[int], done: threading.Event) -> None
     is searched for encoder actors five times a second (they load the model for seconds first); only their
     titles are polled closely, so the watch costs little of a shared CPU."""
     encoders: set[int] = set()
-    next_search = 0.0
+    next_search = Deadline(0)
     while not done.is_set():
-        if time.monotonic() >= next_search:
+        if next_search.passed():
             encoders |= {pid for pid in descendants(root) if "BlockEncoder" in title(pid)}
-            next_search = time.monotonic() + 0.2
+            next_search = Deadline(0.2)
         for pid in encoders:
             if encoding_a_block(title(pid)):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
                 return
-        time.sleep(0.005)
+        pause(0.005)
 
 
 def run_and_kill(args: list[str], workdir: Path, cache: Path, deadline: float = 420):

@@ -99,8 +99,9 @@ def test_ray_data_encoding_gives_the_local_vectors_bit_for_bit(ray_in_process, t
     # the same shards (named by their keys) as the local path wrote
     shards = sorted(p.name for p in (tmp_path / "local").rglob("*.npy"))
     assert sorted(p.name for p in (tmp_path / "ray").rglob("*.npy")) == shards
-    # and a block split differently would not have been bit-identical: the test can fail
-    assert not np.array_equal(local._encode(texts[:25]), expected[:25])
+    # a block split differently is one model call of other padded batches: the same vectors to rounding
+    # (whether their last bits differ is the machine's matter, so no test pins that they do)
+    np.testing.assert_allclose(local._encode(texts[:25]), expected[:25], rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -135,6 +135,7 @@ def test_the_pass_ends_within_its_budget_or_its_floor_plus_one_query(
     assert MIN_TIMED_QUERIES <= queries <= 8  # sized to the budget left after the warm-up (never below 5)
     earliest, latest = floor_ends(queries)
     one_query = QUERY_TICKS + 2  # its stages, the budget check after it, and the check ending the round
+    # timing-ok: a ticking clock's known readings, not the machine's
     assert timed.budgeted_seconds <= (max(budget_ticks, latest) + one_query + 1) * clock.tick  # +1: the end
     assert MIN_ROUNDS <= timed.rounds <= 5
     assert {s.shape for s in timed.samples.values()} == {(timed.rounds, queries)}
@@ -196,6 +197,7 @@ def test_a_model_the_run_did_not_load_is_loaded_by_the_pass_once_and_said(tmp_pa
     plan = TimingPlan(repeats=3, max_queries=8, budget_seconds=30)
     first = timing_pass({"control": variant}, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
     assert [name for name, _ in first.loaded] == ["all-MiniLM-L6-v2-int8"] and first.loaded[0][1] > 0
+    # timing-ok: the model's loading is a part of the preparation, read on the same clock
     assert first.preparation_seconds >= first.loaded[0][1] and first.samples["control"].shape == (3, 8)
     again = timing_pass({"control": variant}, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
     assert again.loaded == ()

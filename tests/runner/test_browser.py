@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
 from support.browser import DevTools, chromium
 from support.cli import REPO, run_cli
+from support.clock import Deadline, pause
 from support.servers import start_mlflow_server
 
 from abcompare.tracking.layout import (
@@ -225,7 +225,7 @@ def test_the_compare_view_names_the_primary_comparison_on_its_first_screen(two_r
     key, turns = delta_key, 0
     while (browser.painted_row(key) or {"y": SCREEN[1]})["y"] > SCREEN[1] - 200 and turns < 40:
         browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=700, y=300, deltaX=0, deltaY=300)
-        time.sleep(0.3)
+        pause(0.3)
         turns += 1
     record = {"screen": SCREEN, "unscrolled": layout, "wheel_turns_of_300px_to_the_delta": turns}
     (artifacts_dir() / "compare-layout.json").write_text(json.dumps(record, indent=2))
@@ -273,14 +273,14 @@ def test_the_compare_view_names_the_primary_comparison_on_its_first_screen(two_r
 def settled_plot(browser: DevTools, title: str, timeout: float = 30) -> list[dict]:
     """The parallel-coordinates plot's texts once it has drawn the axis ``title`` and stands still (the
     same texts at the same places on two reads 0.4 s apart), or the last read after ``timeout``."""
-    deadline, last = time.monotonic() + timeout, None  # a hang guard, not a speed check
+    deadline, last = Deadline(timeout), None  # a hang guard, not a speed check
     while True:
         texts = browser.plot_texts(".pcp-plot") or []
         drawn = any(t["text"] == title for t in texts)
-        if (drawn and texts == last) or time.monotonic() > deadline:
+        if (drawn and texts == last) or deadline.passed():
             return texts
         last = texts
-        time.sleep(0.4)
+        pause(0.4)
 
 
 #: The first metric name painted below the compare view's "Metrics" heading, down the names' column at
@@ -331,7 +331,7 @@ def test_the_top_run_of_a_comparison_across_collections_opens_with_the_pooled_ve
     turns = 0  # MLflow stacks this page's sections at 1600 px (About first), so its metrics may be below
     while (browser.painted_row(key) or {"y": SCREEN[1]})["y"] > SCREEN[1] - 200 and turns < 20:
         browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=500, y=500, deltaX=0, deltaY=300)
-        time.sleep(0.3)
+        pause(0.3)
         turns += 1
     rows = browser.painted_rows([key, "Metric"])  # the row and the metrics table's column header
     browser.screenshot(artifacts_dir() / "collections-metrics.png")

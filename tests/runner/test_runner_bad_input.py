@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from mlflow import MlflowClient
 from support.cli import cli_command, error_lines, run_cli
+from support.clock import Deadline, pause
 from support.configs import bm25_control, braced
 
 BASE = (
@@ -177,10 +177,10 @@ def test_ctrl_c_marks_the_open_runs_killed(tmp_path: Path, embedding_cache: Path
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     db = tmp_path / "mlflow.db"
-    hang_guard = time.monotonic() + 600  # not a speed check: only so a broken build cannot hang the suite
+    hang_guard = Deadline(600)  # not a speed check: only so a broken build cannot hang the suite
     while process.poll() is None and not (running_runs(db) == 2 and control_logged(db)):
-        assert time.monotonic() < hang_guard, "the comparison never reached the pipe"
-        time.sleep(0.2)  # the parent and the control are open, the control written: it waits on the pipe
+        assert not hang_guard.passed(), "the comparison never reached the pipe"
+        pause(0.2)  # the parent and the control are open, the control written: it waits on the pipe
     assert process.poll() is None, process.communicate()[1][-2000:]
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)

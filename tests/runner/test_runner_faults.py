@@ -8,12 +8,12 @@ import json
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
 from support.cli import cli_command, cli_env, error_lines
+from support.clock import Deadline, pause
 from support.environment import PARTS, missing_part, require
 from support.servers import start_mlflow_server
 
@@ -67,12 +67,12 @@ def run_statuses(db: Path) -> list[str]:
 
 
 def wait_for_running(db: Path, process: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = Deadline(timeout)
+    while not deadline.passed():
         assert process.poll() is None, process.communicate()[1][-3000:]
         if "RUNNING" in run_statuses(db):
             return
-        time.sleep(0.05)
+        pause(0.05)
     pytest.fail("no run became RUNNING")
 
 

@@ -93,8 +93,10 @@ def test_batch_size_and_seed():
     d = np.random.default_rng(5).normal(0.0, 0.1, size=(200, 6))
     small = max_t_sign_flip(d, n_resamples=1000, rng=np.random.default_rng(2), batch_bytes=8 * 200 * 7)
     large = max_t_sign_flip(d, n_resamples=1000, rng=np.random.default_rng(2), batch_bytes=1 << 30)
-    np.testing.assert_array_equal(small.pvalue_adjusted, large.pvalue_adjusted)
-    np.testing.assert_array_equal(small.null_max, large.null_max)
+    np.testing.assert_array_equal(small.pvalue_adjusted, large.pvalue_adjusted)  # the promise: counts
+    # the maxima come from ``bits @ x`` in batches of another shape, which BLAS may sum in another order
+    # (OpenBLAS' Haswell and Zen kernels: 71 of 1,000 differ by ~3e-15); equal to rounding, not bit for bit
+    np.testing.assert_allclose(small.null_max, large.null_max, rtol=1e-12, atol=0)
     other = max_t_sign_flip(d, n_resamples=1000, rng=np.random.default_rng(3))
     assert not np.array_equal(small.pvalue_adjusted, other.pvalue_adjusted)
 

@@ -16,11 +16,11 @@ import socket
 import struct
 import subprocess
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from support.clock import Deadline, pause
 from support.environment import PARTS, chromium_path, missing_part
 
 FLAGS = [
@@ -63,8 +63,8 @@ class DevTools:
 
     def _port(self) -> int:
         assert self.process.stderr is not None
-        deadline = time.monotonic() + 60  # only so a broken browser cannot hang the suite
-        while time.monotonic() < deadline:
+        deadline = Deadline(60)  # only so a broken browser cannot hang the suite
+        while not deadline.passed():
             line = self.process.stderr.readline()
             found = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
             if found:
@@ -93,12 +93,12 @@ class DevTools:
         self.wait_for(until, timeout)
 
     def wait_for(self, text: str, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout  # a hang guard, not a speed check
+        deadline = Deadline(timeout)  # a hang guard, not a speed check
         probe = f"document.documentElement.outerHTML.includes({json.dumps(text)})"
         while not self.evaluate(probe):
-            if time.monotonic() > deadline:
+            if deadline.passed():
                 raise AssertionError(f"{text!r} never appeared on the page")
-            time.sleep(0.25)
+            pause(0.25)
 
     def painted_row(self, name: str) -> dict[str, Any] | None:
         """What the screen paints on the line of the visible text ``name``: the texts the browser would
@@ -111,14 +111,14 @@ class DevTools:
         """:meth:`painted_row` of each name once the page has settled: every name painted and at the same
         place on two reads 0.4 s apart (a page still laying out moves them), or, after ``timeout``, the last
         reads (None where a name is not painted: the caller's check then fails on it)."""
-        deadline = time.monotonic() + timeout  # a hang guard, not a speed check
+        deadline = Deadline(timeout)  # a hang guard, not a speed check
         last = None
         while True:
             rows = {name: self.painted_row(name) for name in names}
-            if (rows == last and None not in rows.values()) or time.monotonic() > deadline:
+            if (rows == last and None not in rows.values()) or deadline.passed():
                 return rows
             last = rows
-            time.sleep(0.4)
+            pause(0.4)
 
     def plot_texts(self, selector: str) -> list[dict[str, Any]] | None:
         """The texts of the SVG inside the first element matching ``selector`` (a plot), each with the centre

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from support.clock import Deadline, pause
 from support.environment import PARTS, missing_part, postgres_tools, require, require_module
 
 __all__ = [
@@ -164,8 +164,8 @@ def start_mlflow_server(folder: Path, backend_uri: str | None = None, timeout: f
         command, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     server = MlflowServer(f"http://127.0.0.1:{port}", process, folder, log)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = Deadline(timeout)
+    while not deadline.passed():
         if process.poll() is not None:
             server.stop()
             pytest.fail(f"mlflow server exited: {(folder / 'server.log').read_text()[-2000:]}")
@@ -174,7 +174,7 @@ def start_mlflow_server(folder: Path, backend_uri: str | None = None, timeout: f
                 if response.status == 200:
                     return server
         except OSError:
-            time.sleep(0.5)
+            pause(0.5)
     server.kill()
     server.stop()
     pytest.fail(f"mlflow server did not come up within {timeout:.0f} s")

@@ -1,0 +1,210 @@
+"""The suite's tiers, assigned here and nowhere else (``tests/conftest.py`` applies them at collection):
+
+- ``e2e``: tests that start another process: the CLI as a subprocess, an MLflow server, PostgreSQL,
+  Chromium, a Ray cluster (its head node, or Ray in the test process, which starts its own GCS and
+  workers), the notebook kernel, pip and the installed wheel, a fresh interpreter;
+- ``docs``: the README's and the docs' figures, from runs on the real collections (SciFact, Cranfield,
+  CISI) or on the shipped example, read out of the text they pin.
+
+A test may be in both. Every tier runs in CI (``.ci/run`` runs the README's ``python -m pytest``, which
+selects none); locally ``python -m pytest -m "not e2e and not docs"`` is the fast loop.
+``tests/test_suite_rules.py`` checks that every test which starts a process is in ``e2e`` and that every
+``e2e`` entry still starts one (``support.suite_rules.process_starters``), so the tier cannot rot.
+
+Keys are paths under ``tests/``; a value is the module's tests in the tier (top-level functions or classes,
+by name), or :data:`ALL` for the whole module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+ALL: tuple[str, ...] = ()
+
+E2E: dict[str, tuple[str, ...]] = {
+    "benchmarks/test_benchmarks_smoke.py": (
+        "test_benchmarks_smoke_evaluation_matches_each_peer_per_query",
+        "test_benchmarks_smoke_significance_agrees_with_scipy_and_ranx",
+        "test_benchmarks_smoke_ray_collections_workload_starts_ray_and_states_both_bounds",
+    ),
+    "config/test_config_collections.py": (
+        "test_validate_names_the_collections_and_a_bad_entry_is_one_located_line",
+    ),
+    "config/test_config_examples.py": (
+        "test_abcompare_examples_lists_each_example_with_its_question",
+        "test_a_bad_example_choice_is_one_line_and_exit_2",
+    ),
+    "config/test_config_null.py": ("test_on_cranfield_no_stemming_written_as_null_is_the_real_difference",),
+    "config/test_config_resources.py": (
+        "test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key",
+        "test_a_hub_model_in_the_hugging_face_cache_is_found_offline_and_loads",
+        "test_a_model_needs_sentence_transformers_installed",
+        "test_a_split_without_qrels_is_refused_at_the_split_before_anything_runs",
+        "test_a_wrong_backend_or_a_missing_onnx_file_is_one_located_line_before_any_run",
+    ),
+    "core/test_core_arrow_memory.py": ALL,
+    "examples/test_examples_installed_wheel.py": ALL,
+    "execution/test_execution_cluster.py": ALL,
+    "execution/test_execution_config.py": ("test_the_local_backend_never_imports_ray",),
+    "execution/test_execution_faults.py": ALL,
+    "execution/test_execution_ray.py": (
+        "test_the_fusion_sweep_on_an_in_process_ray_equals_local",
+        "test_a_precomputed_run_is_read_in_the_driver_beside_ray_variants",
+        "test_a_user_error_raised_in_a_ray_task_is_the_same_one_line",
+        "test_ray_data_encoding_gives_the_local_vectors_bit_for_bit",
+        "test_query_planning_on_ray_equals_local",
+        "test_a_python_retriever_runs_in_the_driver_beside_ray_variants",
+    ),
+    "retrieval/test_retrieval_embedding_models.py": (
+        "test_int8_vectors_agree_with_fp32_on_every_chunk_of_the_example",
+    ),
+    "retrieval/test_retrieval_package.py": (
+        "test_importing_the_retrieval_modules_does_not_import_torch_or_bm25s",
+    ),
+    "runner/test_browser.py": ALL,
+    "runner/test_cli_bad_input.py": ALL,
+    "runner/test_cli_commands.py": ALL,
+    "runner/test_cli_gate.py": ALL,
+    "runner/test_cli_query_planning.py": ALL,
+    "runner/test_notebook.py": (
+        "test_load_comparison_reads_the_latest_run_back",
+        "test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_above",
+    ),
+    "runner/test_readme_ci.py": ("test_the_readme_ci_example_prints_what_the_readme_says",),
+    "runner/test_readme_command.py": ALL,
+    "runner/test_readme_figures.py": ALL,
+    "runner/test_readme_sample.py": ALL,
+    "runner/test_readme_scenarios.py": ("test_each_row_states_the_verdict_its_config_gives",),
+    "runner/test_runner_attribution.py": ALL,
+    "runner/test_runner_bad_input.py": ALL,
+    "runner/test_runner_collections.py": (
+        "test_fail_on_gates_on_the_pooled_verdict",
+        "test_fail_on_inferior_gates_on_the_pooled_non_inferiority_test",
+        "test_a_run_file_that_covers_none_of_a_collections_queries_is_located",
+        "test_on_ray_every_collection_is_in_flight_and_the_session_is_released_after_the_last",
+    ),
+    "runner/test_runner_collections_readme.py": ALL,
+    "runner/test_runner_cost.py": (
+        "test_the_json_carries_a_cost_object_per_variant",
+        "test_mlflow_holds_efficiency_on_every_run_and_the_ratios_on_the_treatments",
+        "test_report_html_shows_the_cost_beside_the_verdict_also_rebuilt_from_mlflow",
+        "test_the_console_prints_the_cost_line_under_the_verdict",
+    ),
+    "runner/test_runner_e2e.py": ALL,
+    "runner/test_runner_faults.py": ALL,
+    "runner/test_runner_hostile.py": ALL,
+    "runner/test_runner_judgments.py": ALL,
+    "runner/test_runner_postgres.py": ALL,
+    "runner/test_runner_python_retrievers.py": ("test_the_command_line_refuses_such_a_config_in_one_line",),
+    "runner/test_runner_robustness.py": ALL,
+    "runner/test_runner_scifact.py": (
+        "test_the_primary_metric_gains_what_the_readme_says",
+        "test_max_t_finds_the_readme_count_of_significant_secondary_metrics",
+        "test_holm_on_the_same_tables_finds_the_readme_count",
+        "test_bm25_alone_gives_the_readme_level_on_scifact",
+        "test_the_statistics_docs_scifact_paragraph_is_this_run",
+        "test_the_retrieval_docs_reference_levels_are_this_runs_means",
+        "test_the_statistics_docs_quote_this_runs_sentences",
+        "test_the_worked_example_attribution_is_this_runs",
+        "test_the_worked_example_unjudged_range_is_this_runs",
+        "test_the_worked_example_queries_needed_is_this_runs",
+    ),
+    "runner/test_runner_scifact_models.py": (
+        "test_the_row_states_the_runs_verdict_recall_and_model_size",
+        "test_the_prose_under_the_table_is_the_runs",
+        "test_the_int8_prose_is_the_runs",
+    ),
+    "runner/test_runner_server.py": ALL,
+    "runner/test_runner_shipped_configs.py": ALL,
+    "runner/test_runner_sweep.py": ALL,
+    "runner/test_runner_verdict.py": ALL,
+    "starter/test_starter_init.py": (
+        "test_the_command_says_the_alignment_before_it_writes_and_refuses_to_overwrite",
+        "test_the_configs_it_writes_run_on_the_example_and_on_cranfield",
+    ),
+    "test_environment.py": (
+        "test_a_missing_part_fails_a_ci_run_and_is_skipped_elsewhere_naming_what_to_install",
+        "test_a_ci_run_without_python_parts_stops_before_the_first_test_naming_each",
+    ),
+    "test_hypothesis_profiles.py": ALL,
+    "tracking/test_tracking_collections.py": (
+        "test_the_top_run_holds_the_pooled_comparison",
+        "test_each_collection_is_nested_laid_out_as_a_single_comparison",
+        "test_load_comparison_reads_both_levels",
+        "test_the_top_report_links_each_collection_run",
+        "test_each_collection_report_leads_back_to_the_top_run",
+        "test_abcompare_report_on_the_top_run",
+        "test_a_collection_failing_half_way_leaves_nothing_running",
+    ),
+    "tracking/test_tracking_faults.py": (
+        "test_a_process_is_alive_only_while_it_is_the_same_process",
+        "test_runs_left_running_by_dead_processes_of_this_host_are_marked_failed",
+        "test_only_real_scratch_folders_of_dead_processes_are_removed",
+    ),
+    "tracking/test_tracking_layout.py": (
+        "test_the_parent_run_holds_the_comparison",
+        "test_each_variant_run_holds_its_settings_means_tables_and_hits",
+        "test_a_treatment_run_is_named_with_its_primary_comparison_and_searchable_by_its_variant",
+        "test_a_treatment_run_carries_its_comparison_with_the_control",
+        "test_the_experiment_opens_in_the_classic_view_with_the_headline_columns",
+        "test_what_is_written_is_what_analysis_reads",
+        "test_every_view_lists_the_primary_row_first",
+        "test_abcompare_report_writes_the_latest_comparison_and_refuses_an_unknown_run",
+        "test_a_sweep_parent_logs_the_tuned_figures_and_sentence_the_readme_names",
+        "test_a_sweep_parent_holds_the_grid_the_held_out_table_and_the_pareto_plot",
+        "test_the_logged_grid_is_the_json_grid_best_first",
+        "test_the_held_out_table_scores_each_query_by_the_choice_of_its_fold",
+        "test_the_pareto_plot_marks_every_candidate_and_labels_the_front",
+    ),
+    "tracking/test_tracking_metrics_as_computed.py": ALL,
+}
+
+DOCS: dict[str, tuple[str, ...]] = {
+    "examples/test_examples_docs_levels.py": ALL,
+    "retrieval/test_retrieval_rm3_collections.py": ALL,
+    "retrieval/test_retrieval_scifact.py": ALL,
+    "runner/test_readme_figures.py": ALL,
+    "runner/test_readme_sample.py": ALL,
+    "runner/test_readme_scenarios.py": ALL,
+    "runner/test_runner_collections_readme.py": ALL,
+    "runner/test_runner_judgments.py": (
+        "test_the_readme_loop_on_the_shipped_example_shows_what_the_readme_says",
+    ),
+    "runner/test_runner_scifact.py": ALL,
+    "runner/test_runner_scifact_models.py": ALL,
+}
+
+TIERS: dict[str, dict[str, tuple[str, ...]]] = {"e2e": E2E, "docs": DOCS}
+
+
+def entries(tier: dict[str, tuple[str, ...]]) -> Iterable[tuple[str, str | None]]:
+    """(module path, test name or None for the whole module) of every entry of a tier."""
+    for path, names in tier.items():
+        if names == ALL:
+            yield path, None
+        else:
+            yield from ((path, name) for name in names)
+
+
+def in_tier(tier: dict[str, tuple[str, ...]], path: str, name: str) -> bool:
+    """Whether the top-level test ``name`` (a function or a class) of the module ``path`` is in ``tier``."""
+    names = tier.get(path)
+    return names is not None and (names == ALL or name in names)
+
+
+def mark(items: list[pytest.Item]) -> None:
+    """Add each collected test's tier markers (``pytest_collection_modifyitems``)."""
+    for item in items:
+        try:
+            path = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+        except ValueError:  # collected outside tests/
+            continue
+        cls = item.getparent(pytest.Class)
+        name = cls.name if cls is not None else getattr(item, "originalname", item.name)
+        for tier, listed in TIERS.items():
+            if in_tier(listed, path, name):
+                item.add_marker(getattr(pytest.mark, tier))
