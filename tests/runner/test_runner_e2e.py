@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from mlflow import MlflowClient
 
 
@@ -69,6 +70,7 @@ def test_mlflow_holds_a_parent_and_one_child_per_variant(example_run) -> None:
         assert {"run/run.trec", "run/hits.parquet"} <= run_files
 
 
+@pytest.mark.server  # the second run is the one logged to the session's tracking server
 def test_same_config_and_seed_give_identical_numbers(example_run, comparison) -> None:
     """Two runs of the main job in two processes: the session's ``--json`` run (timed, local SQLite) and
     its run without the latency timing pass logged to the session's tracking server. No number compared
