@@ -5,17 +5,21 @@ marked ``needs(...)`` requires its parts before it runs."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
-from support.cli import NO_TIMING, REPO, run_cli
+from support.cli import REPO
+from support.comparisons import Comparisons, session_comparisons
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
+from support.servers import start_mlflow_server
 from support.tiers import mark as mark_tiers
+
+from abcompare.retrieval.embedding_cache import default_cache_dir
 
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
 # printed with the blob that reproduces it (``@reproduce_failure``); the budget is each test's own
@@ -77,50 +81,82 @@ def trec_conformance_dir(shared_dir: Path) -> Path:
 
 
 # ------------------------------------------------------------------------- runs the whole suite shares
-@pytest.fixture(scope="session")
-def embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One embedding cache for the whole session (every CLI run and the execution backends' tests), so the
-    example corpus is encoded once per session."""
-    return tmp_path_factory.mktemp("embedding-cache")
+#: Overrides where the suite keeps its embedding cache (default: abcompare's own, ``default_cache_dir()``).
+TEST_CACHE_ENV = "ABCOMPARE_TEST_CACHE_DIR"
 
 
 @pytest.fixture(scope="session")
-def example_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
-    """`abcompare run configs/rrf_vs_dbsf.yaml --json` in a fresh folder with the default SQLite store."""
-    workdir = tmp_path_factory.mktemp("example-run")
-    result = run_cli(["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json"], workdir, embedding_cache)
-    return workdir, result
+def embedding_cache() -> Path:
+    """The suite's embedding cache, kept between sessions so the example corpus is encoded once per machine,
+    not once per session: ``$ABCOMPARE_TEST_CACHE_DIR``, else abcompare's own cache
+    (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``, the one the SciFact tests use). Keeping it is safe
+    because an entry is content-addressed: keyed by the model's identity (its files' sha256, backend,
+    pooling, normalisation, token limit and the encoding software's versions) and the sha256 of the very
+    text encoded (a document prefix included), so no change of model, corpus or setting can be served an
+    old vector. The tests of the cache itself use their own temporary folders. For a cold-cache run, point
+    the variable at an empty folder."""
+    env = os.environ.get(TEST_CACHE_ENV)
+    folder = Path(env).expanduser() if env else default_cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")
-def sweep_run(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
-    """`abcompare run configs/fusion_sweep.yaml --json` as shipped (B = 10,000, the README's figures), once
-    per session: its folder (with ``mlflow.db``), the parsed JSON and stderr."""
-    workdir = tmp_path_factory.mktemp("sweep")
-    result = run_cli(["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json"], workdir, embedding_cache)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return workdir, json.loads(result.stdout), result.stderr
+def tracking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The session's one `mlflow server` on SQLite (its URL): the store of every comparison asked for with
+    ``store="server"`` (the browser's and the tracking-server test's), started on first use."""
+    server = start_mlflow_server(tmp_path_factory.mktemp("session-mlflow-server"))
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture(scope="session")
-def shipped_run(
+def comparison(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path
-):
-    """``shipped_run("rerank")``: `abcompare run configs/rerank.yaml --json` as shipped, in a fresh folder
-    with the default SQLite store, once per session per config (``rrf_vs_dbsf`` is the ``example_run``):
-    its folder and the finished process. Every test of a shipped config's verdict shares its one run.
+) -> Comparisons:
+    """``comparison(config, *overrides, timed=False, store="sqlite", as_json=True)``: `abcompare run` of a
+    config (a shipped one by name, e.g. ``"rrf_vs_dbsf"``, or a path) with ``--set`` overrides, run once per
+    session per distinct command (support.comparisons): every test that asks for the same one reads the
+    same folder, store, stdout/stderr and parsed JSON (``.payload``). Untimed unless ``timed=True`` (a test
+    reading a run's cost asks for it); ``store="server"`` logs to the session's ``tracking_server``.
 
-    Only the latency timing pass is off (``efficiency.repeats=0``): no test of these runs reads their cost,
-    and no quality number depends on it (the ``example_run``, whose cost is tested, keeps it)."""
-    runs: dict[str, tuple[Path, object]] = {}
+    A shared run is read, never changed. Tests that need a run of their own keep it, because what they
+    check is the run itself or they change its store: the tracking-URI-from-the-environment test (its
+    environment is the point), the faults (a killed encoder, a dead server, a full disk, SIGINT/SIGKILL:
+    tests/runner/test_runner_faults.py, tests/execution/test_execution_faults.py' killed runs), the four
+    concurrent main jobs on PostgreSQL (the race is the point), the installed wheel's run (another
+    install), the error paths (a run that stops before or at its first stage) and every test writing its
+    own config."""
+    return session_comparisons(
+        tmp_path_factory, embedding_cache, lambda: request.getfixturevalue("tracking_server")
+    )
+
+
+@pytest.fixture(scope="session")
+def example_run(comparison: Comparisons):
+    """The main job, `abcompare run configs/rrf_vs_dbsf.yaml --json` as shipped (timed: its cost is read)
+    in a fresh folder with the default SQLite store: its folder and the finished process."""
+    run = comparison("rrf_vs_dbsf", timed=True)
+    return run.workdir, run.process
+
+
+@pytest.fixture(scope="session")
+def sweep_run(comparison: Comparisons):
+    """`abcompare run configs/fusion_sweep.yaml --json` as shipped (B = 10,000, the README's figures; timed:
+    the grid's cost is read): its folder (with ``mlflow.db``), the parsed JSON and stderr."""
+    run = comparison("fusion_sweep", timed=True)
+    return run.workdir, run.payload, run.stderr
+
+
+@pytest.fixture(scope="session")
+def shipped_run(comparison: Comparisons):
+    """``shipped_run("rerank")``: `abcompare run configs/rerank.yaml --json` as shipped, in a fresh folder
+    with the default SQLite store (``rrf_vs_dbsf`` is the ``example_run``): its folder and the finished
+    process. Every test of a shipped config's verdict shares its one run. Untimed (no test of these runs
+    reads their cost, and no quality number depends on the timing pass), except the main job's."""
 
     def run(name: str):
-        if name == "rrf_vs_dbsf":
-            return request.getfixturevalue("example_run")
-        if name not in runs:
-            workdir = tmp_path_factory.mktemp(name)
-            args = ["run", str(REPO / "configs" / f"{name}.yaml"), "--json", *NO_TIMING]
-            runs[name] = (workdir, run_cli(args, workdir, embedding_cache))
-        return runs[name]
+        found = comparison(name, timed=name == "rrf_vs_dbsf")
+        return found.workdir, found.process
 
     return run

@@ -34,12 +34,14 @@ vectors).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,15 +85,39 @@ class EmbeddingModel:
 
     def identity(self, max_seq_length: int | None = None) -> str:
         """What produced a vector: the weights' and tokenizer's sha256, the backend, pooling, declared
-        normalisation and the token limit in force (not the name: two names for the same files share
-        their vectors). Two models or backends never share it."""
+        normalisation, the token limit in force and the versions of the software that runs the backend
+        (:func:`encoding_software`; not the name: two names for the same files share their vectors). Two
+        models or backends never share it, and neither do two installs whose encoding code differs, so a
+        cache kept across upgrades never serves a vector the current install would not compute."""
         files = [*self.weights, *([self.tokenizer] if self.tokenizer else [])]
         digests = ",".join(f"{p.name}:{file_digest(p)}" for p in files)
         limit = max_seq_length or self.declaration.max_seq_length
         return (
             f"backend={self.backend}|files={digests}|pooling={self.declaration.pooling}|"
-            f"model_normalizes={self.declaration.normalize}|max_seq_length={limit}|normalized"
+            f"model_normalizes={self.declaration.normalize}|max_seq_length={limit}|normalized|"
+            f"software={encoding_software(self.backend)}"
         )
+
+
+#: The packages whose code turns a model's files into a stored vector, per backend (numpy pools and
+#: normalises on both).
+ENCODING_PACKAGES: dict[str, tuple[str, ...]] = {
+    "torch": ("torch", "transformers", "sentence-transformers", "numpy"),
+    "onnx": ("onnxruntime", "tokenizers", "numpy"),
+}
+
+
+@functools.cache
+def encoding_software(backend: str) -> str:
+    """``package-version`` of each of the backend's :data:`ENCODING_PACKAGES` (``-absent`` when not
+    installed), comma-separated: an upgrade may change the vectors, so it is part of their key."""
+    parts = []
+    for package in ENCODING_PACKAGES[backend]:
+        try:
+            parts.append(f"{package}-{metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{package}-absent")
+    return ",".join(parts)
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}

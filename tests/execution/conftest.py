@@ -3,12 +3,8 @@ seconds) and the local backend's numbers on the fusion sweep as the reference.""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from execution_support import SWEEP_OVERRIDES
-from support.cli import REPO, run_cli
+from execution_support import SWEEP_SETTINGS
 from support.ray_local import ray_in_this_process
 
 
@@ -20,10 +16,7 @@ def ray_in_process():
 
 
 @pytest.fixture(scope="session")
-def local_sweep(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path) -> dict:
-    """``abcompare run configs/fusion_sweep.yaml --json`` on the local backend (the reference numbers)."""
-    workdir = tmp_path_factory.mktemp("local-sweep")
-    args = ["run", str(REPO / "configs" / "fusion_sweep.yaml"), "--json", *SWEEP_OVERRIDES]
-    result = run_cli(args, workdir, embedding_cache)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout)
+def local_sweep(comparison) -> dict:
+    """``abcompare run configs/fusion_sweep.yaml --json`` with ``SWEEP_OVERRIDES`` on the local backend (the
+    reference numbers; the session's one run of it)."""
+    return comparison("fusion_sweep", *SWEEP_SETTINGS).payload

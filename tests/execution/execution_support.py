@@ -5,8 +5,10 @@ from __future__ import annotations
 from support.cli import NO_TIMING
 
 # the shipped 24-point sweep, kept lean: fewer resamples, no MLflow (the backends never touch it), no latency
-# timing pass (the driver times the variants on either backend; these runs compare the numbers, not costs)
-SWEEP_OVERRIDES = ["--set", "significance.n_resamples=200", "--set", "tracking.enabled=false", *NO_TIMING]
+# timing pass (the driver times the variants on either backend; these runs compare the numbers, not costs).
+# SWEEP_SETTINGS are the ``--set`` values (the session's ``comparison`` runs them untimed by default).
+SWEEP_SETTINGS = ("significance.n_resamples=200", "tracking.enabled=false")
+SWEEP_OVERRIDES = [*(arg for setting in SWEEP_SETTINGS for arg in ("--set", setting)), *NO_TIMING]
 
 
 #: A grid row's cost figures that say how the embedding cache was found (encoded here, or read from it), not

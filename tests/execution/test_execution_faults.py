@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from execution_support import same_numbers
 from mlflow import MlflowClient
-from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines
 from support.clock import Deadline, pause
 
 pytestmark = pytest.mark.slow
@@ -99,12 +99,9 @@ def run_and_kill(args: list[str], workdir: Path, cache: Path, deadline: float = 
 
 
 @pytest.fixture(scope="module")
-def local_reference(tmp_path_factory, embedding_cache: Path) -> dict:
-    workdir = tmp_path_factory.mktemp("local-reference")
-    args = ["run", str(CONFIG), "--json", *LOCAL, "--set", "tracking.enabled=false"]
-    result = run_cli(args, workdir, embedding_cache)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout)
+def local_reference(comparison) -> dict:
+    """The same comparison on the local backend (the session's one run of it), untimed like ``LOCAL``."""
+    return comparison("rrf_vs_dbsf", "significance.n_resamples=200", "tracking.enabled=false").payload
 
 
 def test_a_killed_encoder_is_restarted_by_ray_and_the_numbers_stay(tmp_path: Path, local_reference) -> None:

@@ -112,6 +112,33 @@ def test_the_key_holds_backend_digests_pooling_normalisation_and_token_limit():
     assert fp32.identity(None) == fp32.identity(256) != fp32.identity(128)
 
 
+def test_the_key_holds_the_encoding_software_so_an_upgrade_never_reads_old_vectors(tmp_path, monkeypatch):
+    """The suite keeps its embedding cache between sessions (and users keep theirs across upgrades): the
+    versions of the packages that compute a backend's vectors are part of the key, each read here from the
+    installed distributions, so another torch or onnxruntime is another shard folder."""
+    from importlib.metadata import version
+
+    from abcompare.retrieval import models
+
+    fp32 = resolve_embedding_model("all-MiniLM-L6-v2").identity()
+    for package in ("torch", "transformers", "sentence-transformers", "numpy"):
+        assert f"{package}-{version(package)}" in fp32, package
+    int8 = resolve_embedding_model("all-MiniLM-L6-v2-int8").identity()
+    for package in ("onnxruntime", "tokenizers", "numpy"):
+        assert f"{package}-{version(package)}" in int8, package
+    assert "torch-" not in int8 and "onnxruntime-" not in fp32  # only what runs the backend
+    before = DenseEncoder("all-MiniLM-L6-v2", tmp_path).cache.folder
+    models.encoding_software.cache_clear()
+    monkeypatch.setattr(models.metadata, "version", lambda package: "99.0")  # an upgraded install
+    try:
+        upgraded = DenseEncoder("all-MiniLM-L6-v2", tmp_path)
+        assert "torch-99.0" in upgraded.cache.model_key and upgraded.cache.folder != before
+    finally:
+        monkeypatch.undo()
+        models.encoding_software.cache_clear()
+    assert DenseEncoder("all-MiniLM-L6-v2", tmp_path).cache.folder == before
+
+
 def test_a_changed_weights_file_is_another_model(tmp_path):
     folder = tmp_path / "m"
     folder.mkdir()

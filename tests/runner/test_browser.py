@@ -4,9 +4,9 @@ missing), and what the screen paints checked for what the UI must show.
 
 Each page is looked at as a person first sees it: a 1600 x 1100 viewport, unscrolled, and the check is what
 the screen paints side by side (``DevTools.painted_row``: the browser's own hit test along a line), not
-where the DOM places cells. One server, one browser and one logged comparison serve every page (an older,
-cheaper comparison is logged first, so the runs view has a newest row to put on top). The screenshots are
-kept as test artifacts in ``test-artifacts/browser/`` at the repository root (or in
+where the DOM places cells. One server (the session's), one browser and one logged comparison serve every
+page (a second comparison of the main job is logged too, so the runs view has a newest row to put on top).
+The screenshots are kept as test artifacts in ``test-artifacts/browser/`` at the repository root (or in
 ``$ABCOMPARE_TEST_ARTIFACTS/browser``): ``runs.png`` (the experiment's runs in the classic view with the
 headline columns), ``parent.png`` (the parent run's page: verdict first, then the primary comparison's
 metrics), ``compare.png`` (control vs treatment, first screen: the changed setting and the primary metric's
@@ -35,7 +35,6 @@ from mlflow import MlflowClient
 from support.browser import DevTools, chromium
 from support.cli import REPO, run_cli
 from support.clock import Deadline, pause
-from support.servers import start_mlflow_server
 
 from abcompare.tracking.layout import (
     compare_url,
@@ -61,27 +60,21 @@ def artifacts_dir() -> Path:
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
-    """One `mlflow server` for the module; the main job logged to it twice (small B: the UI is under test).
-    The first, older comparison is there only to be the runs view's second row, so it skips the latency
-    timing pass; the second, the one every page shows, runs as shipped. Chromium is looked for first:
-    without it no server starts and no main job runs."""
+def two_runs(comparison):
+    """The main job logged twice to the session's `mlflow server` (``comparison(..., store="server")``),
+    oldest first: the run the tracking-server and determinism tests also read, and one with a small B
+    (the UI is under test). Neither runs the latency timing pass (no page is checked for a cost). The
+    older comparison is there to be the runs view's second row; every page shows the newest. Chromium is
+    looked for first: without it no server starts and no main job runs."""
     chromium()
-    folder = tmp_path_factory.mktemp("browser")
-    server = start_mlflow_server(folder / "server")
-    payloads = []
-    try:
-        for extra in (["--set", "efficiency.repeats=0"], []):
-            args = [
-                "run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json",
-                "--set", f"tracking.uri={server.url}", "--set", "significance.n_resamples=1000", *extra,
-            ]  # fmt: skip
-            result = run_cli(args, folder, embedding_cache)
-            assert result.returncode == 0, result.stderr[-3000:]
-            payloads.append(json.loads(result.stdout))
-        yield server.url, payloads
-    finally:
-        server.stop()
+    runs = [comparison("rrf_vs_dbsf", store="server"),
+            comparison("rrf_vs_dbsf", "significance.n_resamples=1000", store="server")]  # fmt: skip
+    url = runs[0].tracking_uri
+    client = MlflowClient(tracking_uri=url)
+    payloads = sorted(
+        (run.payload for run in runs), key=lambda p: client.get_run(p["parent_run_id"]).info.start_time
+    )
+    return url, payloads
 
 
 #: A comparison across two collections, small enough for the UI test (BM25 with a lower k1).

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO, run_cli
+from support.cli import run_cli
 
 from abcompare.retrieval.latency import MIN_ROUNDS, MIN_TIMED_QUERIES
 from abcompare.tracking import layout as L
@@ -94,13 +94,11 @@ def test_report_html_shows_the_cost_beside_the_verdict_also_rebuilt_from_mlflow(
     assert f'<span class="cost">{sentence}</span>' in rebuilt.read_text()
 
 
-def test_the_console_prints_the_cost_line_under_the_verdict(example_run, embedding_cache, tmp_path) -> None:
-    """After the example's run, the session's embedding cache holds the example's vectors: the console
-    says the encoding was cached (not timed), never 0 s."""
-    example_run[1].check_returncode()
-    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--set", "significance.n_resamples=1000",
-            "--set", "tracking.enabled=false"]  # fmt: skip
-    result = run_cli(args, tmp_path, embedding_cache)
+def test_the_console_prints_the_cost_line_under_the_verdict(readme_main_job) -> None:
+    """The README's main command (``readme_main_job``), run after the example's ``--json`` run: the
+    embedding cache then holds the example's vectors, so the console says the encoding was cached (not
+    timed), never 0 s."""
+    _, result = readme_main_job
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     verdict = next(i for i, line in enumerate(lines) if line.startswith("Verdict dbsf: "))

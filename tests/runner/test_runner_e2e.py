@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from mlflow import MlflowClient
-from support.cli import NO_TIMING, REPO, run_cli
 
 
 def client_for(workdir: Path) -> MlflowClient:
@@ -70,13 +70,13 @@ def test_mlflow_holds_a_parent_and_one_child_per_variant(example_run) -> None:
         assert {"run/run.trec", "run/hits.parquet"} <= run_files
 
 
-def test_same_config_and_seed_give_identical_numbers(
-    example_run, tmp_path: Path, embedding_cache: Path
-) -> None:
+@pytest.mark.server  # the second run is the one logged to the session's tracking server
+def test_same_config_and_seed_give_identical_numbers(example_run, comparison) -> None:
+    """Two runs of the main job in two processes: the session's ``--json`` run (timed, local SQLite) and
+    its run without the latency timing pass logged to the session's tracking server. No number compared
+    here depends on the timing pass or on the store."""
     _, first = example_run
-    # without the latency timing pass, which no number compared here depends on
-    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json", *NO_TIMING]
-    second = run_cli(args, tmp_path, embedding_cache)
+    second = comparison("rrf_vs_dbsf", store="server").process
     assert second.returncode == 0, second.stderr[-3000:]
     a, b = json.loads(first.stdout), json.loads(second.stdout)
     assert a["means"] == b["means"]
