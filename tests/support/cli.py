@@ -11,19 +11,23 @@ real subprocess:
 - SIGINT/Ctrl-C and SIGKILL, with the forked MLflow writer (a signal to a process; orphaned runs are
   found by their dead owner's process id, and the pytest process never dies);
 - the installed wheel, the README's commands run by a shell, and stdin/pipes;
-- runs that start a Ray cluster or an MLflow server owned by the command.
+- runs that start a Ray cluster or an MLflow server owned by the command;
+- settings a library reads once, at its import (the Hugging Face hub's HF_HUB_* variables, a
+  ``sitecustomize`` that hides a package), and ``python -c`` scripts that replace a module first.
 
 A few end-to-end tests run both ways (:data:`CLI_WAYS`), so the two cannot drift apart.
 
 :func:`invoke_cli` gives each call what a new process would have and puts everything back afterwards:
-the environment (the same rules as :func:`cli_env`), the working directory, ``sys.argv``, stdout and
-stderr (captured; rich consoles and click resolve ``sys.stdout``/``sys.stderr`` when they print, and the
-command makes its consoles at call time), the SIGINT/SIGTERM handlers, the unraisable hook, the warning
-filters and display, the levels, handlers and flags of the loggers that existed before, and MLflow's
-process-wide state (tracking and registry URI, the fluent active-run stack: a run left open is ended
-FAILED and reported as a failure of the call). What it keeps, on purpose: imported modules and the
-models they loaded (a model loads once per session). ``run`` forks its MLflow writer from the pytest
-process as it does from the console script; the writer drops the database connections it inherits.
+the environment (the same rules as :func:`cli_env`; ``tempfile`` reads its TMPDIR again), the working
+directory, ``sys.argv``, stdout and stderr (captured; rich consoles and click resolve ``sys.stdout`` and
+``sys.stderr`` when they print, and the command makes its consoles at call time), the SIGINT/SIGTERM
+handlers, the unraisable hook, the warning filters and display, the levels, handlers and flags of the
+loggers that existed before, and MLflow's process-wide state (tracking and registry URI, the fluent
+active-run stack: a run left open is ended FAILED and reported as a failure of the call). What it keeps,
+on purpose: imported modules and the models they loaded (a model loads once per session). ``run`` forks
+its MLflow writer from the pytest process as it does from the console script; the writer drops the
+database connections it inherits. Output written to the file descriptors directly (a C library, a child
+process) is not captured: a test about that runs a subprocess.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -137,6 +142,7 @@ def isolated_process_state(env: dict[str, str], cwd: Path, argv: list[str]) -> I
     saved_hooks = (sys.unraisablehook, sys.excepthook)
     saved_loggers = _logger_state()
     saved_mlflow = _mlflow_uris()
+    saved_tempdir = tempfile.tempdir
     try:
         with warnings.catch_warnings():  # filters and showwarning come back on exit
             warnings.filters[:] = STARTUP_WARNING_FILTERS
@@ -145,12 +151,14 @@ def isolated_process_state(env: dict[str, str], cwd: Path, argv: list[str]) -> I
             os.environ.update(env)
             os.chdir(cwd)
             sys.argv = argv
+            tempfile.tempdir = None  # found again from this environment's TMPDIR, as a new process would
             yield
     finally:
         os.environ.clear()
         os.environ.update(saved_env)
         os.chdir(saved_cwd)
         sys.argv = saved_argv
+        tempfile.tempdir = saved_tempdir
         for sig, handler in saved_signals.items():
             signal.signal(sig, handler)
         sys.unraisablehook, sys.excepthook = saved_hooks
