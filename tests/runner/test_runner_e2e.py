@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from mlflow import MlflowClient
-from support.cli import NO_TIMING, REPO, run_cli
+from support.cli import NO_TIMING, REPO, invoke_cli
 
 
 def client_for(workdir: Path) -> MlflowClient:
@@ -76,7 +76,7 @@ def test_same_config_and_seed_give_identical_numbers(
     _, first = example_run
     # without the latency timing pass, which no number compared here depends on
     args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), "--json", *NO_TIMING]
-    second = run_cli(args, tmp_path, embedding_cache)
+    second = invoke_cli(args, tmp_path, embedding_cache)
     assert second.returncode == 0, second.stderr[-3000:]
     a, b = json.loads(first.stdout), json.loads(second.stdout)
     assert a["means"] == b["means"]
