@@ -9,6 +9,9 @@ import shlex
 import signal
 import sys
 import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -89,6 +92,17 @@ ExampleOpt = Annotated[
         show_default=False,
     ),
 ]
+#: The arguments :func:`main` was given (after the program name): what ``init`` writes into its config's
+#: header and what a usage error names. Unset when the app is called some other way: then ``sys.argv``.
+_ARGUMENTS: ContextVar[tuple[str, ...] | None] = ContextVar("abcompare_arguments", default=None)
+
+
+def given_arguments() -> tuple[str, ...]:
+    """The command's arguments as typed (after ``abcompare``)."""
+    given = _ARGUMENTS.get()
+    return tuple(sys.argv[1:]) if given is None else given
+
+
 #: MLflow's own rule for a run id (``mlflow.utils.validation``): a letter or digit, then up to 255 of
 #: letters, digits, ``_`` and ``-``.
 RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
@@ -572,7 +586,8 @@ def init(
     check_output(output, example="config.yaml")
     if output.exists() and not force:
         raise ConfigError(f"{output}: the file exists", field="--output", hint="use --force to overwrite it")
-    given = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == "init" else []
+    arguments = given_arguments()
+    given = list(arguments[1:]) if arguments[:1] == ("init",) else []
     command = shlex.join(["abcompare", "init", *given])
     summary = write_initial_config(
         output,
@@ -595,13 +610,15 @@ def usage_line(exc: Any) -> str:
     ctx = getattr(exc, "ctx", None)
     command_path = ctx.command_path if ctx is not None else "abcompare"
     commands = {info.name or info.callback.__name__ for info in app.registered_commands if info.callback}
-    if command_path == "abcompare" and len(sys.argv) > 1 and sys.argv[1] in commands:
-        command_path = f"abcompare {sys.argv[1]}"  # an option's error, raised in the group's context
+    arguments = given_arguments()
+    if command_path == "abcompare" and arguments[:1] and arguments[0] in commands:
+        command_path = f"abcompare {arguments[0]}"  # an option's error, raised in the group's context
     return one_line(f"error: {command_path}: {exc.format_message()} (see '{command_path} --help')")
 
 
-def main() -> None:
-    """Entry point: every failure is one line on stderr, and the exit code says what kind it is.
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (default: this process's arguments) and return its exit code; every failure
+    is one line on stderr, and the exit code says what kind it is.
 
     0 success; 2 bad input (config, data, runs, annotations, an unusable tracking store, a bad option or
     argument, an output path that cannot be written); 3 the comparison was computed but the tracking server
@@ -609,55 +626,78 @@ def main() -> None:
     file); 4 the comparison ran, was logged and printed, and a treatment failed ``run --fail-on`` (the
     gate's line names it); 1 any other failure (a full disk says so); 130 Ctrl-C (the line says what it
     left behind).
+
+    What a command sets for the process (the Ctrl-C handler, the warning display) is put back on return, so
+    a caller may call it again in the same process (the tests do).
     """
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     from abcompare.core.errors import AbcompareError, disk_full
 
+    arguments = tuple(sys.argv[1:] if argv is None else argv)
+    given = _ARGUMENTS.set(arguments)
     try:
-        # without standalone mode, click returns the exit code (130 after Ctrl-C) instead of exiting
-        code = app(standalone_mode=False)
+        with _process_settings_restored():
+            # without standalone mode, click returns the exit code (130 after Ctrl-C) instead of exiting
+            code = app(args=list(arguments), prog_name="abcompare", standalone_mode=False)
         if isinstance(code, int) and code != 0:
             if code == 130:
                 typer.echo("interrupted", err=True)
-            sys.exit(code)
+            return code
     except AbcompareError as exc:
         typer.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except Interrupted as exc:
         typer.echo(f"interrupted: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
-        sys.exit(130)
+        return 130
     except (typer.Abort, typer.Exit) as exc:
-        sys.exit(getattr(exc, "exit_code", 1))
+        return getattr(exc, "exit_code", 1)
     except NoArgsIsHelpError as exc:  # `abcompare` alone: the help, as asked
         exc.show()
-        sys.exit(2)
+        return 2
     except UsageError as exc:  # a bad option or argument: missing, unknown, out of range
         typer.echo(usage_line(exc), err=True)
-        sys.exit(2)
+        return 2
     except ClickException as exc:  # any other error the CLI framework raises (a file it cannot open)
         from abcompare.core.errors import one_line
 
         typer.echo(one_line(f"error: {exc.format_message()}"), err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
         if os.environ.get("ABCOMPARE_DEBUG"):
             raise
         full = disk_full(exc)
         if full is not None:
             typer.echo(f"error: {full}", err=True)
-            sys.exit(full.exit_code)
+            return full.exit_code
         from abcompare.core.errors import one_line
 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         message = f"error: unexpected failure: {type(exc).__name__}: {first}"
         typer.echo(one_line(f"{message} (ABCOMPARE_DEBUG=1 shows the traceback)"), err=True)
-        sys.exit(1)
-    sys.exit(0)
+        return 1
+    finally:
+        _ARGUMENTS.reset(given)
+    return 0
+
+
+@contextmanager
+def _process_settings_restored() -> Iterator[None]:
+    """What a command sets for the whole process, put back afterwards: the SIGINT handler and the
+    unraisable hook (:func:`_catch_interrupts`), the warning display (:func:`_route_warnings`)."""
+    handler = signal.getsignal(signal.SIGINT)
+    unraisable = sys.unraisablehook
+    showwarning = warnings.showwarning
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        sys.unraisablehook = unraisable
+        warnings.showwarning = showwarning
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

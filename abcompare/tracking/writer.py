@@ -384,6 +384,7 @@ def _serve(connection: Any, staging: Path, comparison_end: Any) -> None:
     # comparison dies and this process would wait for commands forever
     comparison_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the comparison's to handle; it will tell us
+    _drop_inherited_connections()
     writer = RunWriter(staging)
     failed = False
     while True:
@@ -404,6 +405,17 @@ def _serve(connection: Any, staging: Path, comparison_end: Any) -> None:
         if failed:
             continue  # after an error only abort, report and exit are acted on
         failed = not _forward(connection, CALLS[command], writer, *args, **kwargs)
+
+
+def _drop_inherited_connections() -> None:
+    """Forget the database connections the fork copied from the comparison's process (MLflow keeps one engine
+    per store URI for the process): two processes must not share one SQLite or PostgreSQL connection, so
+    the writer opens its own (``dispose(close=False)`` leaves the parent's connections to the parent)."""
+    store = sys.modules.get("mlflow.store.tracking.sqlalchemy_store")
+    if store is None:
+        return
+    for engine in list(store.SqlAlchemyStore._engine_map.values()):
+        engine.dispose(close=False)  # a new pool: the stores MLflow cached keep working, on new connections
 
 
 def _forward(connection: Any, call: Any, *args: Any, **kwargs: Any) -> bool:

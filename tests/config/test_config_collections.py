@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -184,12 +184,12 @@ def test_pooling_is_one_of_two_and_a_sweep_is_refused_across_collections(tmp_pat
 
 def test_validate_names_the_collections_and_a_bad_entry_is_one_located_line(tmp_path: Path, embedding_cache):
     good = write(tmp_path, HEAD + VARIANTS, "good.yaml")
-    result = run_cli(["validate", str(good)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(good)], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"{good}: valid — control vs deeper on 2 collections (hr-docs, hr-copy)"
     bad = write(tmp_path, HEAD.replace("name: hr-copy", "name: hr-docs") + VARIANTS, "bad.yaml")
     for command in ("validate", "run"):
-        result = run_cli([command, str(bad)], tmp_path, embedding_cache)
+        result = invoke_cli([command, str(bad)], tmp_path, embedding_cache)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         line = line_of(bad, "  - name: hr-docs", 1)
         assert error_lines(result.stderr) == [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config.examples import example_config, example_configs, header_question
 from abcompare.core.errors import ConfigError
@@ -59,7 +59,7 @@ def test_an_example_is_found_by_name_and_an_unknown_one_names_the_known_ones():
 
 
 def test_abcompare_examples_lists_each_example_with_its_question(tmp_path: Path, embedding_cache: Path):
-    result = run_cli(["examples"], tmp_path, embedding_cache)
+    result = invoke_cli(["examples"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     for example in example_configs():
@@ -79,7 +79,7 @@ def test_abcompare_examples_lists_each_example_with_its_question(tmp_path: Path,
 def test_a_bad_example_choice_is_one_line_and_exit_2(
     args: list[str], expected: str, tmp_path: Path, embedding_cache: Path
 ):
-    result = run_cli(args, tmp_path, embedding_cache)
+    result = invoke_cli(args, tmp_path, embedding_cache)
     assert result.returncode == 2
     (line,) = error_lines(result.stderr)
     assert line.startswith(expected), line

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import BaseModel
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 from support.configs import cranfield_bm25
 
 from abcompare.config import ExperimentConfig, load_config
@@ -409,7 +409,7 @@ def test_on_cranfield_no_stemming_written_as_null_is_the_real_difference(
         skip_unless_ci("shared Cranfield not present")
     config = tmp_path / "cranfield.yaml"
     config.write_text(cranfield_bm25(folder, "cranfield-nostem") + CRANFIELD_TREATMENTS)
-    result = run_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     assert error_lines(result.stderr) == [] and "changes nothing" not in result.stderr
     payload = json.loads(result.stdout)

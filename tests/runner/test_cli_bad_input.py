@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO, cli_command, cli_env, error_lines, run_cli
+from support.cli import CLI_WAYS, REPO, CliResult, cli_command, cli_env, error_lines, invoke_cli
 from support.configs import bm25_control, braced
 
 HR_DOCS = REPO / "abcompare" / "examples" / "hr_docs"
@@ -54,7 +54,7 @@ def line_of(path: Path, text: str) -> int:
     return numbers[0]
 
 
-def one_error(result: subprocess.CompletedProcess, code: int = 2) -> str:
+def one_error(result: CliResult | subprocess.CompletedProcess, code: int = 2) -> str:
     """The one ``error:`` line of a failed command (and nothing of a usage box or a traceback)."""
     assert result.returncode == code, (result.returncode, result.stderr[-3000:])
     assert "Traceback" not in result.stderr and "Usage:" not in result.stderr and "╭" not in result.stderr
@@ -63,7 +63,7 @@ def one_error(result: subprocess.CompletedProcess, code: int = 2) -> str:
     return lines[0]
 
 
-def nothing_ran(workdir: Path, result: subprocess.CompletedProcess) -> None:
+def nothing_ran(workdir: Path, result: CliResult | subprocess.CompletedProcess) -> None:
     """No variant ran (its stage line is the runner's 'control') and no MLflow store was made."""
     assert "• control" not in result.stderr, result.stderr
     assert not (workdir / "mlflow.db").exists()
@@ -74,7 +74,7 @@ def run_command(command: str, config: Path, workdir: Path, cache: Path, *extra: 
     args = [command, str(config), *extra]
     if command == "pool":
         args += ["-o", str(workdir / "hostile-pool.csv")]
-    return run_cli(args, workdir, cache, **kw)
+    return invoke_cli(args, workdir, cache, **kw)
 
 
 # --------------------------------------------------------------- a size known before any work
@@ -166,7 +166,7 @@ def test_a_swept_run_file_resolves_against_the_config_folder_and_names_are_safe(
     a treatment. Both files are called prod.trec, so the names show their whole paths, with '_' for '/'."""
     write_run_files(tmp_path / "conf" / "runs")
     config = write_config(tmp_path / "conf", SWEPT_PATHS + "tracking:\n  experiment: hostile-sweep\n")
-    result = run_cli(["run", str(config.relative_to(tmp_path)), "--json"], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config.relative_to(tmp_path)), "--json"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     payload = json.loads(result.stdout)
     names = ["run.path=runs_good_prod.trec", "run.path=runs_late_prod.trec"]
@@ -231,7 +231,7 @@ def test_an_argument_error_is_one_line_naming_the_command_and_the_option(
     args: list[str], expected: str, tmp_path: Path, embedding_cache: Path
 ) -> None:
     config = write_config(tmp_path, TREATMENT)
-    result = run_cli([a.replace("{config}", str(config)) for a in args], tmp_path, embedding_cache)
+    result = invoke_cli([a.replace("{config}", str(config)) for a in args], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith(f"error: {expected}"), line
     nothing_ran(tmp_path, result)
@@ -239,7 +239,7 @@ def test_an_argument_error_is_one_line_naming_the_command_and_the_option(
 
 @pytest.mark.parametrize("command", ["run", "pool", "report", "validate", "schema", "examples", "init"])
 def test_help_reads_as_plain_words(command: str, tmp_path: Path, embedding_cache: Path) -> None:
-    result = run_cli([command, "--help"], tmp_path, embedding_cache)
+    result = invoke_cli([command, "--help"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr
     for python_type in ("<bool>", "<list[str]>", "<path>", "<str>", "<int", "{config}"):
         assert python_type not in result.stdout, (python_type, result.stdout)
@@ -258,10 +258,12 @@ def test_help_reads_as_plain_words(command: str, tmp_path: Path, embedding_cache
     )
 
 
-def test_version_prints_the_package_version(tmp_path: Path, embedding_cache: Path) -> None:
+@pytest.mark.parametrize("way", list(CLI_WAYS))
+def test_version_prints_the_package_version(way: str, tmp_path: Path, embedding_cache: Path) -> None:
+    """In this process and as a new one (start-up: nothing but the version is printed)."""
     from abcompare import __version__
 
-    result = run_cli(["--version"], tmp_path, embedding_cache)
+    result = CLI_WAYS[way](["--version"], tmp_path, embedding_cache)
     assert (result.returncode, result.stdout, result.stderr) == (0, f"abcompare {__version__}\n", "")
 
 
@@ -271,7 +273,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path) -> t
     """A logged comparison (BM25 against BM25 with k1 0.9) in a folder's SQLite store, and its run id."""
     workdir = tmp_path_factory.mktemp("logged")
     config = write_config(workdir, TREATMENT)
-    result = run_cli(["run", str(config), "--json"], workdir, embedding_cache)
+    result = invoke_cli(["run", str(config), "--json"], workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir, json.loads(result.stdout)["parent_run_id"]
 
@@ -289,7 +291,7 @@ def output_cases(folder: Path) -> list[tuple[str, str]]:
 def test_pool_checks_its_output_before_any_variant_runs(tmp_path: Path, embedding_cache: Path) -> None:
     config = write_config(tmp_path, TREATMENT)
     for value, message in output_cases(tmp_path):
-        result = run_cli(["pool", str(config), "-o", value], tmp_path, embedding_cache)
+        result = invoke_cli(["pool", str(config), "-o", value], tmp_path, embedding_cache)
         line = one_error(result)
         assert line.startswith("error: --output: ") and message in line, line
         nothing_ran(tmp_path, result)
@@ -301,7 +303,7 @@ def test_report_checks_its_output_before_reading_the_store(logged: tuple[Path, s
     out = workdir / "outputs"
     out.mkdir()
     for value, message in output_cases(out):
-        result = run_cli(["report", run_id, "-o", value], workdir, embedding_cache)
+        result = invoke_cli(["report", run_id, "-o", value], workdir, embedding_cache)
         line = one_error(result)
         assert line.startswith("error: --output: ") and message in line, line
     assert not (out / "missing").exists()
@@ -319,7 +321,7 @@ def test_a_malformed_run_id_is_a_located_error_before_any_store_is_read(
     run_id: str, tmp_path: Path, embedding_cache: Path
 ) -> None:
     """In a folder without any store: the id is refused first (not "no MLflow store found")."""
-    result = run_cli(["report", run_id], tmp_path, embedding_cache)
+    result = invoke_cli(["report", run_id], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith(f"error: RUN_ID: {run_id!r} is not an MLflow run id"), line
     assert list(tmp_path.iterdir()) == []
@@ -328,17 +330,17 @@ def test_a_malformed_run_id_is_a_located_error_before_any_store_is_read(
 def test_an_unknown_well_formed_run_id_is_a_located_error(logged: tuple[Path, str], embedding_cache) -> None:
     workdir, run_id = logged
     unknown = "0" * 32
-    result = run_cli(["report", f" {unknown} ", "-o", "r.html"], workdir, embedding_cache)
+    result = invoke_cli(["report", f" {unknown} ", "-o", "r.html"], workdir, embedding_cache)
     line = one_error(result)
     assert line.startswith(f"error: RUN_ID: no run {unknown} in sqlite:///"), line
     assert not (workdir / "r.html").exists()
-    result = run_cli(["report", f" {run_id}\n", "-o", "r.html"], workdir, embedding_cache)  # as pasted
+    result = invoke_cli(["report", f" {run_id}\n", "-o", "r.html"], workdir, embedding_cache)  # as pasted
     assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / "r.html").is_file()
 
 
 def test_a_tracking_uri_mlflow_cannot_use_is_a_located_error(tmp_path: Path, embedding_cache: Path) -> None:
-    result = run_cli(["report", "--tracking-uri", "nonsense://x"], tmp_path, embedding_cache)
+    result = invoke_cli(["report", "--tracking-uri", "nonsense://x"], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith("error: tracking_uri: cannot use the MLflow store nonsense://x: "), line
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 SHIPPED = sorted((REPO / "configs").glob("*.yaml"))
 POOL_CONFIG = """\
@@ -35,7 +35,7 @@ tracking:
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path) -> jsonschema.Validator:
     """``abcompare schema``'s output as a validator (the command must succeed and print only JSON)."""
-    result = run_cli(["schema"], tmp_path_factory.mktemp("schema"), embedding_cache)
+    result = invoke_cli(["schema"], tmp_path_factory.mktemp("schema"), embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     document = json.loads(result.stdout)
     validator = jsonschema.validators.validator_for(document)
@@ -73,7 +73,7 @@ def test_the_schema_refuses_a_bad_config_at_the_bad_key(schema: jsonschema.Valid
 
 def test_validate_prints_one_exact_line_and_exits_0(tmp_path: Path, embedding_cache: Path) -> None:
     config = REPO / "configs" / "chunk_size.yaml"  # one treatment, chunks-500, on the hr-docs example
-    result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(config)], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == f"{config}: valid — control vs chunks-500 on hr-docs\n"
     assert not (tmp_path / "mlflow.db").exists(), "validate runs nothing and opens no store"
@@ -84,7 +84,7 @@ def test_validate_refuses_a_bad_value_with_one_located_line_and_exits_2(
 ) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(POOL_CONFIG.replace("top_k: 10", "top_k: many"))
-    result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(config)], tmp_path, embedding_cache)
     assert result.returncode == 2, result.stderr[-3000:]
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
@@ -108,7 +108,7 @@ def test_pool_jsonl_holds_the_csv_rows_as_json_lines(tmp_path: Path, embedding_c
     config = tmp_path / "config.yaml"
     config.write_text(POOL_CONFIG)
     for name, fmt in (("pool.csv", "csv"), ("pool.out", "jsonl")):  # the format flag, not the suffix
-        result = run_cli(
+        result = invoke_cli(
             ["pool", str(config), "-o", name, "--format", fmt, "--depth", "5"], tmp_path, embedding_cache
         )
         assert result.returncode == 0, result.stderr[-3000:]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import error_lines, run_cli
+from support.cli import CLI_WAYS, error_lines, invoke_cli
 from support.configs import MINIMAL
 
 CONFIG = MINIMAL + "significance:\n  n_resamples: 200\n"  # BM25 vs BM25 with k1 0.9: a small loss
@@ -30,7 +30,9 @@ def gated(tmp_path_factory: pytest.TempPathFactory, embedding_cache: Path):
     """``run --fail-on inferior`` at margin 0.01, which the treatment is not shown to meet: its folder and
     the finished command."""
     folder = tmp_path_factory.mktemp("gate")
-    done = run_cli(["run", str(config_in(folder)), "--fail-on", "inferior", *MARGIN], folder, embedding_cache)
+    done = invoke_cli(
+        ["run", str(config_in(folder)), "--fail-on", "inferior", *MARGIN], folder, embedding_cache
+    )
     return folder, done
 
 
@@ -53,7 +55,7 @@ def test_a_failed_gate_exits_4_after_logging_and_printing_everything(gated) -> N
 
 def test_the_markdown_summary_says_what_the_console_says(gated, embedding_cache: Path) -> None:
     folder, done = gated
-    summary = run_cli(["report", "--format", "markdown"], folder, embedding_cache)
+    summary = invoke_cli(["report", "--format", "markdown"], folder, embedding_cache)
     assert summary.returncode == 0, summary.stderr[-3000:]
     text = summary.stdout
     rendered = re.sub(r"\\(.)", r"\1", text)  # as GitHub shows it: a backslash escape is the character
@@ -68,10 +70,12 @@ def test_the_markdown_summary_says_what_the_console_says(gated, embedding_cache:
     assert first[-1].strip() == re.match(r"Verdict loose: (.+?) on ndcg@10", verdict).group(1)
 
 
-def test_a_gate_that_passes_exits_0_and_says_so(tmp_path: Path, embedding_cache: Path) -> None:
+@pytest.mark.parametrize("way", list(CLI_WAYS))
+def test_a_gate_that_passes_exits_0_and_says_so(way: str, tmp_path: Path, embedding_cache: Path) -> None:
+    """In this process and as the console script (the two ways of running a command must agree)."""
     wide = ["--set", "significance.non_inferiority_margin=0.05", "--set", "tracking.enabled=false"]
     args = ["run", str(config_in(tmp_path)), "--json", "--fail-on", "inferior", *wide]
-    done = run_cli(args, tmp_path, embedding_cache)
+    done = CLI_WAYS[way](args, tmp_path, embedding_cache)
     assert done.returncode == 0, done.stderr[-3000:]
     payload = json.loads(done.stdout)  # stdout stays JSON: the gate's line is on stderr
     tested = payload["verdicts"]["loose"]["non_inferiority"]
@@ -103,15 +107,16 @@ def test_a_bad_gate_or_margin_is_one_located_error_before_any_work(
     tmp_path: Path, embedding_cache: Path, extra: list[str], says: str
 ) -> None:
     config = config_in(tmp_path)
-    done = run_cli(["run", str(config), *extra], tmp_path, embedding_cache)
+    done = invoke_cli(["run", str(config), *extra], tmp_path, embedding_cache)
     line = one_error_before_any_work(tmp_path, done)
     assert says in line, line
     if not says.startswith("error:"):
         assert line.startswith(f"error: {config}"), line  # located: the config file, then the key
 
 
-def test_report_refuses_an_unknown_format_in_one_line(tmp_path: Path, embedding_cache: Path) -> None:
-    done = run_cli(["report", "--format", "pdf"], tmp_path, embedding_cache)
+@pytest.mark.parametrize("way", list(CLI_WAYS))
+def test_report_refuses_an_unknown_format_in_one_line(way: str, tmp_path: Path, embedding_cache) -> None:
+    done = CLI_WAYS[way](["report", "--format", "pdf"], tmp_path, embedding_cache)
     assert (
         one_error_before_any_work(tmp_path, done)
         == "error: --format: unknown format 'pdf' (html or markdown)"
@@ -119,6 +124,6 @@ def test_report_refuses_an_unknown_format_in_one_line(tmp_path: Path, embedding_
 
 
 def test_run_help_documents_the_gate_and_its_exit_code(tmp_path: Path, embedding_cache: Path) -> None:
-    done = run_cli(["run", "--help"], tmp_path, embedding_cache, COLUMNS="200")
+    done = invoke_cli(["run", "--help"], tmp_path, embedding_cache, COLUMNS="200")
     text = " ".join(done.stdout.replace("│", " ").split())
     assert "--fail-on worse|not-better|inferior A CI gate: exit 4 when a treatment's primary verdict" in text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import NO_TIMING, error_lines, run_cli
+from support.cli import NO_TIMING, error_lines, invoke_cli
 from support.readme import as_printed, doc_section
 
 HR_DOCS_CONFIG = """\
@@ -77,7 +77,7 @@ def test_an_empty_or_non_string_variant_is_an_error_at_its_line(
     tmp_path, embedding_cache, command, bad, message
 ):
     config = write_config(tmp_path, "variants: rewrites.jsonl", [GOOD, bad])
-    result = run_cli([command, str(config)], tmp_path, embedding_cache)
+    result = invoke_cli([command, str(config)], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith(f"error: {tmp_path / 'rewrites.jsonl'}:2: {message} (")
     nothing_ran(tmp_path, result)
@@ -87,7 +87,7 @@ def test_an_unknown_query_id_is_an_error_at_its_line_before_any_run_opens(tmp_pa
     config = write_config(
         tmp_path, "variants: rewrites.jsonl", [GOOD, "", '{"query_id": "qa-999", "variants": ["x"]}']
     )
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith(
         f"error: {tmp_path / 'rewrites.jsonl'}:3: unknown query id 'qa-999': the dataset's query file has "
@@ -98,9 +98,11 @@ def test_an_unknown_query_id_is_an_error_at_its_line_before_any_run_opens(tmp_pa
 
 def test_queries_the_file_lacks_are_one_warning_and_retrieved_by_their_original(tmp_path, embedding_cache):
     config = write_config(tmp_path, "variants: rewrites.jsonl", [GOOD])
-    # no timing pass: its budget warning (rounds cut on a loaded machine) is not this test's business
-    args = ["run", str(config), "--json", "--set", "tracking.enabled=false", *NO_TIMING]
-    result = run_cli(args, tmp_path, embedding_cache)
+    result = invoke_cli(
+        ["run", str(config), "--json", "--set", "tracking.enabled=false", *NO_TIMING],
+        tmp_path,
+        embedding_cache,
+    )  # no timing pass: its budget note on a loaded machine is a second warning this test is not about
     assert result.returncode == 0, result.stderr[-3000:]
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == [
@@ -128,7 +130,7 @@ def test_a_bad_planning_setting_is_an_error_at_its_key(tmp_path, embedding_cache
             "  planned:\n", "  planned:\n    retrievers: {bm25: null, dense: {}}\n"
         )
         config.write_text(text)
-    result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(config)], tmp_path, embedding_cache)
     line = one_error(result)
     expected = f"error: {config}:{config_line(config, key)}: {message.format(folder=tmp_path)}"
     assert line.startswith(expected), line

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 from support.readme import doc_section
 
 DOCUMENT_QRELS = REPO / "abcompare" / "examples" / "hr_docs" / "qrels" / "test.tsv"
@@ -34,7 +34,7 @@ def test_the_alignment_pitfall_error_has_the_readme_figures(tmp_path: Path, embe
     readme = re.search(FIGURES, readme_alignment_error())
     assert readme, readme_alignment_error()
     at_chunk_level = ["--set", f"dataset.annotations={DOCUMENT_QRELS}", "--set", "tracking.enabled=false"]
-    result = run_cli(
+    result = invoke_cli(
         ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *at_chunk_level], tmp_path, embedding_cache
     )
     assert result.returncode == 2, result.stderr[-3000:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mlflow import MlflowClient
-from support.cli import cli_command, error_lines, run_cli
+from support.cli import cli_command, error_lines, invoke_cli
 from support.clock import Deadline, pause
 from support.configs import bm25_control, braced
 
@@ -58,14 +58,14 @@ def test_unknown_config_key_exits_2_with_file_line_and_suggestion(
     tmp_path: Path, embedding_cache: Path
 ) -> None:
     config = write_config(tmp_path, "    fusion: {method: rrf, kk: 3}")
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, "config.yaml:11", "unknown key 'kk'", "did you mean 'k'")
     assert not (tmp_path / "mlflow.db").exists()
 
 
 def test_validate_reports_the_same_error_without_running(tmp_path: Path, embedding_cache: Path) -> None:
     config = write_config(tmp_path, "    top_k: many")
-    result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, "config.yaml:11", "treatments.other.top_k")
 
 
@@ -79,7 +79,7 @@ def test_malformed_run_file_fails_cleanly_and_marks_runs_failed(
     lines.insert(2, "qa-001 Q0 broken-line")
     run_file.write_text("\n".join(lines) + "\n")
     config = write_config(tmp_path, "    run: {path: prod.trec, format: trec}")
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, "prod.trec:3")
     assert_opened_runs_failed(tmp_path, "control")
 
@@ -93,7 +93,7 @@ def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embeddi
         "query-id\tcorpus-id\tscore\nqa-001\texpense-reimbursement\t1\nqa-002\tcorporate-card\t1\n"
     )
     config.write_text(text)
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(
         result,
         f"error: {qrels}: annotations: variant 'control': only 0 of 2 annotated ids (0%) appear among the "
@@ -109,7 +109,7 @@ def test_unreachable_tracking_server_is_reported_before_any_work(
     tmp_path: Path, embedding_cache: Path
 ) -> None:
     config = write_config(tmp_path, "    top_k: 10")
-    result = run_cli(
+    result = invoke_cli(
         ["run", str(config), "--set", "tracking.uri=http://127.0.0.1:9"], tmp_path, embedding_cache
     )
     assert_clean_failure(result, "tracking.uri", "cannot reach the MLflow tracking server")
@@ -118,7 +118,7 @@ def test_unreachable_tracking_server_is_reported_before_any_work(
 
 
 def test_missing_config_file_exits_2(tmp_path: Path, embedding_cache: Path) -> None:
-    result = run_cli(["run", str(tmp_path / "nope.yaml")], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(tmp_path / "nope.yaml")], tmp_path, embedding_cache)
     assert_clean_failure(result, "nope.yaml", "config file not found")
     assert not (tmp_path / "mlflow.db").exists(), "a config that cannot be read opens no store"
 

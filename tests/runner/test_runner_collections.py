@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from mlflow import MlflowClient
 from rich.console import Console
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 from support.corrections import holm_by_hand
 from support.environment import needs
 from support.ray_local import ray_in_this_process
@@ -178,14 +178,14 @@ def test_the_console_shows_each_collection_then_the_pooled_verdict_and_table(res
 def test_fail_on_gates_on_the_pooled_verdict(folder: Path, result: CollectionsResult, embedding_cache: Path):
     verdict = result.pooled.set_index("treatment").loc["shallow", "verdict"]
     assert verdict == "worse"  # top 1 of 10 loses relevant hits on hr-docs
-    run = run_cli(["run", str(folder / "c.yaml"), "--json", "--fail-on", "worse"], folder, embedding_cache)
+    run = invoke_cli(["run", str(folder / "c.yaml"), "--json", "--fail-on", "worse"], folder, embedding_cache)
     assert run.returncode == 4, run.stderr[-2000:]
     assert json.loads(run.stdout)["pooled"][0]["verdict"] == "worse"
     assert run.stderr.splitlines()[-1] == (
         "gate --fail-on worse failed: shallow is worse than the control on ndcg@10 pooled across 2 "
         "collections."
     )
-    refused = run_cli(["run", str(folder / "c.yaml"), "--fail-on", "inferior"], folder, embedding_cache)
+    refused = invoke_cli(["run", str(folder / "c.yaml"), "--fail-on", "inferior"], folder, embedding_cache)
     assert refused.returncode == 2 and "• control" not in refused.stderr  # no margin: refused before work
     assert len(error_lines(refused.stderr)) == 1 and "significance.non_inferiority_margin" in refused.stderr
 
@@ -205,7 +205,7 @@ def test_fail_on_inferior_gates_on_the_pooled_non_inferiority_test(
         "--set", f"significance.non_inferiority_margin={margin}", "--set", "tracking.enabled=true",
         "--set", f"tracking.uri=sqlite:///{store}.db", "--set", f"tracking.artifact_location={store}",
     ]  # fmt: skip
-    run = run_cli(args, folder, embedding_cache)
+    run = invoke_cli(args, folder, embedding_cache)
     assert run.returncode == code, run.stderr[-2000:]
     assert run.stderr.splitlines()[-1] == (
         f"{said} on ndcg@10 pooled across 2 collections at margin {margin:g}."
@@ -250,7 +250,7 @@ def test_a_run_file_that_covers_none_of_a_collections_queries_is_located(
     path.write_text(text)
     line = text.splitlines().index("    runs: {production: other.trec}") + 1
     for command in ("validate", "run"):  # validate reads the query file, run the evaluated queries
-        result = run_cli([command, str(path)], tmp_path, embedding_cache)
+        result = invoke_cli([command, str(path)], tmp_path, embedding_cache)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert error_lines(result.stderr) == [
             f"error: {path}:{line}: datasets.1.runs.production: collection 'synthetic': the run file {other} "

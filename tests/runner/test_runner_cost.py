@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.cli import run_cli
+from support.cli import invoke_cli
 
 from abcompare.retrieval.latency import MIN_ROUNDS, MIN_TIMED_QUERIES
 from abcompare.tracking import layout as L
@@ -89,7 +89,7 @@ def test_report_html_shows_the_cost_beside_the_verdict_also_rebuilt_from_mlflow(
     assert f'<span class="cost">{sentence}</span>' in page
     assert page.index(verdict) < page.index(sentence)  # under its verdict
     rebuilt = tmp_path / "again.html"
-    result = run_cli(["report", payload["parent_run_id"], "-o", str(rebuilt)], workdir, tmp_path)
+    result = invoke_cli(["report", payload["parent_run_id"], "-o", str(rebuilt)], workdir, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert f'<span class="cost">{sentence}</span>' in rebuilt.read_text()
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from mlflow import MlflowClient
-from support.cli import cli_command, cli_env, run_cli
+from support.cli import invoke_cli
 from test_runner_bad_input import assert_clean_failure, assert_opened_runs_failed
 
 CONFIG = """\
@@ -37,8 +37,6 @@ def write(folder: Path, treatments: str, dataset: str = "") -> Path:
 def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     tmp_path: Path, embedding_cache
 ) -> None:
-    import subprocess
-
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     target = tmp_path / "target"
@@ -48,16 +46,7 @@ def test_odd_names_run_and_nothing_is_written_through_planted_symlinks(
     for name in ("variants", "comparison", "tables", "plots"):
         (scratch / name).symlink_to(target, target_is_directory=True)
     config = write(tmp_path, '  "a b":\n    top_k: 10\n  "[x]":\n    top_k: 5\n  "größe.v2":\n    top_k: 15')
-    env = cli_env(embedding_cache)
-    env["TMPDIR"] = str(scratch)
-    result = subprocess.run(
-        [*cli_command(), "run", str(config)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache, TMPDIR=str(scratch))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "[hostile] names" in result.stdout and "[x] vs control" in result.stdout
     assert list(target.iterdir()) == [], "nothing was written outside the run's own temporary folder"
@@ -84,7 +73,7 @@ def test_an_alignment_failure_names_the_variant_its_run_file_and_the_annotations
     run_file = tmp_path / "prod.trec"
     run_file.write_text("".join(f"qa-{i:03d} Q0 expense-reimbursement {1} 1 prod\n" for i in range(1, 20)))
     config = write(tmp_path, "  prod:\n    run: {path: prod.trec, format: trec}")
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, "variant 'prod'", f"run file {run_file}", "test.chunks.tsv", "annotated ids")
     assert_opened_runs_failed(tmp_path, "control")
 
@@ -93,14 +82,14 @@ def test_no_relevant_annotations_names_the_annotation_file(tmp_path: Path, embed
     qrels = tmp_path / "judged.tsv"
     qrels.write_text("query-id\tcorpus-id\tscore\nqa-001\texpense-reimbursement#chunk-0\t0\n")
     config = write(tmp_path, "  other:\n    top_k: 10", dataset="  annotations: judged.tsv")
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, str(qrels), "variant 'control'", "no relevant annotations")
     assert_opened_runs_failed(tmp_path)
 
 
 def test_a_name_that_is_a_path_is_refused_before_anything_runs(tmp_path: Path, embedding_cache) -> None:
     config = write(tmp_path, '  "..":\n    top_k: 10')
-    result = run_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
     assert_clean_failure(result, "config.yaml:10", "treatment name '..'")
     assert result.stdout == ""
     assert not (tmp_path / "mlflow.db").exists()
@@ -108,6 +97,6 @@ def test_a_name_that_is_a_path_is_refused_before_anything_runs(tmp_path: Path, e
 
 def test_json_output_survives_hostile_names(tmp_path: Path, embedding_cache) -> None:
     config = write(tmp_path, '  "[/x] y":\n    top_k: 10'.replace("/", ""))
-    result = run_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     assert {row["treatment"] for row in json.loads(result.stdout)["comparison"]} == {"[x] y"}

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, invoke_cli
 from support.configs import cranfield_bm25
 from support.environment import require_module
 from support.frames import qrels_dict
@@ -60,7 +60,7 @@ def test_cli_api_and_trec_eval_agree_on_cranfield_at_thresholds_1_to_3(
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     for threshold in (1, 2, 3):
         args = ["run", str(config), "--json", "--set", f"evaluation.relevance_threshold={threshold}"]
-        result = run_cli([*args, *NO_TIMING], tmp_path, embedding_cache)  # the numbers, not the cost
+        result = invoke_cli([*args, *NO_TIMING], tmp_path, embedding_cache)  # the numbers, not the cost
         assert result.returncode == 0, result.stderr[-3000:]
         payload = json.loads(result.stdout)
         assert payload["n_queries"] == 225
@@ -157,7 +157,7 @@ tracking:
 
 def test_a_treatment_with_more_unjudged_hits_gets_a_warning_that_names_them(tmp_path, embedding_cache):
     config = write_handmade(tmp_path)
-    result = run_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config), "--json"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     payload = json.loads(result.stdout)
     assert payload["judged"]["control"]["mean_judged"] == 1.0
@@ -179,7 +179,7 @@ def test_a_treatment_with_more_unjudged_hits_gets_a_warning_that_names_them(tmp_
     assert parent.data.tags["abcompare.judgments"] == "60 judgments (24 at grade >= 1) on 12 queries"
     assert parent.data.tags["abcompare.annotation_files"].startswith("qrels.txt sha256:")
     # condensed lists drop the unjudged hits: the treatment then ranks the same judged documents higher
-    condensed = run_cli(
+    condensed = invoke_cli(
         [
             "run",
             str(config),
@@ -287,13 +287,13 @@ def test_the_readme_loop_on_the_shipped_example_shows_what_the_readme_says(tmp_p
 
 def test_pool_writes_jsonl_and_refuses_span_level_in_one_line(tmp_path, embedding_cache):
     config = write_handmade(tmp_path)
-    result = run_cli(["pool", str(config), "-o", "pool.jsonl", "--depth", "5"], tmp_path, embedding_cache)
+    result = invoke_cli(["pool", str(config), "-o", "pool.jsonl", "--depth", "5"], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     records = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
     assert len(records) == 8 * 2 + 4 * 3  # pairs: each query's own unjudged hits (u, v, w in four queries)
     assert {r["key"] for r in records} >= {"u", "v", "w", "u1a", "u1b"}
     assert all(r["grade"] is None for r in records)
-    span = run_cli(
+    span = invoke_cli(
         ["pool", str(REPO / "configs" / "chunk_size.yaml"), "--set", "dataset.level=span"],
         tmp_path,
         embedding_cache,
@@ -308,7 +308,7 @@ def test_pool_writes_jsonl_and_refuses_span_level_in_one_line(tmp_path, embeddin
 def test_an_empty_list_of_annotation_files_is_a_located_config_error(tmp_path, embedding_cache):
     config = write_handmade(tmp_path)
     config.write_text(config.read_text().replace("annotations: qrels.txt", "annotations: []"))
-    result = run_cli(["validate", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(config)], tmp_path, embedding_cache)
     assert result.returncode == 2
     assert "handmade.yaml:4: dataset.annotations: " in result.stderr
     assert "at least one annotation file" in result.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 from support.clock import pause
 
 from abcompare import RagHit, load_config, read_run, run_comparison, write_run
@@ -132,7 +132,7 @@ def test_the_command_line_refuses_such_a_config_in_one_line(tmp_path: Path, embe
             control=PRODUCTION, treatment="{python: prod}", tracking="true", store=tmp_path / "m.db"
         ).replace("control:\n  run: {path: " + str(PRODUCTION) + "}", "control:\n  run: {python: ours}")
     )
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert result.returncode == 2, result.stderr
     (line,) = error_lines(result.stderr)
     assert line.startswith(
@@ -142,7 +142,7 @@ def test_the_command_line_refuses_such_a_config_in_one_line(tmp_path: Path, embe
         "run_comparison(config, retrievers={'ours': fn})"
     ), line
     assert not (tmp_path / "m.db").exists()
-    valid = run_cli(["validate", str(config)], tmp_path, embedding_cache)  # a valid config all the same
+    valid = invoke_cli(["validate", str(config)], tmp_path, embedding_cache)  # a valid config all the same
     assert valid.returncode == 0, valid.stderr
     assert "note: it names Python retrievers ('ours', 'prod'): run it from Python with" in valid.stdout
 

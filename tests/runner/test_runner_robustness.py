@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import error_lines, run_cli
+from support.cli import error_lines, invoke_cli
 from support.configs import MINIMAL
 
 import abcompare
@@ -70,7 +70,7 @@ def test_the_console_shows_one_robustness_line_under_each_verdict(tmp_path, embe
     """BM25 against BM25 with another k1 on the shipped example (no encoding), tracking off."""
     config = tmp_path / "minimal.yaml"
     config.write_text(MINIMAL + "tracking:\n  enabled: false\n")
-    result = run_cli(["run", str(config)], tmp_path, embedding_cache)
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     (verdict,) = [i for i, line in enumerate(lines) if line.startswith("Verdict loose: ")]
@@ -85,7 +85,7 @@ def test_the_console_shows_one_robustness_line_under_each_verdict(tmp_path, embe
 def test_pool_refuses_an_unknown_order_in_one_line_before_any_work(tmp_path, embedding_cache) -> None:
     config = tmp_path / "minimal.yaml"
     config.write_text(MINIMAL)
-    result = run_cli(["pool", str(config), "--order", "sideways"], tmp_path, embedding_cache)
+    result = invoke_cli(["pool", str(config), "--order", "sideways"], tmp_path, embedding_cache)
     assert result.returncode == 2
     (line,) = error_lines(result.stderr)
     assert "--order" in line and "decisive or stable" in line

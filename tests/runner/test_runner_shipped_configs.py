@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, error_lines, invoke_cli
 
 QUICK = ["--json", "--set", "significance.n_resamples=2000"]
 
 
 def test_a_production_run_file_is_a_variant_judged_like_the_others(tmp_path, embedding_cache):
     """configs/precomputed_run.yaml: the treatment is a TREC file, no retrieval happens for it."""
-    result = run_cli(
+    result = invoke_cli(
         ["run", str(REPO / "configs" / "precomputed_run.yaml"), *QUICK], tmp_path, embedding_cache
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -49,12 +47,8 @@ def test_chunk_sizes_are_compared_by_evidence_spans(shipped_run):
 def test_mlflow_tracking_uri_from_the_environment_is_used(tmp_path, embedding_cache):
     store = tmp_path / "elsewhere" / "team.db"
     store.parent.mkdir()
-    env = {**cli_env(embedding_cache), "MLFLOW_TRACKING_URI": f"sqlite:///{store}"}
-    command = cli_command()
     args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml"), *QUICK, *NO_TIMING]  # where it logs, not cost
-    result = subprocess.run(
-        command + args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
+    result = invoke_cli(args, tmp_path, embedding_cache, MLFLOW_TRACKING_URI=f"sqlite:///{store}")
     assert result.returncode == 0, result.stderr[-3000:]
     payload = json.loads(result.stdout)
     assert payload["tracking_uri"] == f"sqlite:///{store}"
@@ -65,28 +59,20 @@ def test_mlflow_tracking_uri_from_the_environment_is_used(tmp_path, embedding_ca
     )
 
 
-def test_an_unexpected_failure_is_one_line_and_exit_code_1(tmp_path, embedding_cache):
+def test_an_unexpected_failure_is_one_line_and_exit_code_1(tmp_path, embedding_cache, monkeypatch):
     """Not a user error: the CLI says so in one line (no traceback unless ABCOMPARE_DEBUG) and exits 1."""
-    script = (
-        "import abcompare.runner as runner\n"
-        "def broken(*args, **kwargs):\n"
-        "    raise RuntimeError('a bug\\nover two lines')\n"
-        "runner.run_comparison = broken\n"
-        "import sys; from abcompare.cli import main\n"
-        f"sys.argv = ['abcompare', 'run', {str(REPO / 'configs' / 'rrf_vs_dbsf.yaml')!r}]\n"
-        "main()\n"
-    )
-    env = cli_env(embedding_cache)
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
+    import abcompare.runner
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug\nover two lines")
+
+    monkeypatch.setattr(abcompare.runner, "run_comparison", broken)  # a bug, planted where the CLI calls
+    args = ["run", str(REPO / "configs" / "rrf_vs_dbsf.yaml")]
+    result = invoke_cli(args, tmp_path, embedding_cache)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     (line,) = error_lines(result.stderr)
     assert line == "error: unexpected failure: RuntimeError: a bug (ABCOMPARE_DEBUG=1 shows the traceback)"
-    debug_env = {**env, "ABCOMPARE_DEBUG": "1"}
-    debug = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=debug_env, capture_output=True, text=True
-    )
+    debug = invoke_cli(args, tmp_path, embedding_cache, ABCOMPARE_DEBUG="1")
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "RuntimeError: a bug" in debug.stderr
     assert os.environ.get("ABCOMPARE_DEBUG") is None  # the test never leaks it

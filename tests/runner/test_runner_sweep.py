@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO, run_cli
+from support.cli import REPO, invoke_cli
 from support.corrections import holm_by_hand, retested
 from support.readme import as_printed, doc_section, readme_match
 
@@ -117,7 +117,7 @@ def test_every_grid_point_is_a_child_run_with_its_settings_as_params(sweep_run):
 
 def test_the_console_shows_the_grid_and_the_tuned_sentence(tmp_path, embedding_cache):
     args = ["run", SWEEP, "--set", "significance.n_resamples=200", "--set", "tracking.enabled=false"]
-    result = run_cli(args, tmp_path, embedding_cache)
+    result = invoke_cli(args, tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "sweep: 24 candidates vs control on ndcg@10, best first" in result.stdout
     opening = tuned_claim()["sentence"].split(" [")[0]  # the interval and p that follow depend on B

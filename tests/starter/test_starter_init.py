@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import NO_TIMING, REPO, error_lines, run_cli
+from support.cli import NO_TIMING, REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import AbcompareError
@@ -153,7 +153,7 @@ def test_the_command_says_the_alignment_before_it_writes_and_refuses_to_overwrit
     tmp_path: Path, embedding_cache: Path
 ):
     args = ["init", "--dataset", "hr-docs", "--run", f"prod={PRODUCTION}"]
-    result = run_cli(args, tmp_path, embedding_cache)
+    result = invoke_cli(args, tmp_path, embedding_cache)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     aligned = next(i for i, line in enumerate(lines) if line.startswith("run prod ("))
@@ -162,7 +162,7 @@ def test_the_command_says_the_alignment_before_it_writes_and_refuses_to_overwrit
     before = (tmp_path / "config.yaml").read_text()
     assert before.startswith(f"# Written by `abcompare init --dataset hr-docs --run prod={PRODUCTION}`")
 
-    again = run_cli(args, tmp_path, embedding_cache)
+    again = invoke_cli(args, tmp_path, embedding_cache)
     assert again.returncode == 2
     assert error_lines(again.stderr) == [
         "error: --output: config.yaml: the file exists (use --force to overwrite it)"
@@ -170,7 +170,7 @@ def test_the_command_says_the_alignment_before_it_writes_and_refuses_to_overwrit
     assert again.stdout == "" and (tmp_path / "config.yaml").read_text() == before
     empty = tmp_path / "empty"
     empty.mkdir()
-    bad = run_cli(["init", "--dataset", str(empty), "-o", "other.yaml"], tmp_path, embedding_cache)
+    bad = invoke_cli(["init", "--dataset", str(empty), "-o", "other.yaml"], tmp_path, embedding_cache)
     assert bad.returncode == 2 and len(error_lines(bad.stderr)) == 1, bad.stderr
     assert not (tmp_path / "other.yaml").exists()
 
@@ -182,9 +182,11 @@ def test_the_configs_it_writes_run_on_the_example_and_on_cranfield(
 ):
     example = tmp_path / "example"
     example.mkdir()
-    made = run_cli(["init", "--dataset", "hr-docs", "--run", f"prod={PRODUCTION}"], example, embedding_cache)
+    made = invoke_cli(
+        ["init", "--dataset", "hr-docs", "--run", f"prod={PRODUCTION}"], example, embedding_cache
+    )
     assert made.returncode == 0, made.stderr
-    ran = run_cli(
+    ran = invoke_cli(
         ["run", "config.yaml", "--json", "--set", "significance.n_resamples=1000", *NO_TIMING],
         example,
         embedding_cache,
@@ -210,7 +212,7 @@ def test_the_configs_it_writes_run_on_the_example_and_on_cranfield(
             for rank, doc in enumerate(unjudged + docs[::order], start=1):
                 lines.append(f"{query} Q0 {doc} {rank} {1000 - rank} {name}\n")
         (cranfield / f"{name}.trec").write_text("".join(lines))
-    made = run_cli(
+    made = invoke_cli(
         [
             "init",
             "--dataset",
@@ -224,7 +226,7 @@ def test_the_configs_it_writes_run_on_the_example_and_on_cranfield(
         embedding_cache,
     )
     assert made.returncode == 0, made.stderr
-    ran = run_cli(
+    ran = invoke_cli(
         ["run", "config.yaml", "--json", "--set", "significance.n_resamples=1000", *NO_TIMING],
         cranfield,
         embedding_cache,

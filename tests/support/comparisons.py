@@ -1,7 +1,7 @@
 """Each distinct comparison runs once per pytest session.
 
-:class:`Comparisons` runs `abcompare run` (the console script, :func:`support.cli.run_cli`) the first time a
-test asks for a given command and hands every later asker the same finished run: its folder, the tracking
+:class:`Comparisons` runs `abcompare run` in the pytest process (:func:`support.cli.invoke_cli`: no
+interpreter start, and a model loads once per session) the first time a test asks for a given command and hands every later asker the same finished run: its folder, the tracking
 store it logged to, its stdout/stderr and its parsed ``--json``. Two asks are the same comparison exactly
 when they give the same command line (config, overrides, ``--json``, timing pass, store) from the same kind
 of folder, so a shared run can never stand in for a different one.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from support.cli import NO_TIMING, REPO, run_cli
+from support.cli import NO_TIMING, REPO, CliResult, invoke_cli, run_cli
 
 #: Where a comparison logs: ``sqlite`` is the default local store (``mlflow.db`` in the run's own folder),
 #: ``server`` the session's one `mlflow server` on SQLite (shared by every test that asks for it).
@@ -33,7 +33,7 @@ class Comparison:
 
     workdir: Path
     tracking_uri: str
-    process: subprocess.CompletedProcess
+    process: subprocess.CompletedProcess | CliResult
 
     @property
     def returncode(self) -> int:
@@ -103,7 +103,7 @@ class Comparisons:
     ) -> Comparison:
         """Any `abcompare` command line, run once per session: in a fresh folder, or with
         ``checkout_layout`` in one laid out like the checkout (``configs/`` beside it, so the README's
-        relative paths work verbatim)."""
+        relative paths work verbatim), which runs as the console script a user types (:func:`run_cli`)."""
         key = (tuple(args), checkout_layout)
         if key not in self._runs:
             workdir = self.folder(name)
@@ -111,7 +111,8 @@ class Comparisons:
                 (workdir / "configs").symlink_to(REPO / "configs")
             tracking = next((a.split("=", 1)[1] for a in args if a.startswith("tracking.uri=")), None)
             uri = tracking or f"sqlite:///{workdir / 'mlflow.db'}"
-            self._runs[key] = Comparison(workdir, uri, run_cli(args, workdir, self.cache_dir))
+            run = run_cli if checkout_layout else invoke_cli
+            self._runs[key] = Comparison(workdir, uri, run(args, workdir, self.cache_dir))
         return self._runs[key]
 
     def __len__(self) -> int:

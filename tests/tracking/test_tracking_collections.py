@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.cli import REPO, run_cli
+from support.cli import REPO, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.data.experiment import load_dataset_for_experiment
@@ -313,7 +313,7 @@ def test_abcompare_report_on_the_top_run(logged, tmp_path, embedding_cache) -> N
     uri, _, result, _, top = logged
     output = tmp_path / "top.html"
     args = ["report", top.info.run_id, "--tracking-uri", uri, "-o", str(output)]
-    done = run_cli(args, tmp_path, embedding_cache)
+    done = invoke_cli(args, tmp_path, embedding_cache)
     assert done.returncode == 0, done.stderr
     assert "two-hr" in done.stderr and top.info.run_id in done.stderr
     page = output.read_text()

@@ -311,11 +311,11 @@ def test_abcompare_report_writes_the_latest_comparison_and_refuses_an_unknown_ru
 ) -> None:
     """``abcompare report`` finds the store the main job wrote (here: the current folder's mlflow.db) and
     writes the parent's report.html for the latest comparison; an unknown run id is one located line."""
-    from support.cli import run_cli
+    from support.cli import invoke_cli
 
     workdir, payload, client, parent, _ = logged
     output = tmp_path / "shared.html"
-    done = run_cli(["report", "-o", str(output)], workdir, embedding_cache)
+    done = invoke_cli(["report", "-o", str(output)], workdir, embedding_cache)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (
         f"wrote {output} for comparison 'rrf-vs-dbsf' (run {parent.info.run_id} in sqlite:///" in done.stderr
@@ -328,13 +328,13 @@ def test_abcompare_report_writes_the_latest_comparison_and_refuses_an_unknown_ru
     ).read_text()
     assert payload["verdicts"]["dbsf"]["sentence"] in logged_html
 
-    unknown = run_cli(["report", "0" * 32, "-o", str(tmp_path / "x.html")], workdir, embedding_cache)
+    unknown = invoke_cli(["report", "0" * 32, "-o", str(tmp_path / "x.html")], workdir, embedding_cache)
     assert unknown.returncode == 2, unknown.stderr[-2000:]
     assert len(unknown.stderr.strip().splitlines()) == 1 and "Traceback" not in unknown.stderr
     assert unknown.stderr.startswith(f"error: RUN_ID: no run {'0' * 32} in sqlite:///")
     assert not (tmp_path / "x.html").exists()
     control_run = payload["variant_run_ids"]["control"]
-    variant = run_cli(["report", control_run, "-o", str(tmp_path / "x.html")], workdir, embedding_cache)
+    variant = invoke_cli(["report", control_run, "-o", str(tmp_path / "x.html")], workdir, embedding_cache)
     assert variant.returncode == 2 and "is not an abcompare comparison (role: control)" in variant.stderr
 
 
