@@ -1,10 +1,11 @@
 """Each distinct comparison runs once per pytest session.
 
 :class:`Comparisons` runs `abcompare run` in the pytest process (:func:`support.cli.invoke_cli`: no
-interpreter start, and a model loads once per session) the first time a test asks for a given command and hands every later asker the same finished run: its folder, the tracking
-store it logged to, its stdout/stderr and its parsed ``--json``. Two asks are the same comparison exactly
-when they give the same command line (config, overrides, ``--json``, timing pass, store) from the same kind
-of folder, so a shared run can never stand in for a different one.
+interpreter start, and a model loads once per session) the first time a test asks for a given command,
+and hands every later asker the same finished run: its folder, the tracking store it logged to, its
+stdout/stderr and its parsed ``--json``. Two asks are the same comparison exactly when they give the same
+command line (config, overrides, ``--json``, timing pass, store) from the same kind of folder, so a
+shared run can never stand in for a different one.
 
 The session fixture ``comparison`` (tests/conftest.py) is the one way a test gets a shared run.
 """
