@@ -53,7 +53,9 @@ def _ranked(rng: np.random.Generator, query: np.ndarray, item: np.ndarray, hits:
     return q[keep], it[keep], rank[keep]
 
 
-def _judged(rng: np.random.Generator, n_queries: int, per_query: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _judged(
+    rng: np.random.Generator, n_queries: int, per_query: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query index, candidate position, grade): 1-7 relevant (grades 1-3) and 2 non-relevant per query."""
     n_relevant = rng.integers(1, 8, n_queries)
     draws = 12
@@ -89,7 +91,8 @@ def write_comparison(
     n_resamples: int = 1_000,
     tracking: bool = False,
 ) -> Path:
-    """Write a control and a treatment run, judgments, queries and a config into ``folder``; return the config."""
+    """Write a control and a treatment run, judgments, queries and a config into ``folder``; return the
+    config."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -167,10 +170,19 @@ def write_comparison(
         annotations_line = f"  spans: {spans_path.name}\n  annotations: qrels.txt\n"
         qrels_items = _names("d", doc)
     else:
-        qrels_items = key_of(judged_item) if level == "chunk" else _names("d", judged_item // CHUNKS if chunked else judged_item)
+        qrels_items = (
+            key_of(judged_item)
+            if level == "chunk"
+            else _names("d", judged_item // CHUNKS if chunked else judged_item)
+        )
         annotations_line = "  annotations: qrels.txt\n"
     qrels = pa.table(
-        {"qid": jqid, "zero": pa.array(np.zeros(len(jq), np.int64)), "docno": qrels_items, "grade": pa.array(grade)}
+        {
+            "qid": jqid,
+            "zero": pa.array(np.zeros(len(jq), np.int64)),
+            "docno": qrels_items,
+            "grade": pa.array(grade),
+        }
     )
     if level != "chunk" and chunked:  # chunks of one document judged twice: keep the document once
         qrels = qrels.group_by(["qid", "zero", "docno"], use_threads=False).aggregate([("grade", "max")])

@@ -1,4 +1,4 @@
-"""Every stage of a comparison pinned, bit for bit, across the rewrite of the data and evaluation path (issue 38).
+"""Every stage of a comparison pinned bit for bit across the rewrite of the data path (issue 38).
 
 A seeded comparison (``benchmarks/scale_data.py``: 200 queries x 100 hits, two runs, graded qrels, at each
 level and convention) is run through ``run_comparison`` with tracking off; what each stage produced is
