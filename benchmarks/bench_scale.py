@@ -148,6 +148,7 @@ def run_scale(
                     {**files, "qrels": qrels, "n_resamples": n_resamples, "hits": hits}, repeats=1,
                 )  # fmt: skip
             rows.append(row)
+            log(scale_report([row]))  # each size as it finishes: a long run is read as it goes
     return rows
 
 
@@ -209,8 +210,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sizes = [tuple(int(x) for x in size.lower().split("x")) for size in args.sizes]
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    rows = run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir)
-    print(scale_report(rows))
+    run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
