@@ -81,7 +81,10 @@ def strings(values: Any) -> pa.Array:
 
 def is_in(values: Any, universe: Any) -> np.ndarray:
     """``values.isin(universe)`` for strings, by Arrow's hash kernel (null matches null, as pandas does)."""
-    found = pc.is_in(strings(values), value_set=strings(universe))
+    values, universe = strings(values), strings(universe)
+    if len(universe) > 4 * len(values):  # hash the small side, probe the large one, then only what matched
+        universe = pc.unique(universe.filter(pc.is_in(universe, value_set=values)))
+    found = pc.is_in(values, value_set=universe)
     return found.to_numpy(zero_copy_only=False).astype(bool)
 
 
