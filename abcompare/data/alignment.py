@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.core.vocabulary import plural
@@ -66,16 +68,48 @@ class AlignmentReport:
         return f"{text}. {self.diagnosis}" if self.diagnosis else text
 
 
-def _before_hash(values: pd.Series) -> pd.Series:
-    return values.str.split("#", n=1).str[0]
+def strings(values: Any) -> pa.Array:
+    """Ids as one Arrow string array (a Series, an Index or an Arrow array), so the diagnostics run as
+    Arrow kernels: pandas' ``isin`` on Arrow-backed strings converts each value to Python (issue 38)."""
+    array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, from_pandas=True)
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array if pa.types.is_large_string(array.type) else pc.cast(array, pa.large_string())
 
 
-def _no_space(values: pd.Series) -> pd.Series:
-    return values.str.replace(r"\s+", "", regex=True)
+def is_in(values: Any, universe: Any) -> np.ndarray:
+    """``values.isin(universe)`` for strings, by Arrow's hash kernel (null matches null, as pandas does)."""
+    values, universe = strings(values), strings(universe)
+    if len(universe) > 4 * len(values):  # hash the small side, probe the large one, then only what matched
+        universe = pc.unique(universe.filter(pc.is_in(universe, value_set=values)))
+    found = pc.is_in(values, value_set=universe)
+    return found.to_numpy(zero_copy_only=False).astype(bool)
 
 
-def _no_zeros(values: pd.Series) -> pd.Series:
-    return values.str.replace(r"(?<![0-9])0+(?=[0-9])", "", regex=True)
+def _before_hash(values: pa.Array) -> pa.Array:
+    return pc.list_element(pc.split_pattern(values, "#", max_splits=1), 0)
+
+
+# what Python's ``\s`` matches in a str (str.isspace), spelled for RE2, which has no Unicode \s
+_SPACE = (
+    r"[\t\n\x0b\x0c\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+"
+)
+
+
+def _no_space(values: pa.Array) -> pa.Array:
+    return pc.replace_substring_regex(values, _SPACE, "")
+
+
+def _no_zeros(values: pa.Array) -> pa.Array:
+    # Python's (?<![0-9])0+(?=[0-9]) -> '': RE2 has no lookaround, so the neighbours are matched and kept;
+    # a match ends in a digit, so the next one's non-digit neighbour is never consumed by the previous one
+    return pc.replace_substring_regex(values, r"(^|[^0-9])0+([0-9])", r"\1\2")
+
+
+def _lower(values: pa.Array) -> pa.Array:
+    return pc.utf8_lower(values)  # what pandas' str.lower runs on Arrow-backed strings
 
 
 # (name, transform of annotated ids, transform of hit keys, diagnosis template, fix)
@@ -98,8 +132,8 @@ _SHAPES: tuple[tuple[str, Callable | None, Callable | None, str, str], ...] = (
     ),
     (
         "case",
-        lambda s: s.str.lower(),
-        lambda s: s.str.lower(),
+        _lower,
+        _lower,
         "annotation ids and hit keys differ in upper/lower case (e.g. {a} vs {k}); {p} match ignoring case",
         "write annotation ids exactly as the hits' ids (keys are case-sensitive)",
     ),
@@ -120,8 +154,8 @@ _SHAPES: tuple[tuple[str, Callable | None, Callable | None, str, str], ...] = (
 )
 
 
-def _fraction(annotated: pd.Series, keys: pd.Index) -> float:
-    return float(annotated.isin(keys).mean()) if len(annotated) else float("nan")
+def _fraction(annotated: pa.Array, keys: pa.Array) -> float:
+    return float(is_in(annotated, keys).mean()) if len(annotated) else float("nan")
 
 
 def alignment_report(
@@ -159,28 +193,27 @@ def alignment_report(
     relevant = annotations_df[annotations_df["grade"] >= relevance_threshold]
     ann_q = relevant["query_id"].astype("str")
     run_query_set = pd.Index(pd.unique(run_q))
-    shared_queries = ann_q.isin(run_query_set)
-    scope = relevant[shared_queries.to_numpy()] if shared_queries.any() else relevant
+    shared_queries = is_in(ann_q, run_query_set)
+    scope = relevant[shared_queries] if shared_queries.any() else relevant
     scope_keys = pd.Series(pd.unique(_comparable_keys(scope)), dtype="str")
-    key_index = pd.Index(pd.unique(run_keys))
+    run_key_set = pd.Index(pd.unique(run_keys))
+    key_index = run_key_set
     if "span_document" in scope:  # a missed evidence span could match when its document was retrieved
         from abcompare.data.levels import document_ids
 
         key_index = key_index.append(pd.Index(pd.unique(document_ids(run_df)))).unique()
-    in_run = int(scope_keys.isin(key_index).sum())
+    in_run = int(is_in(scope_keys, key_index).sum())
     fraction = in_run / len(scope_keys) if len(scope_keys) else float("nan")
 
     annotated_queries = pd.Index(pd.unique(ann_q))
-    pairs = pd.MultiIndex.from_arrays([ann_q, relevant["key"].astype("str")])
-    hit_pairs = pd.MultiIndex.from_arrays([run_q, run_keys])
-    found = pd.Index(pd.unique(run_q[hit_pairs.isin(pairs)]))
-    in_run_queries = annotated_queries[annotated_queries.isin(run_query_set)]
-    without = tuple(str(q) for q in in_run_queries[~in_run_queries.isin(found)])
-    missing = tuple(str(q) for q in annotated_queries[~annotated_queries.isin(run_query_set)])
+    found = pd.Index(pd.unique(run_q[_pairs_in(run_q, run_keys, ann_q, relevant["key"].astype("str"))]))
+    in_run_queries = annotated_queries[is_in(annotated_queries, run_query_set)]
+    without = tuple(str(q) for q in in_run_queries[~is_in(in_run_queries, found)])
+    missing = tuple(str(q) for q in annotated_queries[~is_in(annotated_queries, run_query_set)])
     repeated = int(run_q[run_df.duplicated(["query_id", "key"]).to_numpy()].nunique())
 
     diagnosis, fix = _diagnose(
-        scope_keys, run_keys, key_index, fraction, shared_queries.any(), ann_q, run_query_set, run_df
+        scope_keys, run_key_set, key_index, fraction, bool(shared_queries.any()), ann_q, run_query_set, run_df
     )
     return AlignmentReport(
         annotated_ids=len(scope_keys),
@@ -206,13 +239,29 @@ def _comparable_keys(annotations: pd.DataFrame) -> pd.Series:
     return annotations["span_document"].astype("str").where(annotations["span_document"].notna(), keys)
 
 
+def _pairs_in(query: Any, key: Any, within_query: Any, within_key: Any) -> np.ndarray:
+    """Whether each (query, key) is among the pairs (within_query, within_key): one integer code per pair
+    (both sides' strings encoded together), where ``MultiIndex.isin`` makes a Python tuple of each row."""
+    n = len(query)
+    query_codes, _ = _codes(pa.concat_arrays([strings(query), strings(within_query)]))
+    key_codes, n_keys = _codes(pa.concat_arrays([strings(key), strings(within_key)]))
+    pair = query_codes * (n_keys + 1) + key_codes
+    return pc.is_in(pa.array(pair[:n]), value_set=pa.array(pair[n:])).to_numpy(zero_copy_only=False)
+
+
+def _codes(values: pa.Array) -> tuple[np.ndarray, int]:
+    """Each string's code (null is a value of its own) and how many distinct values there are."""
+    encoded = pc.dictionary_encode(values, null_encoding="encode")
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(encoded.dictionary)
+
+
 def _quote(values) -> str:
-    return ", ".join(repr(str(v)) for v in list(values)[:2])
+    return ", ".join(repr(str(v)) for v in list(values[:2]))
 
 
 def _diagnose(
     annotated: pd.Series,
-    run_keys: pd.Series,
+    run_key_set: pd.Index,
     key_index: pd.Index,
     fraction: float,
     queries_overlap: bool,
@@ -235,18 +284,18 @@ def _diagnose(
     if np.isnan(fraction) or fraction >= 0.999:
         return None, None
     best: tuple[float, str, str] | None = None
+    annotated_strings, run_key_strings = strings(annotated), strings(run_key_set)
     for _, on_ann, on_keys, template, fix in _SHAPES:
-        a = on_ann(annotated) if on_ann else annotated
-        k = pd.Index(pd.unique(on_keys(run_keys))) if on_keys else key_index
+        a = on_ann(annotated_strings) if on_ann else annotated_strings
+        k = on_keys(run_key_strings) if on_keys else strings(key_index)  # a set: unique keys suffice
         matched = _fraction(a, k)
         if matched >= fraction + 0.2 and (best is None or matched > best[0]):
-            example_a = annotated[~annotated.isin(key_index)]
+            example_a = annotated[~is_in(annotated, key_index)]
             text = template.format(a=_quote(example_a), k=_quote(key_index), p=f"{matched:.0%}")
             best = (matched, text, fix)
     if best is not None:
         return best[1], best[2]
-    positions = (run_df["rank"] - 1).astype("str").to_numpy() if "rank" in run_df else None
-    if positions is not None and len(run_keys) and (run_keys.to_numpy() == positions).mean() > 0.5:
+    if "rank" in run_df and len(run_df) and _keys_are_positions(run_df):
         return (
             "hit keys are list positions ('0', '1', ...): the hits carry no id, document_id, source "
             "or content",
@@ -260,6 +309,17 @@ def _diagnose(
             "else source_path#chunk_index, ... (see abcompare.core.hits.stable_key)",
         )
     return None, None
+
+
+def _keys_are_positions(run_df: pd.DataFrame) -> bool:
+    """Whether most hit keys are the hit's list position (rank - 1) written as a number."""
+    before = run_df["rank"] - 1
+    if pd.api.types.is_integer_dtype(before.dtype) and not before.isna().any():
+        positions = pc.cast(pa.array(before.to_numpy(dtype=np.int64)), pa.large_string())
+    else:
+        positions = strings(before.astype("str"))
+    same = pc.equal(strings(run_df["key"].astype("str")), positions).fill_null(False)
+    return bool(same.to_numpy(zero_copy_only=False).mean() > 0.5)
 
 
 def check_alignment(

@@ -191,3 +191,22 @@ def test_benchmarks_smoke_ray_collections_workload_starts_ray_and_states_both_bo
         "- Ray's fixed start", "- per collection"))  # fmt: skip
     assert start.endswith(("met", "MISSED")) and f"at most {bench_ray.FIXED_START_BOUND_SECONDS:g} s" in start
     assert ratio.endswith(("met", "MISSED")) and f"at most {bench_ray.PER_COLLECTION_RATIO_BOUND:g}" in ratio
+
+
+def test_benchmarks_smoke_scale_runs_every_job_on_a_tiny_comparison(tmp_path: Path) -> None:
+    """The scale benchmark end to end at 30 queries x 20 hits: abcompare run (MLflow on and off), the parse
+    floor and the peers that are installed each finish; the report gives every stage's share."""
+    from benchmarks import bench_scale
+    from benchmarks.harness import peer_available
+
+    peers = tuple(peer for peer in ("pytrec_eval", "ranx") if peer_available(peer))
+    (row,) = bench_scale.run_scale(
+        [(30, 20)], n_resamples=200, data_dir=tmp_path, peers=peers, log=lambda _: None
+    )
+    names = {"abcompare run", "abcompare run, tracking off", "parse both runs"}
+    names |= {"pytrec_eval + scipy" for peer in peers if peer == "pytrec_eval"} | set(peers) - {"pytrec_eval"}
+    assert {name: m.error for name, m in row.measurements.items()} == dict.fromkeys(names)
+    assert set(row.stages["abcompare run"]) >= {"data", "evaluation", "statistics", "tracking"}
+    report = bench_scale.scale_report([row])
+    assert "evaluation stage / parsing both runs:" in report
+    assert ("| ranx |" in report) == ("ranx" in peers)
