@@ -43,7 +43,7 @@ from abcompare.core.vocabulary import (
     not_computed,
     parse_metric,
 )
-from abcompare.retrieval.settings import VariantSettings
+from abcompare.retrieval.settings import VariantSettings, without_null_entries
 
 
 def located(message: str, *at: str) -> PydanticCustomError:
@@ -150,6 +150,11 @@ class CollectionSettings(DatasetSettings):
         description="For a variant given as a run file (run.path): this collection's run file, by variant "
         "name ('control' or a treatment); a variant not named here reads its own run.path.",
     )
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _drop_null_runs(cls, value: Any) -> Any:
+        return without_null_entries(value)
 
     @field_validator("name")
     @classmethod
@@ -353,6 +358,11 @@ class TrackingSettings(_Model):
         if problem is not None:
             raise ValueError(f"run name {problem}")
         return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _drop_null_tags(cls, value: Any) -> Any:
+        return without_null_entries(value)
 
     @field_validator("tags")
     @classmethod
