@@ -570,6 +570,29 @@ def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ..
     return {**raw, "treatments": merged}
 
 
+def _overrides(raw: dict[str, Any], swept: set[str]) -> dict[str, Any]:
+    """Each treatment's own overrides as written (a sweep's points excluded: a grid crosses settings that
+    some of its points ignore by design, and points that are one pipeline run once)."""
+    treatments = raw.get("treatments")
+    if not isinstance(treatments, dict):
+        return {}
+    return {name: override for name, override in treatments.items() if name not in swept}
+
+
+def _refuse_ignored_settings(
+    config: ExperimentConfig, written: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]
+) -> None:
+    """A setting written for a variant that its kind ignores (a ``rerank`` on a run file, RRF's ``k``
+    under DBSF) is a located error, never silently dropped (:mod:`abcompare.config.ignored`)."""
+    from abcompare.config.ignored import ignored_settings
+
+    for name, variant in config.variants().items():
+        for setting, why in ignored_settings(written.get(name), variant):
+            loc = (*variant_key(name), *setting)
+            field = ".".join(loc)
+            raise ConfigError(f"{setting[-1]} {why}", file=path, line=line_of(loc, lines), field=field)
+
+
 def _differences(control: Any, treatment: Any, prefix: str = "") -> list[str]:
     """The setting paths where two validated variants (as dumped) differ; an entry only one of them has
     (a retriever, a weight) is one path."""
@@ -594,6 +617,8 @@ def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -
         changed = _differences(control, treatment.model_dump(mode="json"))
         if any(path.startswith("run.") for path in changed):  # another run (file or retriever): one change
             changed = [path for path in changed if not path.startswith("run.")] + ["run"]
+        if "run" in changed:  # a run instead of retrieval, or back: its retrieval settings are that change
+            changed = ["run"]
         added = [p for p in changed if p.count(".") == 1 and p.startswith("retrievers.")]
         if added and control["fusion"] is None and "fusion" in changed:
             changed.remove("fusion")  # a second retriever needs a fusion: one change, not two
@@ -666,12 +691,14 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     plan = _expand_sweep(raw, path, lines)
     swept = set(plan.candidates) if plan is not None else set()
     # treatments are overrides of the control: merged before validation, so errors point at their keys
+    written = {"control": raw.get("control"), **_overrides(raw, swept)}
     raw = _merge_treatments(raw, path, lines)
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
     _warn_about_changes(config, swept, path)
+    _refuse_ignored_settings(config, written, path, lines)
     _check_files(config, path, lines)
     check_models(config, path, lines)
     config._sweep_plan = plan

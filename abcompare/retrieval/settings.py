@@ -276,7 +276,8 @@ class VariantSettings(_Settings):
                     f"retrievers are {sorted(self.retrievers)}"
                 )
         expands = self.query_planning is not None and self.query_planning.expansion is not None
-        if expands and not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
+        retrieves = self.run is None  # a run variant's query_planning is refused as ignored, at its key
+        if expands and retrieves and not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
             message = "rm3 expands the queries of BM25 retrievers, and this variant has none"
             raise _located(message, "query_planning", "expansion")
         return self

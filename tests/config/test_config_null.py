@@ -110,18 +110,29 @@ def samples(run_file: Path) -> list[dict[str, Any]]:
             "retrievers": {"bm25": {"stemmer": "english", "stopwords": "en"}},
             "fusion": {"method": "rrf", "weights": {"bm25": 2.0}},
             "rerank": {"type": "bi-encoder", "model": "all-MiniLM-L6-v2", "backend": "torch"},
-            "run": {"path": str(run_file)},
         },
+        # a run file retrieves nothing, so it stands alone (retrieval settings beside it are refused)
+        {"run": {"path": str(run_file)}},
         {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "max_seq_length": 128, "backend": "torch"}}},
+        # rewrites and RM3 each stand without the other; the query fusion needs rewrites (one text else)
+        {"retrievers": {"bm25": {}}, "query_planning": {"variants": str(REWRITES), "expansion": "rm3"}},
         {
             "retrievers": {"bm25": {}},
             "query_planning": {
                 "variants": str(REWRITES),
-                "expansion": "rm3",
                 "fusion": {"method": "rrf", "weights": {"original": 2.0}},
             },
         },
     ]
+
+
+#: What a variant needs besides a null for the setting: without its run file, a variant retrieves.
+NULLED_NEEDS: dict[tuple[str, ...], dict[str, Any]] = {("run",): {"retrievers": {"bm25": {}}}}
+
+
+def _needs_as_set(prefix: str, path: tuple[str, ...]) -> list[str]:
+    """:data:`NULLED_NEEDS` as ``--set`` options on the variant at ``prefix``."""
+    return [f"{prefix}.{key}={json.dumps(value)}" for key, value in NULLED_NEEDS.get(path, {}).items()]
 
 
 def get(data: Any, path: tuple[str, ...]) -> Any:
@@ -171,6 +182,7 @@ def _written_with_null(control: dict[str, Any], path: tuple[str, ...]) -> dict[s
     """What the control means when it writes this setting as null itself (plain pydantic validation)."""
     data = json.loads(json.dumps(control))
     get(data, path[:-1])[path[-1]] = None
+    data |= NULLED_NEEDS.get(path, {})
     return dumped(VariantSettings.model_validate(data))
 
 
@@ -181,7 +193,7 @@ def _written_with_null(control: dict[str, Any], path: tuple[str, ...]) -> dict[s
 @pytest.mark.parametrize("path", OPTIONAL, ids=[".".join(p) for p in OPTIONAL])
 def test_a_null_in_a_treatment_is_none_as_in_the_control(tmp_path: Path, run_file: Path, path) -> None:
     control = sample_for(path, run_file)
-    config = load_config(write_config(tmp_path, control, nested(path, None)))
+    config = load_config(write_config(tmp_path, control, nested(path, None) | NULLED_NEEDS.get(path, {})))
     treatment, baseline = dumped(config.treatments["t"]), dumped(config.control)
     assert get(baseline, path) is not None
     assert get(treatment, path) is None
@@ -194,10 +206,10 @@ def test_a_null_given_with_set_is_none(tmp_path: Path, run_file: Path, path) -> 
     control = sample_for(path, run_file)
     file = write_config(tmp_path, control, {})
     dotted = ".".join(path)
-    treated = load_config(file, [f"treatments.t.{dotted}=null"])
+    treated = load_config(file, [f"treatments.t.{dotted}=null", *_needs_as_set("treatments.t", path)])
     assert get(dumped(treated.treatments["t"]), path) is None
     assert get(dumped(treated.control), path) is not None
-    empty = load_config(file, [f"control.{dotted}="])  # `key=` with nothing after it is null too
+    empty = load_config(file, [f"control.{dotted}=", *_needs_as_set("control", path)])  # `key=` is null too
     assert dumped(empty.control) == _written_with_null(control, path)
 
 
