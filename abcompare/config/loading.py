@@ -464,7 +464,7 @@ def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str, 
 
 def _check_cross_encoder(model: str, backend: str | None) -> None:
     """A cross-encoder runs on torch, from a folder found offline."""
-    from abcompare.retrieval.models import check_installed, locate_model
+    from abcompare.retrieval.models import check_installed, declared_architectures, locate_model, model_kind
 
     if backend not in (None, "torch"):
         raise RetrievalError(
@@ -473,7 +473,17 @@ def _check_cross_encoder(model: str, backend: str | None) -> None:
             hint="leave backend out, or use rerank.type: bi-encoder with an ONNX embedding model",
         )
     check_installed(model, "torch")
-    locate_model(model)
+    folder = Path(locate_model(model))
+    if model_kind(folder) != "cross-encoder":
+        declared = ", ".join(declared_architectures(folder)) or "no sequence-classification head"
+        raise RetrievalError(
+            f"model {model!r} is not a cross-encoder ({declared}): a cross-encoder's config.json declares a "
+            "*ForSequenceClassification head, which scores a query and a text together; loading this one "
+            "would bolt on a randomly initialised head (numbers that change from run to run)",
+            field="model",
+            hint="give a cross-encoder (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2), or rerank with an "
+            "embedding model as rerank.type: bi-encoder",
+        )
 
 
 def check_models(

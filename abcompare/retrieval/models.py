@@ -506,6 +506,14 @@ def check_torch_folder(name: str, folder: Path) -> None:
         if not present
     ]
     if not missing:
+        if model_kind(folder) == "cross-encoder":
+            heads = ", ".join(declared_architectures(folder))
+            raise RetrievalError(
+                f"model {name!r} is a cross-encoder ({heads}: it scores a query and a text together), not an "
+                "embedding model",
+                field="model",
+                hint="use it as rerank: {type: cross-encoder, model: ...}, or give an embedding model here",
+            )
         return
     onnx = _onnx_in_folder(folder)
     hint = (
@@ -554,3 +562,27 @@ def default_backend(name: str) -> str:
     if packaged is not None:
         return packaged[0]
     return "onnx" if name.endswith(".onnx") else "torch"
+
+
+def declared_architectures(folder: Path) -> list[str]:
+    """The model classes a transformers ``config.json`` declares (empty when it declares none)."""
+    import json
+
+    try:
+        declared = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("architectures")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(a) for a in declared] if isinstance(declared, list) else []
+
+
+def model_kind(folder: Path) -> str | None:
+    """What a model folder is, from its own files: ``cross-encoder`` when its ``config.json`` declares a
+    sequence-classification head (what sentence-transformers' CrossEncoder loads), ``embedding`` when it
+    declares a bare encoder or has a sentence-transformers pooling configuration (``modules.json``), None
+    when the files do not say."""
+    architectures = declared_architectures(folder)
+    if architectures and all(a.endswith("ForSequenceClassification") for a in architectures):
+        return "cross-encoder"
+    if (folder / "modules.json").is_file() or any(a.endswith("Model") for a in architectures):
+        return "embedding"
+    return None
