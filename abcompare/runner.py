@@ -168,6 +168,7 @@ def _compare_variants(
                 with timer("retrieval"):
                     variant_run = next(produced)
                 context = f"variant {name!r}" + _given(variant)
+                _check_scored_in_full(variant_run.run, variant, context, evaluation.convention)
                 with timer("evaluation"), error_context(context, file=dataset.annotation_file):
                     run, annotations, report = judged_at_level(
                         variant_run.run, dataset, config.dataset.level, **evaluation.alignment_options()
@@ -449,6 +450,7 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset) -> None:
         if variant.run is not None:
             with error_context(context, file=variant.run.path):
                 run = precomputed_run(variant, dataset)
+            _check_scored_in_full(run, variant, context, evaluation.convention)
         elif possible is not None:
             run = possible
         else:
@@ -492,6 +494,31 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     from abcompare.retrieval.query_planning import check_against_queries
 
     check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
+
+
+def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convention: str) -> None:
+    """In the trec convention hits are ordered by score, so a query whose hits are scored only in part has
+    no order: refused naming the variant's run (its file, or its Python retriever) and the query, not the
+    judgments it would next be scored against."""
+    if convention != "trec" or run.empty:
+        return
+    missing = run["score"].isna()
+    if not missing.any():
+        return
+    share = missing.groupby(run["query_id"], sort=False).transform("mean")
+    partial = share.between(0, 1, inclusive="neither")
+    if not partial.any():
+        return
+    first = run[partial & missing].iloc[0]
+    file = variant.run.path if variant.run is not None and variant.run.path is not None else None
+    with error_context(context, file=file):
+        raise DataError(
+            f"query {first['query_id']!r}: the hit at rank {first['rank']} ({first['key']!r}) has no score "
+            "while others of its query have one",
+            field="score",
+            hint="the trec convention orders hits by score: give every hit of a query a finite score, or "
+            "none (then their order is the ranking)",
+        )
 
 
 def _given(variant: Any) -> str:
