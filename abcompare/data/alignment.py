@@ -28,7 +28,9 @@ class AlignmentReport:
     """How well the annotated ids (grade >= threshold) of a run's queries match the run's hit keys.
 
     ``annotated_ids`` counts distinct relevant ids; ``annotated_ids_in_run`` how many of them appear
-    anywhere among the run's keys (so could ever match). ``diagnosis``/``fix`` explain a shape mismatch.
+    anywhere among the run's keys (so could ever match). ``queries_without_annotated_hits`` are the
+    annotated queries none of whose relevant ids is among their hits, a query the run lacks included
+    (``queries_missing_from_run`` names those). ``diagnosis``/``fix`` explain a shape mismatch.
     """
 
     annotated_ids: int
@@ -174,8 +176,8 @@ def alignment_report(
     pairs = pd.MultiIndex.from_arrays([ann_q, relevant["key"].astype("str")])
     hit_pairs = pd.MultiIndex.from_arrays([run_q, run_keys])
     found = pd.Index(pd.unique(run_q[hit_pairs.isin(pairs)]))
-    in_run_queries = annotated_queries[annotated_queries.isin(run_query_set)]
-    without = tuple(str(q) for q in in_run_queries[~in_run_queries.isin(found)])
+    # a query absent from the run has no hits, so none of its annotated ids is among them: it counts
+    without = tuple(str(q) for q in annotated_queries[~annotated_queries.isin(found)])
     missing = tuple(str(q) for q in annotated_queries[~annotated_queries.isin(run_query_set)])
     repeated = int(run_q[run_df.duplicated(["query_id", "key"]).to_numpy()].nunique())
 
