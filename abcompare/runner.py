@@ -444,8 +444,8 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset) -> None:
     options = evaluation.alignment_options()
     possible = _retrievable_keys(dataset, level)
     for name, variant in config.variants().items():
-        if variant.run is not None and variant.run.path is None:
-            continue  # a Python retriever's keys are known once it has answered
+        if variant.run is not None and (variant.run.path is None or not Path(variant.run.path).is_file()):
+            continue  # a Python retriever's keys are known once it has answered; a pipe is read once, later
         context = f"variant {name!r}" + _given(variant)
         if variant.run is not None:
             with error_context(context, file=variant.run.path):
