@@ -470,10 +470,10 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     _route_warnings(console)
     settings = load_config(config, set_ or [])
     names = ", ".join(settings.treatments)
-    if settings.datasets is not None:
-        from abcompare.runner import check_collection_run_files
+    from abcompare.runner import validate_inputs
 
-        check_collection_run_files(settings, config)
+    validate_inputs(settings, config)  # what run refuses about the inputs, validate refuses
+    if settings.datasets is not None:
         where = f"{len(settings.datasets)} collections ({', '.join(e.name for e in settings.datasets)})"
     else:
         where = str(settings.dataset.name or settings.dataset.path)

@@ -142,7 +142,7 @@ def _compare_variants(
             reporter.stage("loading the dataset")
             dataset = load_dataset_for_experiment(config.dataset)
         reporter.stage(dataset_line(dataset))
-        _check_query_rewrites(config, dataset)
+        check_inputs(config, dataset)
     if plan is not None:
         reporter.stage(plan.summary())
         for note in plan.invalid + plan.duplicates:
@@ -168,6 +168,7 @@ def _compare_variants(
                 with timer("retrieval"):
                     variant_run = next(produced)
                 context = f"variant {name!r}" + _given(variant)
+                _check_scored_in_full(variant_run.run, variant, context, evaluation.convention)
                 with timer("evaluation"), error_context(context, file=dataset.annotation_file):
                     run, annotations, report = judged_at_level(
                         variant_run.run, dataset, config.dataset.level, **evaluation.alignment_options()
@@ -299,7 +300,7 @@ def compare_collections(
         with timer("data"), error_context(f"collection {name!r}"):
             reporter.stage(f"loading collection {name}")
             datasets[name] = load_dataset_for_experiment(collection.dataset)
-            _check_query_rewrites(collection, datasets[name])
+            check_inputs(collection, datasets[name])
         reporter.stage(f"  {dataset_line(datasets[name])}")
         _check_run_files_cover(config, name, collection, datasets[name].queries["query_id"], config_path)
     results: dict[str, ComparisonResult] = {}
@@ -358,6 +359,21 @@ def compare_collections(
     return result
 
 
+def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -> None:
+    """What ``abcompare validate`` checks beyond the config: each collection's dataset loaded, its run
+    files covering its queries, and :func:`check_inputs`, the very checks ``run`` applies before any
+    retrieval (so a config ``validate`` passes is not refused by ``run`` for its inputs)."""
+    from abcompare.data.experiment import load_dataset_for_experiment
+
+    if config.datasets is None:
+        check_inputs(config, load_dataset_for_experiment(config.dataset))
+        return
+    check_collection_run_files(config, config_path)
+    for name, collection in config.collections().items():
+        with error_context(f"collection {name!r}"):
+            check_inputs(collection, load_dataset_for_experiment(collection.dataset))
+
+
 def check_collection_run_files(config: ExperimentConfig, config_path: Path | None = None) -> None:
     """What ``abcompare validate`` checks of a config across collections without loading a dataset: each
     collection's run files name some of the ids of its query file (the run checks the evaluated queries
@@ -404,6 +420,70 @@ def _check_run_files_cover(
             )
 
 
+def check_inputs(config: ExperimentConfig, dataset: Dataset) -> None:
+    """What a comparison refuses about its inputs once the dataset is loaded, before any retrieval or
+    encoding; ``abcompare validate`` calls it too, so whatever ``run`` would refuse, ``validate`` refuses.
+    The rewrites files against the query ids, and the annotated ids against the keys each variant can
+    return at the configured level (a chunk-level config against document judgments fails here, not
+    after encoding the corpus)."""
+    _check_query_rewrites(config, dataset)
+    _check_id_kinds(config, dataset)
+
+
+def _check_id_kinds(config: ExperimentConfig, dataset: Dataset) -> None:
+    """Each variant's possible hit keys against the annotated ids, with the alignment check the run applies
+    to its hits (same threshold, same diagnosis): a run file's own keys (read here, it is cheap), and for a
+    retrieving variant the keys its level gives the corpus's documents (``doc`` at document level,
+    ``doc#chunk-N`` at chunk level, generously: every annotated chunk of a known document counts)."""
+    from abcompare.data.levels import judged_at_level
+    from abcompare.execution.base import precomputed_run
+
+    level, evaluation = config.dataset.level, config.evaluation
+    if level == "span" or evaluation.allow_misaligned:
+        return
+    options = evaluation.alignment_options()
+    possible = _retrievable_keys(dataset, level)
+    for name, variant in config.variants().items():
+        if variant.run is not None and (variant.run.path is None or not Path(variant.run.path).is_file()):
+            continue  # a Python retriever's keys are known once it has answered; a pipe is read once, later
+        context = f"variant {name!r}" + _given(variant)
+        if variant.run is not None:
+            with error_context(context, file=variant.run.path):
+                run = precomputed_run(variant, dataset)
+            _check_scored_in_full(run, variant, context, evaluation.convention)
+        elif possible is not None:
+            run = possible
+        else:
+            continue
+        with error_context(context, file=dataset.annotation_file):
+            judged_at_level(run, dataset, level, **options)
+
+
+def _retrievable_keys(dataset: Dataset, level: str) -> pd.DataFrame | None:
+    """A stand-in run holding every key a retrieving variant could return at ``level`` (None without a
+    corpus): one row per key, the evaluated queries spread over them so each is in the run."""
+    if dataset.corpus is None or not len(dataset.query_ids):
+        return None
+    documents = dataset.corpus["doc_id"].astype("str")
+    if level == "document":
+        keys = pd.Index(documents)
+    else:
+        annotated = dataset.annotations["key"].astype("str")
+        chunks = annotated.str.contains("#chunk-", regex=False)
+        of_known = annotated[chunks & annotated.str.split("#chunk-", n=1).str[0].isin(set(documents))]
+        keys = pd.Index(documents + "#chunk-0").append(pd.Index(of_known)).unique()
+    queries = dataset.query_ids
+    rows = max(len(keys), len(queries))
+    return pd.DataFrame(
+        {
+            "query_id": [queries[i % len(queries)] for i in range(rows)],
+            "key": [keys[i % len(keys)] for i in range(rows)],
+            "rank": [i // len(queries) + 1 for i in range(rows)],
+            "score": 0.0,
+        }
+    )
+
+
 def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
     unknown id, a warning for queries without rewrites)."""
@@ -414,6 +494,31 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     from abcompare.retrieval.query_planning import check_against_queries
 
     check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
+
+
+def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convention: str) -> None:
+    """In the trec convention hits are ordered by score, so a query whose hits are scored only in part has
+    no order: refused naming the variant's run (its file, or its Python retriever) and the query, not the
+    judgments it would next be scored against."""
+    if convention != "trec" or run.empty:
+        return
+    missing = run["score"].isna()
+    if not missing.any():
+        return
+    share = missing.groupby(run["query_id"], sort=False).transform("mean")
+    partial = share.between(0, 1, inclusive="neither")
+    if not partial.any():
+        return
+    first = run[partial & missing].iloc[0]
+    file = variant.run.path if variant.run is not None and variant.run.path is not None else None
+    with error_context(context, file=file):
+        raise DataError(
+            f"query {first['query_id']!r}: the hit at rank {first['rank']} ({first['key']!r}) has no score "
+            "while others of its query have one",
+            field="score",
+            hint="the trec convention orders hits by score: give every hit of a query a finite score, or "
+            "none (then their order is the ranking)",
+        )
 
 
 def _given(variant: Any) -> str:

@@ -464,7 +464,7 @@ def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str, 
 
 def _check_cross_encoder(model: str, backend: str | None) -> None:
     """A cross-encoder runs on torch, from a folder found offline."""
-    from abcompare.retrieval.models import check_installed, locate_model
+    from abcompare.retrieval.models import check_installed, declared_architectures, locate_model, model_kind
 
     if backend not in (None, "torch"):
         raise RetrievalError(
@@ -473,7 +473,17 @@ def _check_cross_encoder(model: str, backend: str | None) -> None:
             hint="leave backend out, or use rerank.type: bi-encoder with an ONNX embedding model",
         )
     check_installed(model, "torch")
-    locate_model(model)
+    folder = Path(locate_model(model))
+    if model_kind(folder) != "cross-encoder":
+        declared = ", ".join(declared_architectures(folder)) or "no sequence-classification head"
+        raise RetrievalError(
+            f"model {model!r} is not a cross-encoder ({declared}): a cross-encoder's config.json declares a "
+            "*ForSequenceClassification head, which scores a query and a text together; loading this one "
+            "would bolt on a randomly initialised head (numbers that change from run to run)",
+            field="model",
+            hint="give a cross-encoder (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2), or rerank with an "
+            "embedding model as rerank.type: bi-encoder",
+        )
 
 
 def check_models(
@@ -570,6 +580,29 @@ def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ..
     return {**raw, "treatments": merged}
 
 
+def _overrides(raw: dict[str, Any], swept: set[str]) -> dict[str, Any]:
+    """Each treatment's own overrides as written (a sweep's points excluded: a grid crosses settings that
+    some of its points ignore by design, and points that are one pipeline run once)."""
+    treatments = raw.get("treatments")
+    if not isinstance(treatments, dict):
+        return {}
+    return {name: override for name, override in treatments.items() if name not in swept}
+
+
+def _refuse_ignored_settings(
+    config: ExperimentConfig, written: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]
+) -> None:
+    """A setting written for a variant that its kind ignores (a ``rerank`` on a run file, RRF's ``k``
+    under DBSF) is a located error, never silently dropped (:mod:`abcompare.config.ignored`)."""
+    from abcompare.config.ignored import ignored_settings
+
+    for name, variant in config.variants().items():
+        for setting, why in ignored_settings(written.get(name), variant):
+            loc = (*variant_key(name), *setting)
+            field = ".".join(loc)
+            raise ConfigError(f"{setting[-1]} {why}", file=path, line=line_of(loc, lines), field=field)
+
+
 def _differences(control: Any, treatment: Any, prefix: str = "") -> list[str]:
     """The setting paths where two validated variants (as dumped) differ; an entry only one of them has
     (a retriever, a weight) is one path."""
@@ -594,6 +627,8 @@ def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -
         changed = _differences(control, treatment.model_dump(mode="json"))
         if any(path.startswith("run.") for path in changed):  # another run (file or retriever): one change
             changed = [path for path in changed if not path.startswith("run.")] + ["run"]
+        if "run" in changed:  # a run instead of retrieval, or back: its retrieval settings are that change
+            changed = ["run"]
         added = [p for p in changed if p.count(".") == 1 and p.startswith("retrievers.")]
         if added and control["fusion"] is None and "fusion" in changed:
             changed.remove("fusion")  # a second retriever needs a fusion: one change, not two
@@ -666,12 +701,14 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     plan = _expand_sweep(raw, path, lines)
     swept = set(plan.candidates) if plan is not None else set()
     # treatments are overrides of the control: merged before validation, so errors point at their keys
+    written = {"control": raw.get("control"), **_overrides(raw, swept)}
     raw = _merge_treatments(raw, path, lines)
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
     _warn_about_changes(config, swept, path)
+    _refuse_ignored_settings(config, written, path, lines)
     _check_files(config, path, lines)
     check_models(config, path, lines)
     config._sweep_plan = plan

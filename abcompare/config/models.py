@@ -24,12 +24,18 @@ from pydantic_core import PydanticCustomError
 from abcompare.config.sweep import SweepPlan, SweepSettings
 from abcompare.core.errors import ConfigError
 from abcompare.core.limits import (
+    MAX_COLLECTIONS,
+    MAX_CPUS,
     MAX_CUTOFF,
+    MAX_ENCODERS,
+    MAX_GPUS_PER_ENCODER,
     MAX_GRADE,
     MAX_QUERIES,
     MAX_RESAMPLES,
+    MAX_RETRIES,
     MAX_SEED,
     MAX_TAG_VALUE_LENGTH,
+    METRIC_RANGE,
 )
 from abcompare.core.naming import first_collision, label_problem, name_problem, tag_key_problem
 from abcompare.core.vocabulary import (
@@ -43,7 +49,7 @@ from abcompare.core.vocabulary import (
     not_computed,
     parse_metric,
 )
-from abcompare.retrieval.settings import VariantSettings
+from abcompare.retrieval.settings import VariantSettings, without_null_entries
 
 
 def located(message: str, *at: str) -> PydanticCustomError:
@@ -150,6 +156,11 @@ class CollectionSettings(DatasetSettings):
         description="For a variant given as a run file (run.path): this collection's run file, by variant "
         "name ('control' or a treatment); a variant not named here reads its own run.path.",
     )
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _drop_null_runs(cls, value: Any) -> Any:
+        return without_null_entries(value)
 
     @field_validator("name")
     @classmethod
@@ -273,12 +284,14 @@ class SignificanceSettings(_Model):
     min_effect: float | None = Field(
         None,
         gt=0,
+        le=METRIC_RANGE,
         description="The smallest effect you care about, in metric units: a non-significant difference whose "
         "interval includes both 0 and this effect is 'inconclusive'.",
     )
     non_inferiority_margin: float | None = Field(
         None,
         ge=0,
+        lt=METRIC_RANGE,
         allow_inf_nan=False,
         description="Adds a one-sided test that each treatment is not worse than the control by more than "
         "this (primary metric units, e.g. 0.01) on the primary metric: 'non-inferior' or 'not shown "
@@ -353,6 +366,11 @@ class TrackingSettings(_Model):
         if problem is not None:
             raise ValueError(f"run name {problem}")
         return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _drop_null_tags(cls, value: Any) -> Any:
+        return without_null_entries(value)
 
     @field_validator("tags")
     @classmethod
@@ -431,23 +449,29 @@ class ExecutionSettings(_Model):
         "one running on this machine; null starts a private Ray on this machine.",
     )
     num_cpus: int | None = Field(
-        None, ge=1, description="CPUs of the private Ray started when address is null (default: all)."
+        None,
+        ge=1,
+        le=MAX_CPUS,
+        description="CPUs of the private Ray started when address is null (default: all).",
     )
     num_gpus_per_encoder: float | None = Field(
         None,
         gt=0,
+        le=MAX_GPUS_PER_ENCODER,
         description="GPUs per encoder actor; default 1 when the cluster has GPUs (one actor per GPU), "
         "else the encoders run on CPU.",
     )
     encoders: int | None = Field(
         None,
         ge=1,
+        le=MAX_ENCODERS,
         description="Encoder actors in the Ray Data pool; default one per GPU, or on CPUs one per as many "
         "CPUs as this machine's torch threads (each actor runs that many, for bit-identical vectors).",
     )
     retries: int = Field(
         3,
         ge=0,
+        le=MAX_RETRIES,
         description="How often Ray reruns a task, or restarts an encoder, whose worker died; 0 fails the "
         "comparison at the first lost worker.",
     )
@@ -485,6 +509,7 @@ class ExperimentConfig(_Model):
     datasets: list[CollectionSettings] | None = Field(
         None,
         min_length=1,
+        max_length=MAX_COLLECTIONS,
         description="Several collections instead of one 'dataset': the same control and treatments run on "
         "each, each compared as one dataset is, and the primary metric tested pooled across them.",
     )

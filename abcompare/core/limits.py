@@ -13,6 +13,24 @@ MAX_QUERIES = 100_000_000
 MAX_SEED = 2**63 - 1
 #: Hard ceiling of candidates in one sweep (``max_variants`` may only lower it).
 MAX_VARIANTS = 1000
+#: Every metric abcompare computes lies in [0, 1]: an effect or a margin of this size is the metric's whole
+#: range (a non-inferiority margin of 1 or more could never fail; 1e308 overflowed in numpy).
+METRIC_RANGE = 1.0
+#: Ray sizing: CPUs of a private Ray, GPUs per encoder actor, encoder actors, reruns of a lost task.
+MAX_CPUS = 4096
+MAX_GPUS_PER_ENCODER = 64
+MAX_ENCODERS = 4096
+MAX_RETRIES = 100
+
+# ------------------------------------------------------------------------ inputs that multiply work
+#: Rewrites of one query in a query-planning variants file: each is retrieved and fused (100,000 rewrites
+#: of one query ran out of memory at 7.7 GB); real plans use a handful.
+MAX_REWRITES_PER_QUERY = 100
+#: Hits of one query in a run (a file, or a Python retriever's answer): far past any cutoff, and as deep as
+#: a retrieving variant's ``depth`` may go.
+MAX_HITS_PER_QUERY = 10_000
+#: Collections in one comparison (``datasets:``): each is loaded and every variant runs on each.
+MAX_COLLECTIONS = 100
 
 # ------------------------------------------------------------------------------------ config files
 #: Deepest nesting of mappings and lists a config may have (real configs use about six levels).

@@ -30,7 +30,9 @@ class AlignmentReport:
     """How well the annotated ids (grade >= threshold) of a run's queries match the run's hit keys.
 
     ``annotated_ids`` counts distinct relevant ids; ``annotated_ids_in_run`` how many of them appear
-    anywhere among the run's keys (so could ever match). ``diagnosis``/``fix`` explain a shape mismatch.
+    anywhere among the run's keys (so could ever match). ``queries_without_annotated_hits`` are the
+    annotated queries none of whose relevant ids is among their hits, a query the run lacks included
+    (``queries_missing_from_run`` names those). ``diagnosis``/``fix`` explain a shape mismatch.
     """
 
     annotated_ids: int
@@ -207,8 +209,8 @@ def alignment_report(
 
     annotated_queries = pd.Index(pd.unique(ann_q))
     found = pd.Index(pd.unique(run_q[_pairs_in(run_q, run_keys, ann_q, relevant["key"].astype("str"))]))
-    in_run_queries = annotated_queries[is_in(annotated_queries, run_query_set)]
-    without = tuple(str(q) for q in in_run_queries[~is_in(in_run_queries, found)])
+    # a query absent from the run has no hits, so none of its annotated ids is among them: it counts
+    without = tuple(str(q) for q in annotated_queries[~is_in(annotated_queries, found)])
     missing = tuple(str(q) for q in annotated_queries[~is_in(annotated_queries, run_query_set)])
     repeated = int(run_q[run_df.duplicated(["query_id", "key"]).to_numpy()].nunique())
 

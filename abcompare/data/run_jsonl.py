@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from abcompare.data.hit_lists import (
     run_frame_from_hits,
 )
 from abcompare.data.run_rules import finite_scores, rank_problem
+
+#: The RagHit fields a hit's score is read from (``data.hit_lists``: the first one set).
+SCORE_FIELDS = ("score", "rerank_score", "fusion_score", "retrieval_score")
 
 
 def read_jsonl_run(path: str | Path) -> pd.DataFrame:
@@ -99,6 +103,17 @@ def _validate_hit(
             field=f"{prefix}hits[{index}].{where}",
             hint="fix the value's type (numbers for scores and ranks)",
         ) from None
+    for name in SCORE_FIELDS:  # a score that is not a number: at its line and hit, not later at a row
+        value = getattr(hit, name)
+        if value is not None and not math.isfinite(value):
+            raise DataError(
+                f"invalid hit: {name} is {value} (scores must be finite numbers)",
+                file=path,
+                line=line,
+                field=f"{prefix}hits[{index}].{name}",
+                hint="give each hit a finite score, or leave the score out of every hit of the query "
+                "(then their order is the ranking)",
+            )
     whole = [(name, getattr(hit, name)) for name in ("rank", "chunk_index", "page_number")]
     whole += [(f"metadata.{name}", (hit.metadata or {}).get(name)) for name in ("start", "end")]
     for name, value in whole:

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.core.errors import DataError
+from abcompare.core.limits import MAX_HITS_PER_QUERY
 from abcompare.data._lines import (
     InputFile,
     as_input,
@@ -73,15 +74,34 @@ def read_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """
     path = as_input(path, "run")
     fmt = _detect_format(path) if fmt == "auto" else fmt
-    if fmt == "trec":
-        return read_trec_run(path)
-    if fmt == "jsonl":
-        return read_jsonl_run(path)
-    if fmt == "parquet":
-        return read_parquet_run(path)
-    if fmt == "csv":
-        return read_csv_run(path)
-    raise DataError(f"unknown run format {fmt!r}", file=path, hint=f"use one of auto, {', '.join(FORMATS)}")
+    readers = {
+        "trec": read_trec_run,
+        "jsonl": read_jsonl_run,
+        "parquet": read_parquet_run,
+        "csv": read_csv_run,
+    }
+    if fmt not in readers:
+        raise DataError(
+            f"unknown run format {fmt!r}", file=path, hint=f"use one of auto, {', '.join(FORMATS)}"
+        )
+    return bounded_hit_lists(readers[fmt](path), path)
+
+
+def bounded_hit_lists(run: pd.DataFrame, path: Any = None) -> pd.DataFrame:
+    """``run``, unless a query has more than ``MAX_HITS_PER_QUERY`` hits: every hit is judged and every
+    resample reads them, so a list that deep is refused, naming the query, before any evaluation."""
+    if run.empty:
+        return run
+    sizes = run.groupby("query_id", sort=False).size()
+    if int(sizes.max()) > MAX_HITS_PER_QUERY:
+        query = sizes.idxmax()
+        raise DataError(
+            f"query {query!r} has {int(sizes.max()):,} hits: at most {MAX_HITS_PER_QUERY:,} a query",
+            file=path,
+            field="query_id",
+            hint="cut each query's list to its top hits (metrics read at most the largest cutoff)",
+        )
+    return run
 
 
 def returned_run(returned: Any) -> pd.DataFrame:
@@ -107,7 +127,7 @@ def returned_run(returned: Any) -> pd.DataFrame:
         )
     if run.empty:
         raise DataError("returned no hit for any query", hint="return each query's ranked hits, best first")
-    return run
+    return bounded_hit_lists(run)
 
 
 def _detect_format(path: InputFile) -> str:

@@ -292,6 +292,11 @@ def robustness_sentence(row: Mapping[str, Any]) -> str:
         )
     span = f"between {float(row['unjudged_min']):+.3f} and {float(row['unjudged_max']):+.3f}"
     counted = plural(hits, "unjudged hit")
+    if float(row["unjudged_min"]) == float(row["unjudged_max"]):
+        return (
+            f"Unjudged hits: the {counted} in either top {k} count alike for both lists, so no judgment of "
+            f"them can move the {metric} delta (it stays {float(row['unjudged_min']):+.3f})."
+        )
     grade = f"grade {float(row['top_grade']):g}"
     if bool(row.get("relevant_only", False)):
         head = (

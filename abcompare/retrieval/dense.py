@@ -14,8 +14,11 @@ Every vector is L2-normalised (float32), so search is exact inner product: cosin
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +167,21 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
+@contextlib.contextmanager
+def _no_session_file() -> Iterator[None]:
+    """onnxruntime (1.32) writes a session-id file ``.ses`` into the temporary folder as it is imported;
+    abcompare writes nothing outside its store, artifact root and cache, so a ``.ses`` that was not there
+    before is removed once the import is done."""
+    folders = {Path(tempfile.gettempdir()), Path(os.environ.get("TMPDIR") or "/tmp")}
+    new = [folder / ".ses" for folder in folders if not (folder / ".ses").exists()]
+    try:
+        yield
+    finally:
+        for file in new:
+            with contextlib.suppress(OSError):
+                file.unlink()
+
+
 class OnnxEncoder:
     """An ONNX embedding model: onnxruntime on CPU, the ``tokenizers`` library, the declared pooling.
 
@@ -173,7 +191,8 @@ class OnnxEncoder:
 
     def __init__(self, model: EmbeddingModel, max_seq_length: int | None = None, threads: int | None = None):
         try:
-            import onnxruntime
+            with _no_session_file():  # onnxruntime writes it as it is imported
+                import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise RetrievalError(

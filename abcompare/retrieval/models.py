@@ -500,7 +500,59 @@ def resolve_embedding_model(name: str, backend: str | None = None) -> EmbeddingM
         raise RetrievalError(
             f"ONNX model file not found: {name}", field="model", hint="give an existing .onnx file"
         )
-    return torch_model(name, Path(locate_model(name)))
+    folder = Path(locate_model(name))
+    check_torch_folder(name, folder)
+    return torch_model(name, folder)
+
+
+#: Files any one of which holds a transformers tokenizer (fast, WordPiece, sentencepiece).
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "tokenizer_config.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+)
+
+
+def check_torch_folder(name: str, folder: Path) -> None:
+    """What torch needs of a model folder before anything loads it: its transformers ``config.json``,
+    weights and a tokenizer. A folder without them fails here, located at the model's key, not later in
+    transformers ("Unrecognized model") after the corpus was chunked and indexed."""
+    missing = [
+        what
+        for what, present in (
+            ("config.json", (folder / "config.json").is_file()),
+            ("weights (*.safetensors or *.bin)", bool(torch_weights(folder))),
+            (
+                "a tokenizer (" + ", ".join(TOKENIZER_FILES[:3]) + ")",
+                any((folder / f).is_file() for f in TOKENIZER_FILES),
+            ),
+        )
+        if not present
+    ]
+    if not missing:
+        if model_kind(folder) == "cross-encoder":
+            heads = ", ".join(declared_architectures(folder))
+            raise RetrievalError(
+                f"model {name!r} is a cross-encoder ({heads}: it scores a query and a text together), not an "
+                "embedding model",
+                field="model",
+                hint="use it as rerank: {type: cross-encoder, model: ...}, or give an embedding model here",
+            )
+        return
+    onnx = _onnx_in_folder(folder)
+    hint = (
+        f"the folder holds an ONNX model ({onnx.relative_to(folder)}): set backend: onnx, with its "
+        "tokenizer.json and modules.json in the folder"
+        if onnx is not None
+        else "give a sentence-transformers model folder (saved by model.save(...), or from the hub)"
+    )
+    raise RetrievalError(
+        f"model {name!r}: the folder {folder} is no torch model: it has no {', no '.join(missing)}",
+        field="model",
+        hint=hint,
+    )
 
 
 def required_modules(backend: str) -> tuple[tuple[str, str], ...]:
@@ -536,3 +588,27 @@ def default_backend(name: str) -> str:
     if packaged is not None:
         return packaged[0]
     return "onnx" if name.endswith(".onnx") else "torch"
+
+
+def declared_architectures(folder: Path) -> list[str]:
+    """The model classes a transformers ``config.json`` declares (empty when it declares none)."""
+    import json
+
+    try:
+        declared = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("architectures")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(a) for a in declared] if isinstance(declared, list) else []
+
+
+def model_kind(folder: Path) -> str | None:
+    """What a model folder is, from its own files: ``cross-encoder`` when its ``config.json`` declares a
+    sequence-classification head (what sentence-transformers' CrossEncoder loads), ``embedding`` when it
+    declares a bare encoder or has a sentence-transformers pooling configuration (``modules.json``), None
+    when the files do not say."""
+    architectures = declared_architectures(folder)
+    if architectures and all(a.endswith("ForSequenceClassification") for a in architectures):
+        return "cross-encoder"
+    if (folder / "modules.json").is_file() or any(a.endswith("Model") for a in architectures):
+        return "embedding"
+    return None

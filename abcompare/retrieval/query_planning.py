@@ -31,6 +31,7 @@ import numpy as np
 
 from abcompare.core.errors import AbcompareWarning, ConfigError
 from abcompare.core.hits import RagHit, clean_id
+from abcompare.core.limits import MAX_REWRITES_PER_QUERY
 from abcompare.core.vocabulary import plural
 from abcompare.retrieval.fusion import fuse
 
@@ -94,6 +95,11 @@ def _read_variants_file(path: Path, _mtime_ns: int, _size: int) -> VariantsFile:
         variants = record.get("variants")
         if not isinstance(variants, list):
             raise error(f"query {query_id!r}: 'variants' must be a list of query texts")
+        if len(variants) > MAX_REWRITES_PER_QUERY:
+            raise error(
+                f"query {query_id!r} has {len(variants):,} rewrites: at most {MAX_REWRITES_PER_QUERY:,} a "
+                "query (each is retrieved and fused)"
+            )
         for position, variant in enumerate(variants, start=1):
             if not isinstance(variant, str):
                 raise error(f"query {query_id!r}: variant {position} is not a string ({json.dumps(variant)})")

@@ -26,6 +26,13 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def without_null_entries(value: Any) -> Any:
+    """A mapping keyed by the user's names (retrievers, fusion weights) without its ``null`` entries: a
+    ``null`` entry is no entry, in the control as in a treatment or ``--set`` (where it removes the one it
+    is laid over), so ``retrievers: {dense: null}`` has no dense retriever wherever it is written."""
+    return {k: v for k, v in value.items() if v is not None} if isinstance(value, dict) else value
+
+
 class ChunkingSettings(_Settings):
     """How documents are split into the units that are indexed and returned as hits."""
 
@@ -106,6 +113,11 @@ class FusionSettings(_Settings):
     weights: dict[str, Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
         None, description="Weight per retriever name (default 1 each); finite numbers."
     )
+
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _drop_null_weights(cls, value: Any) -> Any:
+        return without_null_entries(value)
 
 
 class QueryFusionSettings(FusionSettings):
@@ -235,15 +247,13 @@ class VariantSettings(_Settings):
     @field_validator("retrievers", mode="before")
     @classmethod
     def _infer_type_from_name(cls, value: Any) -> Any:
-        """A retriever named 'bm25' or 'dense' without ``type`` gets that type."""
+        """A retriever named 'bm25' or 'dense' without ``type`` gets that type; a ``null`` one is none."""
         if not isinstance(value, dict):
             return value
         filled: dict[str, Any] = {}
-        for name, spec in value.items():
+        for name, spec in without_null_entries(value).items():
             if isinstance(spec, dict) and "type" not in spec and name in ("bm25", "dense"):
                 spec = {**spec, "type": name}
-            elif spec is None and name in ("bm25", "dense"):
-                spec = {"type": name}
             elif isinstance(spec, dict) and "type" not in spec:
                 raise ValueError(f"retriever {name!r} needs a 'type': 'bm25' or 'dense'")
             filled[name] = spec
@@ -266,7 +276,8 @@ class VariantSettings(_Settings):
                     f"retrievers are {sorted(self.retrievers)}"
                 )
         expands = self.query_planning is not None and self.query_planning.expansion is not None
-        if expands and not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
+        retrieves = self.run is None  # a run variant's query_planning is refused as ignored, at its key
+        if expands and retrieves and not any(isinstance(r, BM25Settings) for r in self.retrievers.values()):
             message = "rm3 expands the queries of BM25 retrievers, and this variant has none"
             raise _located(message, "query_planning", "expansion")
         return self

@@ -74,5 +74,14 @@ def _check(text: str, folder: Path, name: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a hybrid treatment adds a retriever and its fusion, on purpose
             load_config(probe)
+    except ConfigError as error:  # never name the probe, a file that is gone once this returns
+        if error.file is None or Path(error.file).name != probe.name:
+            raise
+        key = f"{error.field}: " if error.field else ""
+        raise ConfigError(
+            f"the config init would write ({folder / name}) does not load: {key}{error.message}",
+            field="--run" if error.field and error.field.startswith("treatments") else None,
+            hint=error.hint,
+        ) from None
     finally:
         os.unlink(probe)

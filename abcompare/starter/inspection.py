@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from abcompare.core.errors import ConfigError, DataError
-from abcompare.core.naming import name_problem
+from abcompare.core.naming import first_collision, name_problem
 
 #: The files of a BEIR folder (the names the data stage reads).
 QUERIES, CORPUS, QRELS = "queries.jsonl", "corpus.jsonl", "qrels"
@@ -212,6 +212,17 @@ def inspect_runs(runs: list[tuple[str, Path]], dataset: DatasetFindings) -> list
         )
     if "control" in names[1:]:
         raise ConfigError("'control' names the first run only", field="--run")
+    clash = first_collision(["control", *names[1:]])  # the first run is the variant named control
+    if clash is not None:
+        first, second = clash
+        given = {name: f"--run {name}={path}" for name, path in runs}
+        which = [given.get(first, f"the control (--run {runs[0][0]}=...)"), given[second]]
+        raise ConfigError(
+            f"the run names {first!r} and {second!r} become the same MLflow key and file name "
+            f"({which[0]}, {which[1]})",
+            field="--run",
+            hint="rename one of the two --run options (NAME=FILE)",
+        )
     found: list[RunFindings] = []
     evaluated = set(dataset.queries["query_id"].astype("str"))
     for name, path in runs:

@@ -46,8 +46,9 @@ def queries_for_effect(
     z = stats.norm.isf(alpha / 2.0) + stats.norm.ppf(power)
     spread, size = np.asarray(sd, dtype=np.float64), np.abs(np.asarray(effect, dtype=np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
+        # no change is never detected (identical runs too, whose spread is 0 as well)
         n = np.where(
-            spread == 0, 0.0, np.where(size == 0, np.inf, (z * spread / np.where(size == 0, 1, size)) ** 2)
+            size == 0, np.inf, np.where(spread == 0, 0.0, (z * spread / np.where(size == 0, 1, size)) ** 2)
         )
     return n if n.ndim else float(n)
 

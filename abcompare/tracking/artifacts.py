@@ -28,10 +28,21 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
 
     folder = scratch / "files" / mlflow_safe_name(outcome.name)
     folder.mkdir(parents=True, exist_ok=True)
+    # the trec convention scores lists as trec_eval orders them (score, then key, descending): the file
+    # keeps the real scores, so trec_eval (or any peer tool) on it gives the tool's numbers, ties included;
+    # lists judged in served order (ai4j), or hits without scores, get rank-derived scores instead
+    real = config.evaluation.convention == "trec" and bool(outcome.run["score"].notna().all())
     with warnings.catch_warnings():
-        # tied fused scores get rank-derived scores in the TREC file; hits.parquet keeps the real ones
-        warnings.simplefilter("ignore", AbcompareWarning)
-        trec = Path(write_run(outcome.run, folder / "run.trec", fmt="trec", run_name=outcome.name))
+        warnings.simplefilter("ignore", AbcompareWarning)  # rank-derived scores replace tied ones: on purpose
+        trec = Path(
+            write_run(
+                outcome.run,
+                folder / "run.trec",
+                fmt="trec",
+                run_name=outcome.name,
+                scores="keep" if real else "auto",
+            )
+        )
     k = max(config.evaluation.cutoffs)
     metrics = [metric_name(m, k) for m in config.evaluation.metrics]
     title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"

@@ -323,6 +323,12 @@ def _comparison_run(client: Any, run_id: str, uri: str) -> Any:
         raise TrackingError(
             f"no run {run_id} in {uri}", field="RUN_ID", hint="give a comparison's parent run id, or none"
         ) from None
+    if run.info.lifecycle_stage == "deleted":  # `latest` skips deleted runs; an id names one on purpose
+        raise TrackingError(
+            f"run {run_id} in {uri} is deleted (mlflow runs delete, or the UI): no comparison to report",
+            field="RUN_ID",
+            hint="restore it first (mlflow runs restore --run-id ID), or give a live comparison's id",
+        )
     role = run.data.tags.get(ROLE_TAG)
     if role not in (ROLE_COMPARISON, ROLE_COLLECTIONS):
         raise TrackingError(

@@ -110,18 +110,29 @@ def samples(run_file: Path) -> list[dict[str, Any]]:
             "retrievers": {"bm25": {"stemmer": "english", "stopwords": "en"}},
             "fusion": {"method": "rrf", "weights": {"bm25": 2.0}},
             "rerank": {"type": "bi-encoder", "model": "all-MiniLM-L6-v2", "backend": "torch"},
-            "run": {"path": str(run_file)},
         },
+        # a run file retrieves nothing, so it stands alone (retrieval settings beside it are refused)
+        {"run": {"path": str(run_file)}},
         {"retrievers": {"dense": {"model": "all-MiniLM-L6-v2", "max_seq_length": 128, "backend": "torch"}}},
+        # rewrites and RM3 each stand without the other; the query fusion needs rewrites (one text else)
+        {"retrievers": {"bm25": {}}, "query_planning": {"variants": str(REWRITES), "expansion": "rm3"}},
         {
             "retrievers": {"bm25": {}},
             "query_planning": {
                 "variants": str(REWRITES),
-                "expansion": "rm3",
                 "fusion": {"method": "rrf", "weights": {"original": 2.0}},
             },
         },
     ]
+
+
+#: What a variant needs besides a null for the setting: without its run file, a variant retrieves.
+NULLED_NEEDS: dict[tuple[str, ...], dict[str, Any]] = {("run",): {"retrievers": {"bm25": {}}}}
+
+
+def _needs_as_set(prefix: str, path: tuple[str, ...]) -> list[str]:
+    """:data:`NULLED_NEEDS` as ``--set`` options on the variant at ``prefix``."""
+    return [f"{prefix}.{key}={json.dumps(value)}" for key, value in NULLED_NEEDS.get(path, {}).items()]
 
 
 def get(data: Any, path: tuple[str, ...]) -> Any:
@@ -171,6 +182,7 @@ def _written_with_null(control: dict[str, Any], path: tuple[str, ...]) -> dict[s
     """What the control means when it writes this setting as null itself (plain pydantic validation)."""
     data = json.loads(json.dumps(control))
     get(data, path[:-1])[path[-1]] = None
+    data |= NULLED_NEEDS.get(path, {})
     return dumped(VariantSettings.model_validate(data))
 
 
@@ -181,7 +193,7 @@ def _written_with_null(control: dict[str, Any], path: tuple[str, ...]) -> dict[s
 @pytest.mark.parametrize("path", OPTIONAL, ids=[".".join(p) for p in OPTIONAL])
 def test_a_null_in_a_treatment_is_none_as_in_the_control(tmp_path: Path, run_file: Path, path) -> None:
     control = sample_for(path, run_file)
-    config = load_config(write_config(tmp_path, control, nested(path, None)))
+    config = load_config(write_config(tmp_path, control, nested(path, None) | NULLED_NEEDS.get(path, {})))
     treatment, baseline = dumped(config.treatments["t"]), dumped(config.control)
     assert get(baseline, path) is not None
     assert get(treatment, path) is None
@@ -194,10 +206,10 @@ def test_a_null_given_with_set_is_none(tmp_path: Path, run_file: Path, path) -> 
     control = sample_for(path, run_file)
     file = write_config(tmp_path, control, {})
     dotted = ".".join(path)
-    treated = load_config(file, [f"treatments.t.{dotted}=null"])
+    treated = load_config(file, [f"treatments.t.{dotted}=null", *_needs_as_set("treatments.t", path)])
     assert get(dumped(treated.treatments["t"]), path) is None
     assert get(dumped(treated.control), path) is not None
-    empty = load_config(file, [f"control.{dotted}="])  # `key=` with nothing after it is null too
+    empty = load_config(file, [f"control.{dotted}=", *_needs_as_set("control", path)])  # `key=` is null too
     assert dumped(empty.control) == _written_with_null(control, path)
 
 
@@ -420,3 +432,70 @@ def test_on_cranfield_no_stemming_written_as_null_is_the_real_difference(
     assert round(rows["nostem-null"]["p_t"], 2) == 0.02
     assert rows["nostem-null"]["p_t"] == rows["nostem-empty"]["p_t"]
     assert rows["nostem-null"]["wins"] == rows["nostem-empty"]["wins"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a null entry of a named mapping is no entry in the control too (written, or given with --set)
+
+#: A control per named mapping of a variant, with two entries in it (the second is nulled).
+NAMED_CONTROLS: dict[tuple[str, ...], dict[str, Any]] = {
+    ("retrievers",): {
+        "retrievers": {"bm25": {"k1": 1.2}, "dense": {"model": "all-MiniLM-L6-v2"}},
+        "fusion": {"method": "rrf"},
+    },
+    ("fusion", "weights"): {
+        "retrievers": {"bm25": {}, "dense": {"model": "all-MiniLM-L6-v2"}},
+        "fusion": {"method": "rrf", "weights": {"bm25": 2.0, "dense": 3.0}},
+    },
+    ("query_planning", "fusion", "weights"): {
+        "retrievers": {"bm25": {}},
+        "query_planning": {
+            "variants": str(REWRITES),
+            "fusion": {"weights": {"original": 2.0, "variants": 1.0}},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("mapping", named_mappings(VariantSettings), ids=".".join)
+@pytest.mark.parametrize("how", ["written", "set"])
+def test_a_null_entry_in_the_control_removes_it_as_in_a_treatment(tmp_path: Path, mapping, how) -> None:
+    """``--set control.retrievers.dense=null`` is a control without a dense retriever (the README's
+    ``retrievers: {dense: null}`` drops that retriever), the same as that null in a treatment."""
+    assert mapping in NAMED_CONTROLS, f"give {'.'.join(mapping)} a sample control in NAMED_CONTROLS"
+    control = json.loads(json.dumps(NAMED_CONTROLS[mapping]))
+    first, second = get(control, mapping)
+    dotted = ".".join((*mapping, second))
+    if how == "written":
+        get(control, mapping)[second] = None
+        config = load_config(write_config(tmp_path, control, {"depth": 7}))
+    else:
+        file = write_config(tmp_path, control, {"depth": 7})
+        config = load_config(file, [f"control.{dotted}=null", f"treatments.t.{dotted}=null"])
+    assert list(get(dumped(config.control), mapping)) == [first]
+    assert list(get(dumped(config.treatments["t"]), mapping)) == [first]
+    if mapping == ("retrievers",):  # the dense retriever's default model is not brought back
+        assert all(r.type == "bm25" for r in config.control.retrievers.values())
+
+
+def test_set_control_dense_null_on_the_shipped_hybrid_config_is_bm25_only() -> None:
+    """The issue's command: a BM25-only check of the shipped hybrid config, in the control and treatment."""
+    config = load_config(REPO / "configs" / "rrf_vs_dbsf.yaml", ["control.retrievers.dense=null"])
+    for variant in config.variants().values():
+        assert list(variant.retrievers) == ["bm25"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "sample"),
+    [(("tracking", "tags"), {"team": "search", "owner": "me"})],
+    ids=["tracking.tags"],
+)
+def test_a_null_entry_of_a_named_mapping_outside_the_variants_removes_it(
+    tmp_path: Path, setting, sample
+) -> None:
+    file = tmp_path / "tags.yaml"
+    document = {"name": "o", "dataset": {"name": "hr-docs"}, "control": {"retrievers": {"bm25": {}}}}
+    document |= {"treatments": {"t": {"depth": 5}}, setting[0]: {setting[1]: sample}}
+    file.write_text(yaml.safe_dump(document))
+    config = load_config(file, [f"{'.'.join(setting)}.owner=null"])
+    assert get(config.model_dump(mode="json"), setting) == {"team": "search"}

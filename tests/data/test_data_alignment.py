@@ -65,7 +65,8 @@ def test_aligned_run_has_no_diagnosis_and_passes():
     # relevant ids of the run's queries: a, z, x (b is grade 0, q4 is not in the run) -> a and x appear
     assert (report.annotated_ids, report.annotated_ids_in_run) == (3, 2)
     assert math.isclose(report.fraction_in_run, 2 / 3)
-    assert report.queries_without_annotated_hits == ("q2",)
+    # q4 is missing from the run: it has no hits, so none with its annotated id (issue 37)
+    assert report.queries_without_annotated_hits == ("q2", "q4")
     assert report.queries_missing_from_run == ("q4",)
     assert report.hit_lists_with_repeated_keys == 1
     assert report.diagnosis is None
@@ -127,3 +128,15 @@ def test_span_level_missed_evidence_counts_as_matchable_when_its_document_was_re
     report = alignment_report(run, ann)
     # spans in documents a and b could match (those documents were retrieved); z's could not
     assert (report.annotated_ids, report.annotated_ids_in_run) == (3, 2)
+
+
+def test_queries_absent_from_the_run_count_as_without_an_annotated_hit():
+    """The issue's two runs: one covering none of the annotated queries (it counted 0 without one), one
+    covering some of them (it counted only the covered query that missed)."""
+    ann = _ann([(f"q{i}", f"d{i}") for i in range(1, 7)])
+    none = alignment_report(run_of_keys({"other": ["d1"]}), ann)
+    assert len(none.queries_without_annotated_hits) == 6
+    assert "6 queries without one among its hits" in none.summary()
+    part = alignment_report(run_of_keys({"q1": ["d1"], "q2": ["d9"], "q3": ["d3"]}), ann)
+    assert part.queries_without_annotated_hits == ("q2", "q4", "q5", "q6")
+    assert part.queries_missing_from_run == ("q4", "q5", "q6")
