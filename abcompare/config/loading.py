@@ -612,6 +612,19 @@ def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -
             )
 
 
+def _shipped_hint(path: Path) -> str | None:
+    """For a missing config named like a shipped one (``configs/rrf_vs_dbsf.yaml`` in a folder that is no
+    checkout, e.g. after ``pip install``): the ``--example`` that runs the shipped file from any folder."""
+    from abcompare.config.examples import example_named_like
+
+    name = example_named_like(path)
+    if name is None:
+        return None
+    return (
+        f"{name} is a config shipped with abcompare: `abcompare run --example {name}` runs it from any folder"
+    )
+
+
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
     """Read, override, validate and resolve a YAML experiment config.
 
@@ -643,7 +656,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError("config file not found", file=path) from None
+        raise ConfigError("config file not found", file=path, hint=_shipped_hint(path)) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"cannot read config: not UTF-8 text ({exc.reason} at byte {exc.start})", file=path
