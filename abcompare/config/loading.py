@@ -19,7 +19,9 @@ from pydantic import (
 )
 
 from abcompare.config.models import (
+    DEFAULT_EXPERIMENT,
     ExperimentConfig,
+    TrackingSettings,
 )
 from abcompare.config.sweep import (
     SweepPlan,
@@ -152,6 +154,38 @@ def _forget_a_replaced_example(written: Any, raw: dict[str, Any], overrides: Seq
     block = raw.get("dataset")
     if keys & {"dataset.path", "dataset.queries"} and "dataset.name" not in keys and isinstance(block, dict):
         block.pop("name", None)
+
+
+def _experiment_follows_the_collection(written: Any, raw: dict[str, Any], overrides: Sequence[str]) -> bool:
+    """Whether the experiment is named after the collection (``abcompare-<collection>``): when the config
+    names none (``tracking.experiment``, in the file or with ``--set``), and when the one it names is the
+    collection's own name for the example that ``--set dataset.path=...`` (or ``dataset.queries``)
+    replaced (``abcompare-hr-docs`` on SciFact is ``abcompare-scifact``). Any other name stays."""
+    tracking = raw.get("tracking")
+    named = tracking.get("experiment") if isinstance(tracking, dict) else None
+    if named is None:
+        return True
+    keys = {a.partition("=")[0].strip() for a in overrides}
+    if "tracking.experiment" in keys or not isinstance(written, dict) or written.get("name") is None:
+        return False
+    block = raw.get("dataset")
+    replaced = isinstance(block, dict) and block.get("name") is None  # _forget_a_replaced_example dropped it
+    return replaced and named == f"{DEFAULT_EXPERIMENT}-{written['name']}"
+
+
+def _in_experiment(config: ExperimentConfig, experiment: str, path: Path) -> ExperimentConfig:
+    """``config`` logging into ``experiment`` (checked as a written name is: a collection's name may not
+    make a usable experiment name)."""
+    try:
+        tracking = TrackingSettings.model_validate({**config.tracking.model_dump(), "experiment": experiment})
+    except ValidationError as exc:
+        raise ConfigError(
+            f"the collection's experiment name {experiment!r} is not usable: {exc.errors()[0]['msg']}",
+            file=path,
+            field="tracking.experiment",
+            hint="name the experiment in the config's tracking.experiment",
+        ) from None
+    return config.model_copy(update={"tracking": tracking})
 
 
 def _child(node: dict[str, Any] | list[Any], key: str, path: str) -> Any:
@@ -673,6 +707,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     for assignment in overrides:
         apply_set_option(raw, assignment)
     _forget_a_replaced_example(written, raw, overrides)
+    follows_collection = _experiment_follows_the_collection(written, raw, overrides)
     _resolve_paths(raw, path.resolve().parent)
 
     # a sweep expands into treatments before anything else sees the config
@@ -684,6 +719,8 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
+    if follows_collection and config.dataset is not None and config.dataset.collection_name is not None:
+        config = _in_experiment(config, f"{DEFAULT_EXPERIMENT}-{config.dataset.collection_name}", path)
     _warn_about_changes(config, swept, path)
     _check_files(config, path, lines)
     check_models(config, path, lines)
