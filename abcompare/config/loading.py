@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import re
 import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -171,6 +172,23 @@ def _experiment_follows_the_collection(written: Any, raw: dict[str, Any], overri
     block = raw.get("dataset")
     replaced = isinstance(block, dict) and block.get("name") is None  # _forget_a_replaced_example dropped it
     return replaced and named == f"{DEFAULT_EXPERIMENT}-{written['name']}"
+
+
+def _described_on_the_collection(
+    config: ExperimentConfig, written: Any, raw: dict[str, Any], overrides: Sequence[str]
+) -> ExperimentConfig:
+    """A description that ends "on <example>" says the collection the data gives once ``--set dataset.path``
+    (or ``dataset.queries``) replaced that example: "... on hr-docs." on SciFact reads "... on scifact."
+    (a description given with ``--set`` stays as given)."""
+    block = raw.get("dataset")
+    if not isinstance(written, dict) or written.get("name") is None or not isinstance(block, dict):
+        return config
+    keys = {a.partition("=")[0].strip() for a in overrides}
+    if block.get("name") is not None or "description" in keys or config.dataset is None:
+        return config  # not a replaced example (see _forget_a_replaced_example), or described with --set
+    old, new = str(written["name"]), config.dataset.collection_name
+    described = re.sub(rf"\bon {re.escape(old)}(\.?)$", lambda m: f"on {new}{m.group(1)}", config.description)
+    return config if described == config.description else config.model_copy(update={"description": described})
 
 
 def _in_experiment(config: ExperimentConfig, experiment: str, path: Path) -> ExperimentConfig:
@@ -721,6 +739,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         raise _config_error(exc, path, lines) from None
     if follows_collection and config.dataset is not None and config.dataset.collection_name is not None:
         config = _in_experiment(config, f"{DEFAULT_EXPERIMENT}-{config.dataset.collection_name}", path)
+    config = _described_on_the_collection(config, written, raw, overrides)
     _warn_about_changes(config, swept, path)
     _check_files(config, path, lines)
     check_models(config, path, lines)

@@ -76,3 +76,16 @@ def test_a_written_experiment_stays_on_any_collection(tmp_path: Path) -> None:
     config = written(tmp_path, text)
     assert load_config(config).tracking.experiment == "team-search"
     assert load_config(config, [f"dataset.path={folder}"]).tracking.experiment == "team-search"
+
+
+def test_a_description_on_the_replaced_example_says_the_collection(tmp_path: Path) -> None:
+    """The issue's case: a shipped description ending "on hr-docs." says the collection from the data once
+    ``--set dataset.path`` points it at another; unchanged on its own data and when described with --set."""
+    folder = beir_folder(tmp_path, "scifact")
+    config = SHIPPED / "bm25_vs_hybrid.yaml"
+    own = load_config(config).description
+    assert own.endswith(" on hr-docs.")
+    moved = load_config(config, [f"dataset.path={folder}"]).description
+    assert moved == own.removesuffix(" on hr-docs.") + " on scifact."
+    given = load_config(config, [f"dataset.path={folder}", "description=mine on hr-docs"])
+    assert given.description == "mine on hr-docs"
