@@ -406,8 +406,9 @@ def report(
         typer.Option(
             "--format",
             metavar="html|markdown",
-            help="html: the self-contained page; markdown: verdicts, the compact table and the settings "
-            "as GitHub-flavoured Markdown, for a CI job summary.",
+            help="html: the self-contained page (verdicts, plots, tables, per-query wins and losses); "
+            "markdown: verdicts, the compact table and the settings as GitHub-flavoured Markdown, for a CI "
+            "job summary.",
         ),
     ] = "html",
     tracking_uri: Annotated[
@@ -430,8 +431,7 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Write report.html for a logged comparison (verdicts, plots, tables, per-query wins and losses), or
-    its Markdown summary for a CI job (--format markdown)."""
+    """Write a logged comparison as report.html, or as Markdown for a CI job (--format markdown)."""
     from rich.console import Console
 
     from abcompare.core.errors import ConfigError
