@@ -206,7 +206,9 @@ def _catch_interrupts(reporter) -> None:
 def run(
     config: OptionalConfigArg = None,
     set_: SetOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON on stdout (progress stays on stderr).")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     fail_on: FailOnOpt = None,
     example: ExampleOpt = None,
@@ -220,7 +222,7 @@ def run(
     from abcompare.runner import run_comparison
 
     gate = check_gate(fail_on)
-    reporter = ConsoleReporter(quiet=quiet or as_json)
+    reporter = ConsoleReporter(quiet=quiet)  # --json too reports progress: on stderr, stdout stays JSON
     _route_warnings(reporter.console)
     _catch_interrupts(reporter)
     config = config_or_example(config, example)
@@ -404,8 +406,9 @@ def report(
         typer.Option(
             "--format",
             metavar="html|markdown",
-            help="html: the self-contained page; markdown: verdicts, the compact table and the settings "
-            "as GitHub-flavoured Markdown, for a CI job summary.",
+            help="html: the self-contained page (verdicts, plots, tables, per-query wins and losses); "
+            "markdown: verdicts, the compact table and the settings as GitHub-flavoured Markdown, for a CI "
+            "job summary.",
         ),
     ] = "html",
     tracking_uri: Annotated[
@@ -428,8 +431,7 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Write report.html for a logged comparison (verdicts, plots, tables, per-query wins and losses), or
-    its Markdown summary for a CI job (--format markdown)."""
+    """Write a logged comparison as report.html, or as Markdown for a CI job (--format markdown)."""
     from rich.console import Console
 
     from abcompare.core.errors import ConfigError

@@ -16,7 +16,7 @@ from abcompare.config.yaml_reader import load_yaml
 from abcompare.core.errors import ConfigError
 from abcompare.examples import CONFIGS
 
-__all__ = ["ExampleConfig", "example_config", "example_configs", "header_question"]
+__all__ = ["ExampleConfig", "example_config", "example_configs", "example_named_like", "header_question"]
 
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")  # "e.g. production" is one sentence
 
@@ -79,3 +79,12 @@ def example_config(name: str) -> Path:
             hint=f"known examples: {known} (`abcompare examples` lists them with their questions)",
         )
     return example.path
+
+
+def example_named_like(path: Path) -> str | None:
+    """The shipped example whose file name ``path`` has (``configs/rrf_vs_dbsf.yaml``: ``rrf_vs_dbsf``), or
+    None: what a missing config's error names, since outside a checkout ``--example`` runs that file."""
+    if Path(path).suffix.lower() not in (".yaml", ".yml"):
+        return None
+    wanted = _key(Path(path).stem)
+    return next((example.name for example in example_configs() if _key(example.name) == wanted), None)

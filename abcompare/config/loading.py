@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import difflib
 import os
+import re
 import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -19,7 +20,9 @@ from pydantic import (
 )
 
 from abcompare.config.models import (
+    DEFAULT_EXPERIMENT,
     ExperimentConfig,
+    TrackingSettings,
 )
 from abcompare.config.sweep import (
     SweepPlan,
@@ -152,6 +155,55 @@ def _forget_a_replaced_example(written: Any, raw: dict[str, Any], overrides: Seq
     block = raw.get("dataset")
     if keys & {"dataset.path", "dataset.queries"} and "dataset.name" not in keys and isinstance(block, dict):
         block.pop("name", None)
+
+
+def _experiment_follows_the_collection(written: Any, raw: dict[str, Any], overrides: Sequence[str]) -> bool:
+    """Whether the experiment is named after the collection (``abcompare-<collection>``): when the config
+    names none (``tracking.experiment``, in the file or with ``--set``), and when the one it names is the
+    collection's own name for the example that ``--set dataset.path=...`` (or ``dataset.queries``)
+    replaced (``abcompare-hr-docs`` on SciFact is ``abcompare-scifact``). Any other name stays."""
+    tracking = raw.get("tracking")
+    named = tracking.get("experiment") if isinstance(tracking, dict) else None
+    if named is None:
+        return True
+    keys = {a.partition("=")[0].strip() for a in overrides}
+    if "tracking.experiment" in keys or not isinstance(written, dict) or written.get("name") is None:
+        return False
+    block = raw.get("dataset")
+    replaced = isinstance(block, dict) and block.get("name") is None  # _forget_a_replaced_example dropped it
+    return replaced and named == f"{DEFAULT_EXPERIMENT}-{written['name']}"
+
+
+def _described_on_the_collection(
+    config: ExperimentConfig, written: Any, raw: dict[str, Any], overrides: Sequence[str]
+) -> ExperimentConfig:
+    """A description that ends "on <example>" says the collection the data gives once ``--set dataset.path``
+    (or ``dataset.queries``) replaced that example: "... on hr-docs." on SciFact reads "... on scifact."
+    (a description given with ``--set`` stays as given)."""
+    block = raw.get("dataset")
+    if not isinstance(written, dict) or written.get("name") is None or not isinstance(block, dict):
+        return config
+    keys = {a.partition("=")[0].strip() for a in overrides}
+    if block.get("name") is not None or "description" in keys or config.dataset is None:
+        return config  # not a replaced example (see _forget_a_replaced_example), or described with --set
+    old, new = str(written["name"]), config.dataset.collection_name
+    described = re.sub(rf"\bon {re.escape(old)}(\.?)$", lambda m: f"on {new}{m.group(1)}", config.description)
+    return config if described == config.description else config.model_copy(update={"description": described})
+
+
+def _in_experiment(config: ExperimentConfig, experiment: str, path: Path) -> ExperimentConfig:
+    """``config`` logging into ``experiment`` (checked as a written name is: a collection's name may not
+    make a usable experiment name)."""
+    try:
+        tracking = TrackingSettings.model_validate({**config.tracking.model_dump(), "experiment": experiment})
+    except ValidationError as exc:
+        raise ConfigError(
+            f"the collection's experiment name {experiment!r} is not usable: {exc.errors()[0]['msg']}",
+            file=path,
+            field="tracking.experiment",
+            hint="name the experiment in the config's tracking.experiment",
+        ) from None
+    return config.model_copy(update={"tracking": tracking})
 
 
 def _child(node: dict[str, Any] | list[Any], key: str, path: str) -> Any:
@@ -647,6 +699,19 @@ def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -
             )
 
 
+def _shipped_hint(path: Path) -> str | None:
+    """For a missing config named like a shipped one (``configs/rrf_vs_dbsf.yaml`` in a folder that is no
+    checkout, e.g. after ``pip install``): the ``--example`` that runs the shipped file from any folder."""
+    from abcompare.config.examples import example_named_like
+
+    name = example_named_like(path)
+    if name is None:
+        return None
+    return (
+        f"{name} is a config shipped with abcompare: `abcompare run --example {name}` runs it from any folder"
+    )
+
+
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
     """Read, override, validate and resolve a YAML experiment config.
 
@@ -678,7 +743,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError("config file not found", file=path) from None
+        raise ConfigError("config file not found", file=path, hint=_shipped_hint(path)) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"cannot read config: not UTF-8 text ({exc.reason} at byte {exc.start})", file=path
@@ -695,6 +760,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     for assignment in overrides:
         apply_set_option(raw, assignment)
     _forget_a_replaced_example(written, raw, overrides)
+    follows_collection = _experiment_follows_the_collection(written, raw, overrides)
     _resolve_paths(raw, path.resolve().parent)
 
     # a sweep expands into treatments before anything else sees the config
@@ -707,6 +773,9 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, path, lines) from None
+    if follows_collection and config.dataset is not None and config.dataset.collection_name is not None:
+        config = _in_experiment(config, f"{DEFAULT_EXPERIMENT}-{config.dataset.collection_name}", path)
+    config = _described_on_the_collection(config, written, raw, overrides)
     _warn_about_changes(config, swept, path)
     _refuse_ignored_settings(config, written, path, lines)
     _check_files(config, path, lines)

@@ -110,6 +110,16 @@ class DatasetSettings(_Model):
         None, ge=2, le=MAX_QUERIES, description="Evaluate only the first N annotated queries (quick runs)."
     )
 
+    @property
+    def collection_name(self) -> str | None:
+        """The collection's name as the data gives it: ``name``, else the BEIR folder's name, else the query
+        file's stem (what the console, MLflow and the default experiment call it); None when none is set."""
+        if self.name is not None:
+            return self.name
+        if self.path is not None:
+            return Path(self.path).name
+        return Path(self.queries).stem if self.queries is not None else None
+
     @field_validator("annotations")
     @classmethod
     def _some_annotation_file(cls, value: Path | list[Path] | None) -> Path | list[Path] | None:
@@ -334,6 +344,11 @@ class SignificanceSettings(_Model):
         }
 
 
+#: The experiment of a config that names none and compares several collections; one collection's is
+#: ``abcompare-<collection>`` (:func:`abcompare.config.loading.load_config`).
+DEFAULT_EXPERIMENT = "abcompare"
+
+
 class TrackingSettings(_Model):
     """Where results are logged in MLflow."""
 
@@ -341,7 +356,11 @@ class TrackingSettings(_Model):
     uri: str | None = Field(
         None, description="MLflow tracking URI; default sqlite:///mlflow.db in the working directory."
     )
-    experiment: str = Field("abcompare", min_length=1)
+    experiment: str = Field(
+        DEFAULT_EXPERIMENT,
+        min_length=1,
+        description="The MLflow experiment; default abcompare-<collection> (the dataset's name).",
+    )
     run_name: str | None = None
     artifact_location: str | None = Field(
         None, description="Artifact root for a new experiment; default ./mlruns beside a SQLite store."

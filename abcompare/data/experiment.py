@@ -76,7 +76,7 @@ def load_dataset_for_experiment(settings: Any, *, unjudged_queries: bool = False
     spans_file = _spans_file(settings, folder) if settings.level == "span" else None
     annotation_files = annotations_file if isinstance(annotations_file, list) else [annotations_file]
     dataset = assemble(
-        settings.name or (folder.name if folder else Path(queries_file).stem),
+        settings.collection_name,  # the one rule that names a collection (its settings')
         read_queries(queries_file),
         read_annotation_files(annotation_files),
         corpus=corpus,

@@ -237,6 +237,48 @@ def test_an_argument_error_is_one_line_naming_the_command_and_the_option(
     nothing_ran(tmp_path, result)
 
 
+COMMANDS = ["run", "pool", "report", "validate", "schema", "examples", "init"]
+
+
+def command_rows(help_text: str) -> dict[str, str]:
+    """The Commands panel of ``abcompare --help``: each command's short help, its wrapped lines joined."""
+    rows: dict[str, str] = {}
+    panel = help_text.split("Commands", 1)[1]
+    for line in panel.splitlines()[1:]:
+        cells = line.strip("│ ").split(None, 1)
+        if line.startswith("╰") or not cells:
+            break
+        if cells[0] in COMMANDS and len(cells) == 2 and line.index(cells[0]) <= 2:
+            rows[cells[0]] = cells[1].strip(" │")
+        elif rows:
+            last = list(rows)[-1]
+            rows[last] = f"{rows[last]} {line.strip('│ ')}".strip()
+    return rows
+
+
+@pytest.mark.parametrize("columns", ["200", "80"])
+def test_every_command_s_short_help_is_one_complete_sentence(
+    columns: str, tmp_path: Path, embedding_cache: Path
+) -> None:
+    """``abcompare --help`` lists every command with a whole sentence (issue 41: ``report``'s was cut
+    mid-sentence, "..., or"): capitalised, ending in a full stop, brackets closed; on a wide terminal one
+    line each, and a narrow terminal wraps the same words."""
+    result = invoke_cli(["--help"], tmp_path, embedding_cache, COLUMNS=columns)
+    assert result.returncode == 0, result.stderr
+    rows = command_rows(result.stdout)
+    assert sorted(rows) == sorted(COMMANDS), result.stdout
+    for command, text in rows.items():
+        assert text[0].isupper() and text.endswith(".") and not text.endswith("..."), (command, text)
+        assert text.count("(") == text.count(")"), (command, text)
+        assert not text.rstrip(".").endswith((",", " or", " and")), (command, text)
+    if columns == "200":
+        panel = result.stdout.split("Commands", 1)[1].split("╰", 1)[0]
+        assert len([line for line in panel.splitlines()[1:] if line.strip("│ ")]) == len(COMMANDS), panel
+    else:
+        wide = command_rows(invoke_cli(["--help"], tmp_path, embedding_cache, COLUMNS="200").stdout)
+        assert rows == wide
+
+
 @pytest.mark.parametrize("command", ["run", "pool", "report", "validate", "schema", "examples", "init"])
 def test_help_reads_as_plain_words(command: str, tmp_path: Path, embedding_cache: Path) -> None:
     result = invoke_cli([command, "--help"], tmp_path, embedding_cache)

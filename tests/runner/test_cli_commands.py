@@ -11,7 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from support.cli import REPO, error_lines, invoke_cli
+from support.cli import NO_TIMING, REPO, error_lines, invoke_cli
+from support.configs import MINIMAL
 
 SHIPPED = sorted((REPO / "configs").glob("*.yaml"))
 POOL_CONFIG = """\
@@ -120,3 +121,23 @@ def test_pool_jsonl_holds_the_csv_rows_as_json_lines(tmp_path: Path, embedding_c
     assert all(list(record) == header for record in records)
     assert all(record["grade"] is None for record in records)  # nothing judged yet
     assert [[as_csv_text(record[column]) for column in header] for record in records] == rows
+
+
+def test_json_keeps_progress_on_stderr_and_stdout_just_json(tmp_path: Path, embedding_cache: Path) -> None:
+    """docs/cli.md: "--json prints the whole result as JSON on stdout ... Progress goes to stderr, so stdout
+    stays parseable": the stage lines still show (a long first run is not silent), and stdout is one JSON
+    document and nothing else; ``--quiet`` is what silences progress."""
+    config = tmp_path / "config.yaml"
+    config.write_text(MINIMAL + "significance:\n  n_resamples: 200\ntracking:\n  enabled: false\n")
+    args = ["run", str(config), "--json", *NO_TIMING]
+    result = invoke_cli(args, tmp_path, embedding_cache)
+    assert result.returncode == 0, result.stderr[-3000:]
+    payload = json.loads(result.stdout)  # the whole of stdout parses: no progress line mixed in
+    assert payload["primary_metric"] and "loose" in payload["verdicts"]
+    stages = [line for line in result.stderr.splitlines() if line.startswith("• ")]
+    assert any(line.startswith("• control") for line in stages), result.stderr[-3000:]
+    assert any(line.startswith("• treatment loose") for line in stages), result.stderr[-3000:]
+    assert not any(line.startswith("• ") for line in result.stdout.splitlines())
+    quiet = invoke_cli([*args, "--quiet"], tmp_path, embedding_cache)
+    assert quiet.returncode == 0 and json.loads(quiet.stdout)["verdicts"].keys() == payload["verdicts"].keys()
+    assert not any(line.startswith("• ") for line in quiet.stderr.splitlines()), quiet.stderr[-3000:]

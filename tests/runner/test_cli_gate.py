@@ -43,7 +43,7 @@ def test_a_failed_gate_exits_4_after_logging_and_printing_everything(gated) -> N
     assert re.search(r"^Verdict loose: \S+ on ndcg@10, ", done.stdout, re.M), done.stdout
     tested = r"^  Non-inferiority: not shown non-inferior on ndcg@10 at margin 0\.01, p = "
     assert re.search(tested, done.stdout, re.M), done.stdout
-    assert "MLflow: experiment abcompare, parent run" in done.stdout  # printed in full, recorded
+    assert "MLflow: experiment abcompare-hr-docs, parent run" in done.stdout  # named after the collection
     assert done.stderr.splitlines()[-1] == (
         "gate --fail-on inferior failed: loose is not shown non-inferior on ndcg@10 at margin 0.01."
     )

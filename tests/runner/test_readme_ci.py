@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import REPO, cli_command, cli_env
+from support.cli import REPO, cli_command, cli_env, error_lines, invoke_cli
 from support.readme import doc_section, readme_section, shows
 
 SECTION = "In CI: a gate and a job summary"
@@ -35,6 +35,14 @@ def readme_steps() -> list[tuple[str, list[str], int]]:
             steps[-1][1].append(said)
     assert all(code is not None for _, _, code in steps), "every command says its exit code"
     return steps  # type: ignore[return-value]
+
+
+def installed_package_command() -> str:
+    """The section's command for an installed package: its second bash block."""
+    blocks = re.findall(r"```bash\n(.*?)```", doc_section("docs/ci.md", SECTION), re.S)
+    assert len(blocks) == 2, "the CI section shows the example's commands, then the installed package's"
+    (command,) = blocks[1].strip().splitlines()
+    return command
 
 
 def readme_job() -> dict:
@@ -72,3 +80,31 @@ def test_the_readme_ci_example_prints_what_the_readme_says(tmp_path: Path, embed
         assert not missing, (command, missing, output[-3000:])
     summary = (tmp_path / "summary.md").read_text()
     assert "Non-inferiority: non-inferior on ndcg@10 at margin 0.02" in summary  # the latest comparison
+
+
+def test_from_an_installed_package_the_section_runs_the_same_gate_by_example() -> None:
+    """The CI section's gate, for an installed package: the clone's first command with the shipped
+    config's path replaced by its ``--example`` name, nothing else changed."""
+    first, _, _ = readme_steps()[0]
+    assert "configs/rrf_vs_dbsf.yaml" in first
+    assert installed_package_command() == first.replace("configs/rrf_vs_dbsf.yaml", "--example rrf_vs_dbsf")
+
+
+def test_the_clone_command_in_an_empty_folder_names_the_example_that_exists(
+    tmp_path: Path, embedding_cache: Path
+) -> None:
+    """The clone's command where no ``configs/`` is (a wheel in an empty folder): "config file not found",
+    exit 2, one error line that names ``--example rrf_vs_dbsf``, an example ``abcompare examples`` lists.
+    A missing config named like no shipped one gets no such hint."""
+    first, _, _ = readme_steps()[0]
+    done = invoke_cli(shlex.split(first)[1:], tmp_path, embedding_cache)
+    assert done.returncode == 2, done.stderr[-3000:]
+    (line,) = error_lines(done.stderr)
+    assert line.startswith("error: configs/rrf_vs_dbsf.yaml: config file not found"), line
+    assert "`abcompare run --example rrf_vs_dbsf`" in line, line
+    listed = invoke_cli(["examples"], tmp_path, embedding_cache)
+    assert "rrf_vs_dbsf" in [row.split()[0] for row in listed.stdout.splitlines() if row.strip()]
+    other = invoke_cli(["run", "configs/my_own.yaml"], tmp_path, embedding_cache)
+    (line,) = error_lines(other.stderr)
+    assert other.returncode == 2 and line == "error: configs/my_own.yaml: config file not found"
+    assert not (tmp_path / "mlflow.db").exists()
