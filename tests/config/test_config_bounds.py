@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError, DataError
@@ -47,7 +47,7 @@ def test_a_margin_within_the_metric_s_range_is_accepted() -> None:
 
 def test_the_margin_of_the_issue_is_one_error_line_exit_2(tmp_path: Path, embedding_cache) -> None:
     args = ["validate", str(SHIPPED), "--set", "significance.non_inferiority_margin=1e308"]
-    result = run_cli(args, tmp_path, embedding_cache)
+    result = invoke_cli(args, tmp_path, embedding_cache)
     assert result.returncode == 2
     (line,) = error_lines(result.stderr)
     assert "significance.non_inferiority_margin" in line and "overflow" not in result.stderr

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -146,7 +146,7 @@ def test_a_rerank_on_a_run_file_is_one_located_error_from_validate_and_run(
     """The issue's case on the command line: exit 2, one error line naming the file, line and key."""
     path = write(tmp_path, RETRIEVES, {**READS, "rerank": RERANK})
     for command in (["validate", str(path)], ["run", str(path), "--set", "tracking.enabled=false"]):
-        result = run_cli(command, tmp_path, embedding_cache)
+        result = invoke_cli(command, tmp_path, embedding_cache)
         assert result.returncode == 2, result.stderr[-2000:]
         (line,) = error_lines(result.stderr)
         assert (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import error_lines, run_cli
+from support.cli import error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -55,7 +55,7 @@ def test_the_same_config_on_the_command_line_is_one_error_line(tmp_path: Path, e
         {"retrievers": {"bm25": {}}},
         {"rerank": {"type": "cross-encoder", "model": "all-MiniLM-L6-v2"}},
     )
-    result = run_cli(["validate", str(path)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(path)], tmp_path, embedding_cache)
     assert result.returncode == 2
     (line,) = error_lines(result.stderr)
     assert "treatments.t.rerank.model: model 'all-MiniLM-L6-v2' is not a cross-encoder" in line

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError, DataError
@@ -88,7 +88,7 @@ def test_init_names_the_run_options_whose_names_clash(tmp_path: Path) -> None:
 def test_init_on_the_command_line_names_the_run_options(tmp_path: Path, embedding_cache) -> None:
     runs = [f"c={PRODUCTION}", f"a b={PRODUCTION}", f"a_b={PRODUCTION}"]  # the first is the control
     args = ["init", "--dataset", "hr-docs", *(part for run in runs for part in ("--run", run))]
-    result = run_cli([*args, "--output", str(tmp_path / "out.yaml")], tmp_path, embedding_cache)
+    result = invoke_cli([*args, "--output", str(tmp_path / "out.yaml")], tmp_path, embedding_cache)
     assert result.returncode == 2, result.stderr[-2000:]
     (line,) = error_lines(result.stderr)
     assert "abcompare-init" not in line and "--run a b=" in line and "--run a_b=" in line

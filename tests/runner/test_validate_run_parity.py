@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import AlignmentError, ConfigError
@@ -46,12 +46,12 @@ def config_file(folder: Path, control: str, treatment: str, level: str = "chunk"
 
 def test_validate_refuses_chunk_level_against_document_judgments(tmp_path: Path, embedding_cache) -> None:
     path = config_file(tmp_path, "  retrievers: {bm25: {}}", "    depth: 5")
-    result = run_cli(["validate", str(path)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(path)], tmp_path, embedding_cache)
     assert result.returncode == 2, result.stdout + result.stderr[-2000:]
     (line,) = error_lines(result.stderr)
     assert "qrels/test.tsv" in line and "annotation ids look like document ids" in line
     assert "valid" not in result.stdout
-    level_document = run_cli(
+    level_document = invoke_cli(
         ["validate", str(path), "--set", "dataset.level=document"], tmp_path, embedding_cache
     )
     assert level_document.returncode == 0, level_document.stderr[-2000:]
@@ -84,7 +84,7 @@ def test_validate_refuses_a_rewrites_line_naming_an_unknown_query(tmp_path: Path
         "name: planned\ndataset: {name: hr-docs}\ncontrol:\n  retrievers: {bm25: {}}\n"
         f"treatments:\n  planned:\n    query_planning: {{variants: {rewrites}}}\n"
     )
-    result = run_cli(["validate", str(path)], tmp_path, embedding_cache)
+    result = invoke_cli(["validate", str(path)], tmp_path, embedding_cache)
     assert result.returncode == 2, result.stdout + result.stderr[-2000:]
     (line,) = error_lines(result.stderr)
     assert f"{rewrites}:{unknown_line}:" in line and "unknown query id 'no-such-query'" in line

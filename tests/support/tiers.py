@@ -63,6 +63,7 @@ E2E: dict[str, tuple[str, ...]] = {
     "retrieval/test_retrieval_embedding_models.py": (
         "test_int8_vectors_agree_with_fp32_on_every_chunk_of_the_example",
     ),
+    "retrieval/test_retrieval_no_temp_files.py": ALL,
     "retrieval/test_retrieval_package.py": (
         "test_importing_the_retrieval_modules_does_not_import_torch_or_bm25s",
     ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, error_lines, run_cli
+from support.cli import REPO, error_lines, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.core.errors import TrackingError
@@ -35,7 +35,7 @@ def test_a_deleted_comparison_is_refused_as_deleted(tmp_path: Path, embedding_ca
     with pytest.raises(TrackingError, match="is deleted") as info:
         load_comparison(run_id, tracking_uri=uri)
     assert info.value.field == "RUN_ID"
-    shown = run_cli(["report", run_id, "--tracking-uri", uri], tmp_path, embedding_cache)
+    shown = invoke_cli(["report", run_id, "--tracking-uri", uri], tmp_path, embedding_cache)
     assert shown.returncode == 2, shown.stdout[-500:] + shown.stderr[-2000:]
     (line,) = error_lines(shown.stderr)
     assert f"run {run_id}" in line and "is deleted" in line
