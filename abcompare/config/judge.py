@@ -88,7 +88,7 @@ class JudgeSettings(BaseModel):
     def _fits_provider(self) -> JudgeSettings:
         for key in _NEEDS[self.provider]:
             if getattr(self, key) is None:
-                raise _located(f"the {self.provider} judge needs {key}", key)
+                raise _located(f"the {self.provider} judge needs {key}", "provider")
         for key, providers in _ONLY.items():
             if key in self.model_fields_set and self.provider not in providers:
                 raise _located(f"{key} is a setting of the {' / '.join(providers)} judge", key)
