@@ -37,7 +37,7 @@ def tuned_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -
     n, big_n = len(y), len(yhat_unlabelled)
     cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
     everything = np.concatenate([yhat, yhat_unlabelled])
-    var = float(np.var(everything))
+    var = float(np.var(everything, ddof=1))  # as ppi-python (np.cov); the covariance above has ddof = 0
     if var == 0:
         return 0.0
     return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
