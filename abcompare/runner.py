@@ -445,6 +445,29 @@ def pool_to_file(
     return table
 
 
+def judge_pool(
+    config: ExperimentConfig,
+    *,
+    depth: int = 10,
+    judges: Mapping[str, Any] | None = None,
+    reporter: Reporter | None = None,
+    retrievers: Mapping[str, Retriever] | None = None,
+):  # -> abcompare.judging.JudgedPairs
+    """The configured judge's grades of the pool (:func:`pool_unjudged_hits`, decisive-first), at most
+    ``judge.max_pairs`` of them, in that order: a bounded budget goes where it moves the verdict. ``judges``
+    hands over the callables a ``python`` judge names. Not yet part of ``abcompare run``."""
+    from abcompare.judging import judge_pairs, make_judge
+
+    if config.judge is None:
+        raise ConfigError("no judge: add a 'judge:' section to judge the pool", field="judge")
+    if config.judge.provider == "file":
+        raise ConfigError("a file judge's labels are read, not asked for", field="judge.provider")
+    judge = make_judge(config.judge, config.resolved_cache_dir(), dict(judges or {}))
+    pool = pool_unjudged_hits(config, depth=depth, order="decisive", reporter=reporter, retrievers=retrievers)
+    pairs = pool.rename(columns={"query": "query_text", "text": "hit_text"})
+    return judge_pairs(judge, pairs, config.judge.max_pairs)
+
+
 def pool_unjudged_hits(
     config: ExperimentConfig,
     *,
