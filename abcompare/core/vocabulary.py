@@ -243,6 +243,7 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
         plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
     return f"{count:,} {plural_form}"
 
+
 # ------------------------------------------------------------------------------------ relevance judge
 #: The relevance prompts a judge can be asked with, newest last (the texts live in abcompare.judging.prompt).
 JUDGE_PROMPT_VERSIONS: tuple[str, ...] = ("umbrela-0.1",)

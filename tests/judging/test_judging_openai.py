@@ -109,4 +109,3 @@ def test_an_unset_key_variable_is_a_located_error(monkeypatch) -> None:
     with pytest.raises(JudgeError) as info:
         openai_judge("http://127.0.0.1:9/v1", api_key_env="ABCOMPARE_TEST_UNSET_KEY")
     assert info.value.field == "judge.api_key_env" and "ABCOMPARE_TEST_UNSET_KEY" in str(info.value)
-
