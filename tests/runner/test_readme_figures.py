@@ -1,8 +1,9 @@
 """README figures that come from a quick real run, read out of the README and compared with that run's output.
 
-The alignment pitfall: the README's example error is what the main job says when it is given the shipped
-example's document-level judgments at chunk level (annotation ids ``travel-per-diems``, hit keys
-``travel-per-diems#chunk-1``). The README abridges the line; its figures and example ids must be the run's.
+The alignment pitfall: the docs' example error is what the main job says when it is given the shipped
+example's document-level judgments at chunk level (annotation ids ``travel-per-diems``, hit keys such as
+``acceptable-use#chunk-0``: the check runs before retrieval, on the keys each variant can return). The docs
+abridge the line; its figures and example ids must be the run's.
 """
 
 from __future__ import annotations
