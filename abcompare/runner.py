@@ -300,9 +300,11 @@ def compare_collections(
         with timer("data"), error_context(f"collection {name!r}"):
             reporter.stage(f"loading collection {name}")
             datasets[name] = load_dataset_for_experiment(collection.dataset)
-            check_inputs(collection, datasets[name])
         reporter.stage(f"  {dataset_line(datasets[name])}")
+        # a run file of another collection's queries is named as such, before its keys are checked
         _check_run_files_cover(config, name, collection, datasets[name].queries["query_id"], config_path)
+        with error_context(f"collection {name!r}"):
+            check_inputs(collection, datasets[name])
     results: dict[str, ComparisonResult] = {}
     with scratch_folder() as tmp:
         with timer("tracking"):

@@ -756,11 +756,11 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the config must be a YAML mapping (key: value)", file=path, line=1)
-    written = copy.deepcopy(raw.get("dataset"))
+    written_dataset = copy.deepcopy(raw.get("dataset"))
     for assignment in overrides:
         apply_set_option(raw, assignment)
-    _forget_a_replaced_example(written, raw, overrides)
-    follows_collection = _experiment_follows_the_collection(written, raw, overrides)
+    _forget_a_replaced_example(written_dataset, raw, overrides)
+    follows_collection = _experiment_follows_the_collection(written_dataset, raw, overrides)
     _resolve_paths(raw, path.resolve().parent)
 
     # a sweep expands into treatments before anything else sees the config
@@ -775,7 +775,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         raise _config_error(exc, path, lines) from None
     if follows_collection and config.dataset is not None and config.dataset.collection_name is not None:
         config = _in_experiment(config, f"{DEFAULT_EXPERIMENT}-{config.dataset.collection_name}", path)
-    config = _described_on_the_collection(config, written, raw, overrides)
+    config = _described_on_the_collection(config, written_dataset, raw, overrides)
     _warn_about_changes(config, swept, path)
     _refuse_ignored_settings(config, written, path, lines)
     _check_files(config, path, lines)

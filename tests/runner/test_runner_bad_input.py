@@ -81,7 +81,8 @@ def test_malformed_run_file_fails_cleanly_and_marks_runs_failed(
     config = write_config(tmp_path, "    run: {path: prod.trec, format: trec}")
     result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     assert_clean_failure(result, "prod.trec:3")
-    assert_opened_runs_failed(tmp_path, "control")
+    # refused with the inputs' check, before any retrieval: no MLflow run was ever opened
+    assert not (tmp_path / "mlflow.db").exists()
 
 
 def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embedding_cache: Path) -> None:
@@ -102,7 +103,8 @@ def test_misaligned_annotations_fail_loudly_with_the_fix(tmp_path: Path, embeddi
         "100% of annotated ids match once the '#...' chunk suffix is dropped (use level: document",
         "or set evaluation.allow_misaligned to report anyway)",
     )
-    assert_opened_runs_failed(tmp_path)
+    # refused with the inputs' check, before any retrieval or encoding: no MLflow run was ever opened
+    assert not (tmp_path / "mlflow.db").exists()
 
 
 def test_unreachable_tracking_server_is_reported_before_any_work(
