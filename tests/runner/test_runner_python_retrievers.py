@@ -168,7 +168,10 @@ def test_a_run_is_a_file_or_a_python_retriever_not_both(tmp_path: Path):
             {"qa-001": [{"id": "a", "score": "high"}]},
             "query 'qa-001': hits[0].score: invalid hit: Input should be a valid number",
         ),
-        ({"qa-001": [{"id": "a", "score": float("inf")}]}, "score: score is inf for query 'qa-001', rank 1"),
+        (
+            {"qa-001": [{"id": "a", "score": float("inf")}]},
+            "the Python retriever 'prod' query 'qa-001': hits[0].score: invalid hit: score is inf",
+        ),
         (
             pd.DataFrame({"query_id": ["qa-001", "qa-001"], "rank": [1, 3], "key": ["a", "b"]}),
             "row 2: rank: rank gap: expected rank 2, found 3 for query 'qa-001'",
