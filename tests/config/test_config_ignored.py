@@ -9,12 +9,13 @@ run file keeps the control's retrievers (configs/precomputed_run.yaml)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from support.cli import REPO, error_lines, invoke_cli
+from support.configs import block_config
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -77,16 +78,7 @@ CASES: list[tuple[dict[str, Any], dict[str, Any], str]] = [
 ]
 
 
-def write(folder: Path, control: dict[str, Any], treatment: dict[str, Any]) -> Path:
-    document = {
-        "name": "ignored",
-        "dataset": {"name": "hr-docs"},
-        "control": control,
-        "treatments": {"t": treatment},
-    }
-    path = folder / "ignored.yaml"
-    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
-    return path
+write = partial(block_config, name="ignored")
 
 
 def line_of_key(path: Path, field: str) -> int:

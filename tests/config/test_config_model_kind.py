@@ -6,26 +6,17 @@ rerank, where transformers would bolt on a randomly initialised head (two runs o
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
-import yaml
 from support.cli import error_lines, invoke_cli
+from support.configs import block_config
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 
-
-def write(folder: Path, control: dict, treatment: dict) -> Path:
-    document = {
-        "name": "kind",
-        "dataset": {"name": "hr-docs"},
-        "control": control,
-        "treatments": {"t": treatment},
-    }
-    path = folder / "kind.yaml"
-    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
-    return path
+write = partial(block_config, name="kind")
 
 
 def cross_encoder_folder(folder: Path) -> Path:

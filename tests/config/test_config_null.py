@@ -15,6 +15,7 @@ import json
 import types
 import typing
 from contextlib import nullcontext
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 from support.cli import REPO, error_lines, invoke_cli
-from support.configs import cranfield_bm25
+from support.configs import block_config, cranfield_bm25
 
 from abcompare.config import ExperimentConfig, load_config
 from abcompare.core.errors import ConfigError
@@ -161,17 +162,7 @@ def run_file(tmp_path: Path) -> Path:
     return path
 
 
-def write_config(folder: Path, control: dict[str, Any], treatment: dict[str, Any]) -> Path:
-    """A config in block style, one key a line, so the line of every key can be found in the text."""
-    document = {
-        "name": "null",
-        "dataset": {"name": "hr-docs"},
-        "control": control,
-        "treatments": {"t": treatment},
-    }
-    path = folder / "null.yaml"
-    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
-    return path
+write_config = partial(block_config, name="null")
 
 
 def dumped(variant: VariantSettings) -> dict[str, Any]:

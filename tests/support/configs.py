@@ -4,6 +4,9 @@ collection, and the pieces they share (each written once)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 
 def bm25_control(dataset: str, *, top_k: int | None = None, name: str = "t", chunking: str = "") -> str:
@@ -30,3 +33,17 @@ def braced(text: str) -> str:
 def cranfield_bm25(folder: Path, name: str) -> str:
     """The head of a document-level BM25 comparison on the shared Cranfield copy at ``folder``."""
     return bm25_control(f"path: {folder}\nlevel: document", top_k=50, name=name, chunking="{strategy: none}")
+
+
+def block_config(folder: Path, control: dict[str, Any], treatment: dict[str, Any], *, name: str) -> Path:
+    """``folder/<name>.yaml``: a control and one treatment ``t`` on the shipped example, in block style (one
+    key a line), so the line of every key can be found in the text."""
+    document = {
+        "name": name,
+        "dataset": {"name": "hr-docs"},
+        "control": control,
+        "treatments": {"t": treatment},
+    }
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
+    return path
