@@ -245,9 +245,8 @@ def _gated_table(result: Any) -> Any:
     """What ``--fail-on`` judges: a comparison's primary rows, or across collections the pooled verdict of
     each treatment (one primary row each; a collection's own verdict is shown, not gated)."""
     from abcompare.core.vocabulary import PRIMARY
-    from abcompare.outcome.results import CollectionsResult
 
-    if not isinstance(result, CollectionsResult):
+    if result.pooled is None:
         return result.comparison
     table = result.pooled.assign(role=PRIMARY)
     table.attrs = {

@@ -83,8 +83,8 @@ from abcompare.tracking.store import flatten, owner_tags
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import ComparisonResult
-    from abcompare.tracking.collections import Nesting
+    from abcompare.outcome.results import Comparison
+    from abcompare.tracking.top_run import Nesting
 
 
 PARENT = "parent"
@@ -101,7 +101,7 @@ class Logger(Protocol):
     def log_variant(
         self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
-    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None: ...
+    def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None: ...
     def part_of(self) -> tuple[str, str] | None: ...
     def finish(self) -> RecordedRuns | None: ...
     def abort(self, status: str) -> None: ...
@@ -118,7 +118,7 @@ class NullLogger:
     def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
         pass
 
-    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
+    def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         pass
 
     def part_of(self) -> tuple[str, str] | None:
@@ -274,7 +274,7 @@ class ComparisonLogger:
             else:
                 self._send(Command.TEXT, handle, artifact, content)
 
-    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
+    def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
         from abcompare.outcome.rows import primary_first
@@ -286,6 +286,7 @@ class ComparisonLogger:
             verdict_sentence,
         )
 
+        self.logged = result  # kept, so a lost server's error can carry it
         comparison = result.comparison
         metrics = _parent_metrics(comparison, result.means, result.primary_metric)
         tags = {PRIMARY_METRIC_TAG: result.primary_metric}
@@ -375,7 +376,7 @@ class ComparisonLogger:
         tags = {VERDICT_TAG: sentence, RUN_NAME_TAG: verdict_run_name(comparison, treatment)}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
-    def _log_costs(self, result: ComparisonResult, sentences: Mapping[str, str]) -> None:
+    def _log_costs(self, result: Comparison, sentences: Mapping[str, str]) -> None:
         """Each variant run's timed ``efficiency.*`` (measured after every variant ran, so not yet logged),
         and on each treatment's run its cost ratios to the control and its cost sentence."""
         for name, outcome in result.variants.items():
@@ -392,7 +393,7 @@ class ComparisonLogger:
             if metrics or tags:
                 self._send(Command.LOG, handle, metrics=metrics, tags=tags)
 
-    def _context(self, result: ComparisonResult) -> str:
+    def _context(self, result: Comparison) -> str:
         cfg = self.config
         text = (
             f"**{cfg.name}**: {cfg.description}".rstrip(": ")
@@ -414,7 +415,7 @@ class ComparisonLogger:
         self.session.abort(status)
 
 
-def _cost_sentences(result: ComparisonResult) -> dict[str, str]:
+def _cost_sentences(result: Comparison) -> dict[str, str]:
     """Each treatment's cost sentence (those that retrieved, beside a control that did)."""
     from abcompare.outcome.sentences import cost_sentence
 
@@ -478,7 +479,7 @@ def non_inferiority_figures(row: Mapping[str, Any]) -> dict[str, float]:
     return tested
 
 
-def _robustness_figures(result: ComparisonResult, treatment: str) -> dict[str, float]:
+def _robustness_figures(result: Comparison, treatment: str) -> dict[str, float]:
     """One treatment's robustness to the unjudged hits and the queries it would need, as MLflow metrics
     (``ROBUSTNESS_FIELDS``, ``QUERIES_NEEDED_FIELDS``; a figure with no value is left out)."""
     figures: dict[str, float] = {}
@@ -508,7 +509,7 @@ def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return frame
 
 
-def headline_view(result: ComparisonResult) -> dict[str, Any]:
+def headline_view(result: Comparison) -> dict[str, Any]:
     """The runs table's columns that answer the question (MLflow's shared view state, read back by its UI
     from the experiment tag ``mlflow.sharedViewState.abcompare``): the primary metric's difference and
     adjusted p on the parent, its mean and comparison on each variant's run, then the verdict sentence."""

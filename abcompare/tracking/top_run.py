@@ -55,7 +55,7 @@ from abcompare.tracking.store import UNRECORDED, flatten, owner_tags
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import CollectionsResult
+    from abcompare.outcome.results import ComparisonResult
 
 #: The top run's handle in its writer session.
 TOP = "collections"
@@ -72,30 +72,7 @@ class Nesting:
     part_of: tuple[str, str] | None = None
 
 
-class NullCollectionsLogger:
-    """Tracking is off: nothing is recorded, and the collections' comparisons are not nested."""
-
-    background = False
-
-    def start(self, datasets: Mapping[str, Any] | None = None) -> None:
-        pass
-
-    def nested(self, collection: str) -> Nesting | None:
-        return None
-
-    def log_collections(
-        self, result: CollectionsResult, files: Mapping[str, str | Path] | None = None
-    ) -> None:
-        pass
-
-    def finish(self) -> RecordedRuns | None:
-        return None
-
-    def abort(self, status: str) -> None:
-        pass
-
-
-class CollectionsLogger:
+class TopRunLogger:
     """Logs the top run of a comparison across collections: the runner calls :meth:`start`, hands
     :meth:`nested` to each collection's logger, then :meth:`log_collections` and :meth:`finish` (or
     :meth:`abort` when something failed: the collections that finished stay FINISHED, the top run is
@@ -187,18 +164,23 @@ class CollectionsLogger:
         return {key: run_url(base, self.where.experiment_id, run_id) for key, run_id in run_ids.items()}
 
     def log_collections(
-        self, result: CollectionsResult, files: Mapping[str, str | Path] | None = None
+        self,
+        result: ComparisonResult,
+        run_ids: Mapping[str, str],
+        files: Mapping[str, str | Path] | None = None,
     ) -> None:
         """The top run: the pooled figures and each collection's, the two tables, the verdict tags, the
         description, and the files (``tracking.artifacts.collections_files``: the forest, ``report.html``;
-        made here from the result when ``files`` is None)."""
+        made here from the view when ``files`` is None). The view is built once, here."""
+        from abcompare.outcome.markdown import pooled_markdown
+        from abcompare.outcome.view import PooledView
         from abcompare.tracking.artifacts import collections_files
 
-        run_ids = collection_run_ids(result)
+        view = PooledView.from_result(result, self.links(run_ids))
         if files is None:
-            files = collections_files(result, self.links(run_ids))
-        sentences = pooled_sentences(result)
-        markdown = collections_markdown(result)
+            files = collections_files(result.config, view)
+        sentences = dict(view.sentences)
+        markdown = pooled_markdown(view)
         tags = {NOTE_TAG: markdown, VERDICT_TAG: "\n".join(sentences.values())}
         tags.update({verdict_tag(name): sentence for name, sentence in sentences.items()})
         self._send(Command.LOG, TOP, metrics=collections_metrics(result), tags=tags)
@@ -242,18 +224,11 @@ def collections_settings(config: Any) -> dict[str, Any]:
     }
 
 
-def collection_run_ids(result: CollectionsResult) -> dict[str, str]:
-    """Each collection's own comparison run, by collection (the result's, else each collection's)."""
-    if result.collection_run_ids:
-        return dict(result.collection_run_ids)
-    return {name: c.parent_run_id for name, c in result.collections.items() if c.parent_run_id is not None}
-
-
 def _code(verdict: Any) -> float:
     return float(VERDICT_CODE.get(str(verdict), 0))
 
 
-def collections_metrics(result: CollectionsResult) -> dict[str, float]:
+def collections_metrics(result: ComparisonResult) -> dict[str, float]:
     """The top run's metrics in the order its run page lists them: each treatment's pooled figures (with
     a margin, its pooled non-inferiority test's), then its meta-analysis and counts, then each collection's
     primary figures; as computed (every digit)."""
@@ -282,7 +257,7 @@ def collections_metrics(result: CollectionsResult) -> dict[str, float]:
     return metrics
 
 
-def collections_view(result: CollectionsResult) -> dict[str, Any]:
+def collections_view(result: ComparisonResult) -> dict[str, Any]:
     """The runs table's headline columns (``logger.headline_view``, which each collection's comparison
     also sets) with the pooled delta and adjusted p of the first treatments first: the top run's row
     answers the question, the nested rows keep their own columns."""
@@ -302,43 +277,21 @@ def collections_view(result: CollectionsResult) -> dict[str, Any]:
     return view
 
 
-def pooled_sentences(result: CollectionsResult) -> dict[str, str]:
-    """Each treatment's pooled verdict sentence (``outcome.sentences``), in config order."""
-    from abcompare.outcome.sentences import pooled_sentence
+def top_run_lines(recorded: RecordedRuns, top: TopRunLogger, run_ids: Mapping[str, str]) -> list[str]:
+    """Where a comparison across collections was recorded, for the console: the top run, each collection's
+    run, the top run's page and how to open the runs view."""
+    from abcompare.tracking.layout import view_url
+    from abcompare.tracking.store import ui_command
 
-    return {
-        str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
-        for name in result.pooled["treatment"]
-    }
-
-
-def collections_markdown(result: CollectionsResult) -> str:
-    """The top run's description: each treatment's pooled sentence, what was compared, and the
-    per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
-    from abcompare.outcome.html import per_collection_markdown
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
-
-    cfg = result.config
-    names = ", ".join(f"`{name}`" for name in result.collections)
-    weighting = "equal weight per collection" if result.weighting == "collection" else "weighted by queries"
-    head = f"**{cfg.name}**: {cfg.description}".rstrip(": ")
-    context = (
-        f"{head}. Across {len(result.collections)} collections ({names}), primary metric "
-        f"`{result.primary_metric}`, pooled with {weighting}."
-    ).replace(".. ", ". ")
-    # the verdicts first, as a comparison's description opens with its verdict: MLflow shows a description's
-    # first lines and fades the rest behind "Show more"
-    parts = []
-    for name in result.pooled["treatment"]:
-        treatment = str(name)
-        verdict, rest = pooled_sentence_parts(result.pooled, result.per_collection, treatment)
-        parts.append(f"- **{verdict}**{rest}")  # the verdict in bold, as a comparison's description sets it
-        non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
-        if non_inferiority:
-            parts.append(f"  {non_inferiority}")
-    parts.append("")
-    parts += [context, ""]
-    for treatment in result.pooled["treatment"]:
-        parts += [f"**{treatment}** vs control on `{result.primary_metric}`, per collection:", ""]
-        parts += [per_collection_markdown(result.per_collection, result.pooled, str(treatment)), ""]
-    return "\n".join(parts)
+    parent = recorded.run_ids.get(TOP)
+    links = top.links({TOP: parent, **run_ids})
+    lines = [
+        f"MLflow: experiment {top.config.tracking.experiment}, run {top.run_name()} "
+        f"({parent}), one nested comparison per collection"
+    ]
+    lines += [f"  {name}: {run_id}" for name, run_id in run_ids.items()]
+    lines.append(f"  the whole comparison: {links.get(TOP, '')}")
+    command, base = ui_command(recorded.uri)
+    url = view_url(base, recorded.experiment_id)
+    lines.append(f"View: {command}, then open {url}" if command else f"View: {url}")
+    return lines
