@@ -293,7 +293,8 @@ def _print_collections(result: ComparisonResult, console: Any) -> None:
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
     heterogeneity), the settings and where it was recorded."""
     from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence, verdict_notes
+    from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
+    from abcompare.outcome.sentences import verdict_notes
 
     cfg = result.config
     console.print()
@@ -407,7 +408,7 @@ def collections_as_json(result: ComparisonResult) -> dict[str, Any]:
     """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
     sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
     writes a one-collection one."""
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence
+    from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 
     pooled = [
         {

@@ -63,7 +63,7 @@ def pooled_markdown(view: PooledView) -> str:
     """The top run's description across collections: each treatment's pooled sentence, what was compared,
     and the per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
     from abcompare.outcome.html import per_collection_markdown
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
+    from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
 
     collections = list(dict.fromkeys(view.per_collection["collection"].astype(str)))
     names = ", ".join(f"`{name}`" for name in collections)

@@ -131,7 +131,7 @@ class PooledView:
     @classmethod
     def from_result(cls, result: ComparisonResult, links: Mapping[str, str]) -> PooledView:
         """The view of a fresh comparison across collections; ``links``: each collection's run page."""
-        from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence
+        from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 
         cfg, pooled, per_collection = result.config, result.pooled, result.per_collection
         names = [str(name) for name in pooled["treatment"]]

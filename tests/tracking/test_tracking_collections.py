@@ -23,8 +23,8 @@ from support.cli import REPO, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.data.experiment import load_dataset_for_experiment
+from abcompare.outcome.pooled_sentences import pooled_sentence
 from abcompare.outcome.results import Comparison, ComparisonResult
-from abcompare.outcome.sentences import pooled_sentence
 from abcompare.runner import run_comparison
 from abcompare.tracking import layout as L
 from abcompare.tracking.artifacts import comparison_files, variant_files
