@@ -214,6 +214,8 @@ def _compare_collection(
         cost = measure_cost(own, dataset, judged.outcomes)
         comparison = test(own, judged)
         explained = explain(own, dataset, judged, comparison, cost)
+        # a new stage (a relevance judge, answers) goes here: a function of (own, dataset, judged,
+        # comparison), its output one more field of Comparison, logged by logger.log_comparison below
         result = Comparison(
             config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
             primary_metric=config.evaluation.primary_metric, variants=judged.outcomes, comparison=comparison,
