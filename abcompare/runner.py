@@ -21,9 +21,34 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
+from abcompare.config.loading import check_models, check_retrievers, collection_key, line_of, variant_key
 from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
+from abcompare.core.scratch import scratch_folder
+from abcompare.data.dataset import dataset_line
+from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
+from abcompare.data.levels import apply_level, judged_at_level, with_grades
+from abcompare.data.pooling import pool_unjudged, write_pool
+from abcompare.data.runs import read_run
+from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
+from abcompare.evaluation.batch import in_evaluation_order
+from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
+from abcompare.evaluation.measures import judged_columns, metric_columns
+from abcompare.evaluation.per_query import per_query_metrics
+from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
+from abcompare.execution import open_executor
+from abcompare.execution.base import precomputed_run
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
+from abcompare.outcome.sentences import grid_frame
+from abcompare.retrieval.query_planning import check_against_queries
+from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
+from abcompare.stats.pooled import pooled_comparison
+from abcompare.stats.power import queries_needed_table
+from abcompare.stats.robustness import robustness_table
+from abcompare.stats.tuning import tuned_comparison
+from abcompare.tracking.artifacts import comparison_files, variant_files
+from abcompare.tracking.lifecycle import check_tracking_store, tracking_session
 
 if TYPE_CHECKING:
     from abcompare.data.dataset import Dataset
@@ -97,7 +122,6 @@ def run_comparison(
     gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
     (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
     """
-    from abcompare.config.loading import check_models, check_retrievers
 
     check_models(config, config_path)  # a config built in Python skipped load_config's check
     check_retrievers(config, retrievers, config_path)  # the YAML names them; only Python hands them over
@@ -115,8 +139,6 @@ def run_comparison(
 def _start_executor(config: ExperimentConfig, reporter: Reporter, timer: _Timer, stack: ExitStack) -> Any:
     """The executor, started while the tracking store is checked (Ray takes seconds); both are checked
     before any MLflow run opens, so an unreachable server or cluster fails early and leaves no run."""
-    from abcompare.execution import open_executor
-    from abcompare.tracking.lifecycle import check_tracking_store
 
     def check_tracking() -> None:
         with timer("tracking"):
@@ -136,8 +158,6 @@ def _start_executor(config: ExperimentConfig, reporter: Reporter, timer: _Timer,
 def load_collections(run: _Run) -> list[_Collection]:
     """Stage 1, load: every collection's dataset loaded and checked before any run opens (``dataset:``
     is a list of one, named by its dataset)."""
-    from abcompare.data.dataset import dataset_line
-    from abcompare.data.experiment import load_dataset_for_experiment
 
     config, reporter = run.config, run.reporter
     loaded = []
@@ -162,8 +182,6 @@ def _compare(run: _Run, collections: list[_Collection]) -> ComparisonResult:
     """Stages 2 to 6 in one tracking session: each collection's variants asked of the executor before the
     first is collected (on Ray they then run together), each collection compared, the pooled test across
     several, the result; where it was recorded joins the result last."""
-    from abcompare.core.scratch import scratch_folder
-    from abcompare.tracking.lifecycle import tracking_session
 
     datasets = {c.name: c.dataset for c in collections}
     with (
@@ -203,7 +221,6 @@ def _compare_collection(
 ) -> Comparison:
     """One collection's comparison, stage by stage: each variant judged as it arrives, then its cost, the
     paired tests and what explains them; logged in its own MLflow runs (nested across several)."""
-    from abcompare.tracking.artifacts import comparison_files
 
     timer, config, dataset = _Timer(), collection.config, collection.dataset
     own = replace(run, config=config, timer=timer)
@@ -241,7 +258,6 @@ def _sweep_summary(run: _Run) -> None:
 
 def _metrics(config: ExperimentConfig) -> list[str]:
     """The compared metric names, in config order, computed once from the evaluation section."""
-    from abcompare.evaluation.measures import metric_columns
 
     return metric_columns(config.evaluation.metrics, config.evaluation.cutoffs)
 
@@ -264,8 +280,6 @@ def judge(
 ) -> _Judged:
     """Stage 3, judge: each variant's run as the executor hands it over, judged at the annotation level
     and scored per query; its delta attributed against the control's lists; its run logged."""
-    from abcompare.evaluation.attribution import attribution
-    from abcompare.tracking.artifacts import variant_files
 
     judged, control_lists = _Judged({}, []), None
     for name, variant in run.config.variants().items():
@@ -290,10 +304,6 @@ def _judge_variant(
 ) -> tuple[VariantOutcome, Any, pd.DataFrame]:
     """One variant's hits at the annotation level (aligned, checked), its per-query metrics, its scored
     lists (for the attribution) and the judgments at that level."""
-    from abcompare.data.levels import judged_at_level, with_grades
-    from abcompare.evaluation.attribution import scored_lists
-    from abcompare.evaluation.measures import judged_columns
-    from abcompare.evaluation.per_query import per_query_metrics
 
     config, evaluation = run.config, run.config.evaluation
     context = f"variant {name!r}" + _given(variant)
@@ -324,7 +334,6 @@ def measure_cost(run: _Run, dataset: Dataset, outcomes: Mapping[str, VariantOutc
     """Stage 4, cost: each retrieved variant's query latency timed after every variant ran (in the
     driver, for every backend), the cost table with each treatment's ratios to the control; the timed
     latency joins each variant's build figures."""
-    from abcompare.stats.cost import PYTHON, RUN_FILE, cost_table, latency_metrics
 
     config = run.config
     with run.timer("timing"):
@@ -344,8 +353,6 @@ def measure_cost(run: _Run, dataset: Dataset, outcomes: Mapping[str, VariantOutc
 def test(run: _Run, judged: _Judged) -> pd.DataFrame:
     """Stage 5, test: the judged coverage (its warnings said), then the paired tests of each treatment
     against the control on every metric, with each variant's judged means."""
-    from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage
-    from abcompare.stats.comparison import paired_comparison
 
     config, primary = run.config, run.config.evaluation.primary_metric
     tables = {n: o.per_query for n, o in judged.outcomes.items()}
@@ -381,11 +388,6 @@ def explain(
 ) -> _Explained:
     """Stage 6, explain: where each delta comes from (the attribution), whether the verdict holds over
     what the unjudged hits could be (the robustness), the queries needed, and a sweep's tuned choice."""
-    from abcompare.evaluation.attribution import attribution_summary
-    from abcompare.evaluation.judgments import lists_relevant_only
-    from abcompare.evaluation.unjudged import unjudged_ranges
-    from abcompare.stats.power import queries_needed_table
-    from abcompare.stats.robustness import robustness_table
 
     config, evaluation, outcomes = run.config, run.config.evaluation, judged.outcomes
     with run.timer("statistics"):
@@ -413,9 +415,6 @@ def _tuned_choice(
 ) -> tuple[Any, pd.DataFrame]:
     """A sweep's tuned choice among its candidates (cross-validated, so its gain is measured unseen) and
     its grid of candidates, with the noise-aware quality-vs-latency front."""
-    from abcompare.outcome.sentences import grid_frame
-    from abcompare.stats.cost import FRONT_COLUMN, on_front
-    from abcompare.stats.tuning import tuned_comparison
 
     config, plan, sig = run.config, run.config.sweep_plan, run.config.significance
     select, control = config.sweep.select, outcomes["control"].per_query
@@ -435,7 +434,6 @@ def _tuned_choice(
 def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
     """Stage 7, pool: across several collections, the pooled test of the primary metric
     (``stats.pooled.pooled_comparison``), its per-collection family corrected as one; the result."""
-    from abcompare.stats.pooled import pooled_comparison
 
     config, significance = run.config, run.config.significance
     pooled = per_collection = None
@@ -461,7 +459,6 @@ def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -
     """What ``abcompare validate`` checks beyond the config: each collection's dataset loaded, its run
     files covering its queries, and :func:`check_inputs`, the very checks ``run`` applies before any
     retrieval (so a config ``validate`` passes is not refused by ``run`` for its inputs)."""
-    from abcompare.data.experiment import load_dataset_for_experiment
 
     check_collection_run_files(config, config_path)  # across several: before any dataset is loaded
     for name, part in config.parts().items():
@@ -473,7 +470,6 @@ def check_collection_run_files(config: ExperimentConfig, config_path: Path | Non
     """What ``abcompare validate`` checks of a config across collections without loading a dataset: each
     collection's run files name some of the ids of its query file (the run checks the evaluated queries
     themselves, once the datasets are loaded)."""
-    from abcompare.data.experiment import query_file_ids
 
     for name, collection in config.collections().items():
         if any(v.run is not None and v.run.path is not None for v in collection.variants().values()):
@@ -492,9 +488,6 @@ def _check_run_files_cover(
     """Each run-file variant's file holds some of the collection's queries (``query_ids``; a file of another
     collection's queries, or a variant missing from this one's file, would score zero on every query): a
     located error, naming the collection and the file, before any run opens."""
-    from abcompare.config.loading import collection_key, line_of, variant_key
-    from abcompare.core.errors import ConfigError
-    from abcompare.data.runs import read_run
 
     wanted = set(query_ids)
     for variant_name, variant in collection.variants().items():
@@ -530,8 +523,6 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset) -> None:
     to its hits (same threshold, same diagnosis): a run file's own keys (read here, it is cheap), and for a
     retrieving variant the keys its level gives the corpus's documents (``doc`` at document level,
     ``doc#chunk-N`` at chunk level, generously: every annotated chunk of a known document counts)."""
-    from abcompare.data.levels import judged_at_level
-    from abcompare.execution.base import precomputed_run
 
     level, evaluation = config.dataset.level, config.evaluation
     if level == "span" or evaluation.allow_misaligned:
@@ -585,8 +576,6 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     variants = config.variants()
     if not any(v.query_planning is not None and v.query_planning.variants for v in variants.values()):
         return
-    from abcompare.data.experiment import query_file_ids
-    from abcompare.retrieval.query_planning import check_against_queries
 
     check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
 
@@ -638,7 +627,6 @@ def pool_to_file(
 ) -> pd.DataFrame:
     """Pool every variant's unjudged top ``depth`` hits (:func:`pool_unjudged_hits`) and write them to
     ``path`` as CSV or JSONL for annotators; returns the pool."""
-    from abcompare.data.pooling import write_pool
 
     table = pool_unjudged_hits(config, depth=depth, order=order, reporter=reporter)
     write_pool(table, path, fmt)
@@ -663,10 +651,6 @@ def pool_unjudged_hits(
     the query-by-query order. ``retrievers`` hands over the Python retrievers the config names, as for
     :func:`run_comparison`.
     """
-    from abcompare.config.loading import check_retrievers
-    from abcompare.data.experiment import load_dataset_for_experiment
-    from abcompare.data.pooling import pool_unjudged
-    from abcompare.evaluation.unjudged import decisiveness
 
     reporter = reporter or Reporter()
     check_retrievers(config, retrievers)
@@ -707,9 +691,6 @@ def _runs_at_level(
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Each variant's run as ``abcompare run`` produces it, at the annotation level in evaluation order,
     and the judgments at that level (the control's)."""
-    from abcompare.data.levels import apply_level
-    from abcompare.evaluation.batch import in_evaluation_order
-    from abcompare.execution import open_executor
 
     runs: dict[str, pd.DataFrame] = {}
     judgments, level = dataset.annotations, config.dataset.level

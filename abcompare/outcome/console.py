@@ -16,8 +16,21 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.progress import plain_text
-from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
+from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE, plural
 from abcompare.outcome import rows as shared
+from abcompare.outcome import verdicts
+from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
+from abcompare.outcome.sentences import (
+    _p_clause,
+    as_json,
+    attribution_json,
+    cost_json,
+    queries_needed_sentence,
+    robustness_sentence,
+    settings_line,
+    tuned_sentence,
+    verdict_notes,
+)
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import Comparison, ComparisonResult, Recorded
@@ -98,8 +111,6 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
 
 
 def _print_comparison(result: Comparison, console: Any, recorded: list[str]) -> None:
-    from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import settings_line, tuned_sentence, verdict_notes
 
     cfg = result.config
     console.print()
@@ -131,11 +142,11 @@ def _print_comparison(result: Comparison, console: Any, recorded: list[str]) -> 
     console.print()
     tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
     notes = verdict_notes(result.comparison, result.robustness, result.queries_needed)
-    lines = shared.verdict_lines(
+    lines = verdicts.verdict_lines(
         result.comparison, tuned, result.grid, result.attribution, notes, result.cost
     )
     for line in lines:
-        text = f"  {line.text}" if line.kind in shared.UNDER_VERDICT else line.text
+        text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in recorded:
@@ -190,7 +201,6 @@ def comparison_json(
 ) -> dict[str, Any]:
     """One collection's comparison as plain JSON, with where it was recorded (``where``: its parent run
     is ``where.collection_run_ids[name]``)."""
-    from abcompare.outcome.sentences import as_json, attribution_json, cost_json, settings_line
 
     comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
     return {
@@ -226,7 +236,6 @@ def comparison_json(
 def _robustness_json(result: Comparison) -> dict[str, Any]:
     """Per treatment: the range of the primary delta the unjudged hits allow, whether the verdict holds over
     it (else the fewest judgments found that flip it, and to what), and the sentence."""
-    from abcompare.outcome.sentences import robustness_sentence
 
     if result.robustness is None:
         return {}
@@ -239,7 +248,6 @@ def _robustness_json(result: Comparison) -> dict[str, Any]:
 def _queries_needed_json(result: Comparison) -> dict[str, Any]:
     """Per treatment: the queries needed to detect min_effect (or the observed delta), with the range from
     the bootstrap of sd(d), and the sentence (``null`` counts: no change to detect)."""
-    from abcompare.outcome.sentences import queries_needed_sentence
 
     if result.queries_needed is None:
         return {}
@@ -265,7 +273,6 @@ def _tuned_json(tuned: Any) -> dict[str, Any] | None:
     """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
     if tuned is None:
         return None
-    from abcompare.outcome.sentences import tuned_sentence
 
     return {
         "metric": tuned.metric,
@@ -292,9 +299,6 @@ def _print_collections(result: ComparisonResult, console: Any) -> None:
     """A comparison across collections: each collection's verdict lines under a heading naming it, then the
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
     heterogeneity), the settings and where it was recorded."""
-    from abcompare.core.vocabulary import plural
-    from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
-    from abcompare.outcome.sentences import verdict_notes
 
     cfg = result.config
     console.print()
@@ -309,9 +313,9 @@ def _print_collections(result: ComparisonResult, console: Any) -> None:
         size = plural(collection.n_queries, "query")
         console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level})")
         notes = verdict_notes(collection.comparison, collection.robustness, collection.queries_needed)
-        lines = shared.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
+        lines = verdicts.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
         for line in lines:
-            text = f"    {line.text}" if line.kind in shared.UNDER_VERDICT else f"  {line.text}"
+            text = f"    {line.text}" if line.kind in verdicts.UNDER_VERDICT else f"  {line.text}"
             console.print(text, markup=False, highlight=False)
     console.print()
     console.print(f"[bold]pooled across {plural(len(result.collections), 'collection')}[/]")
@@ -336,7 +340,6 @@ def random_effects_line(row: Mapping[str, Any]) -> str:
     """The random-effects meta-analysis of one treatment's per-collection deltas, and the heterogeneity,
     in the verdict sentences' formats: ``random effects: +0.041 [0.026, 0.056], p < 0.0001; heterogeneity
     tau² = 4.7e-05, I² = 18%, Q = 3.65 (p = 0.302)``."""
-    from abcompare.outcome.sentences import _p_clause  # the sentences' one rule for "p = x" / "p < x"
 
     if shared.is_missing(row["meta_effect"]):
         return "random effects: not computed (some collection's per-query deltas do not vary)"
@@ -408,7 +411,6 @@ def collections_as_json(result: ComparisonResult) -> dict[str, Any]:
     """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
     sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
     writes a one-collection one."""
-    from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 
     pooled = [
         {

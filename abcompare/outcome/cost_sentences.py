@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
+from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED, PYTHON, RETRIEVED
 
 
 def _speed(ratio: float) -> str:
@@ -31,7 +32,6 @@ def _missing(value: Any) -> bool:
 def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
     """How fast the treatment encodes its chunks against the control; cached vectors were never timed, so
     they are said to be cached, never 0 s of encoding."""
-    from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED
 
     def rate(r: Mapping[str, Any]) -> str:
         return f"{format_duration(r['encode_seconds_per_1000_chunks'])} per 1,000 chunks"
@@ -97,7 +97,6 @@ def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any])
 
 def _own_clauses(row: Mapping[str, Any]) -> list[str]:
     """A retrieved variant's own cost figures, with no control to compare them with."""
-    from abcompare.stats.cost import CACHED, PARTLY_CACHED
 
     clauses = []
     if not _missing(row["encode_seconds_per_1000_chunks"]):
@@ -117,7 +116,6 @@ def _own_clauses(row: Mapping[str, Any]) -> list[str]:
 
 def _given_cost(row: Mapping[str, Any], control: Mapping[str, Any] | None) -> str:
     """What is known of a variant whose run was given: a Python retriever's one call, or nothing."""
-    from abcompare.stats.cost import PYTHON
 
     if row["source"] != PYTHON:
         return "not measured here (a run file: it was retrieved elsewhere)"
@@ -146,7 +144,6 @@ def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
     retriever gets what is known of it (``Cost: ...``), and so does a retrieved treatment whose control
     was given (its own figures, and that the control's were not measured here).
     """
-    from abcompare.stats.cost import RETRIEVED
 
     row = cost.loc[treatment].to_dict()
     control = cost.loc["control"].to_dict() if "control" in cost.index else None

@@ -30,11 +30,20 @@ from abcompare.core.vocabulary import (
     relevance_mark,
 )
 from abcompare.outcome import rows as shared
-from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_sentence, settings_line, treatments
+from abcompare.outcome import verdicts
+from abcompare.outcome.console import random_effects_line
+from abcompare.outcome.sentences import (
+    ATTRIBUTION_PARTS,
+    _markdown,
+    attribution_sentence,
+    settings_line,
+    treatments,
+)
 from abcompare.outcome.svg import (
     PART_LABELS,
     VERDICT_COLOURS,
     attribution_svg,
+    collections_forest_svg,
     forest_svg,
     pareto_svg,
     verdict_colour,
@@ -107,7 +116,7 @@ def _header(inputs: ComparisonView, primary: str) -> str:
 
 def _verdicts(inputs: ComparisonView) -> str:
     items: list[str] = []
-    lines = shared.verdict_lines(
+    lines = verdicts.verdict_lines(
         inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes,
         inputs.cost,
     )  # fmt: skip
@@ -495,7 +504,6 @@ def per_collection_cells(row: Mapping[str, Any]) -> list[str]:
 
 def per_collection_markdown(per_collection: pd.DataFrame, pooled: pd.DataFrame, treatment: str) -> str:
     """One treatment's per-collection table, its pooled row last, as markdown (the top run's description)."""
-    from abcompare.outcome.sentences import _markdown
 
     cells = [per_collection_cells(row) for row in per_collection_rows(per_collection, pooled, treatment)]
     return _markdown(PER_COLLECTION_HEADERS, cells, _PER_COLLECTION_RIGHT)
@@ -504,7 +512,6 @@ def per_collection_markdown(per_collection: pd.DataFrame, pooled: pd.DataFrame, 
 def collections_forest(inputs: PooledView) -> str:
     """The forest of the collections (``plots/collections_forest.svg``): each collection's delta and
     interval, the pooled and the random-effects diamonds (``outcome.svg.collections_forest_svg``)."""
-    from abcompare.outcome.svg import collections_forest_svg
 
     return collections_forest_svg(inputs.pooled, inputs.per_collection, inputs.name)
 
@@ -513,7 +520,6 @@ def render_collections(inputs: PooledView) -> str:
     """The top run's page as one HTML string: the pooled verdicts with the random-effects line, the
     forest, and per treatment the per-collection table (each collection's name a link to its own
     comparison run, which has its own report.html), its pooled row last."""
-    from abcompare.outcome.console import random_effects_line
 
     weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
     collections = list(dict.fromkeys(inputs.per_collection["collection"]))

@@ -10,7 +10,9 @@ Renders :class:`abcompare.outcome.view.ComparisonView`, as ``report.html`` does.
 from __future__ import annotations
 
 from abcompare.core.vocabulary import plural
-from abcompare.outcome import rows as shared
+from abcompare.outcome import verdicts
+from abcompare.outcome.html import per_collection_markdown
+from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
 from abcompare.outcome.sentences import grid_markdown_table, markdown_table, settings_line
 from abcompare.outcome.view import ComparisonView, PooledView
 
@@ -39,7 +41,7 @@ def summary_markdown(inputs: ComparisonView) -> str:
         f"primary metric **{inline(str(primary))}**.",
     ]
     under: list[str] = []
-    for line in shared.verdict_lines(table, inputs.tuned_sentence, inputs.grid, inputs.attribution):
+    for line in verdicts.verdict_lines(table, inputs.tuned_sentence, inputs.grid, inputs.attribution):
         if line.kind in PARAGRAPHS:
             if under:
                 parts.append("\n".join(under))
@@ -62,8 +64,6 @@ def summary_markdown(inputs: ComparisonView) -> str:
 def pooled_markdown(view: PooledView) -> str:
     """The top run's description across collections: each treatment's pooled sentence, what was compared,
     and the per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
-    from abcompare.outcome.html import per_collection_markdown
-    from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
 
     collections = list(dict.fromkeys(view.per_collection["collection"].astype(str)))
     names = ", ".join(f"`{name}`" for name in collections)

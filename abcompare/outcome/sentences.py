@@ -39,7 +39,6 @@ from abcompare.outcome.rows import (
     grid_headers,
     grid_numeric,
     primary_first,
-    verdict_lines,
 )
 
 if TYPE_CHECKING:
@@ -557,40 +556,3 @@ def grid_markdown_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, dig
     """A sweep's grid as a markdown table, best first; significant candidates are starred."""
     cells = [grid_cells(row, settings, digits) for row in grid.to_dict(orient="records")]
     return _markdown(grid_headers(settings), cells, grid_numeric(settings))
-
-
-# ------------------------------------------------------------------------------------------ description
-def description_markdown(
-    table: pd.DataFrame,
-    *,
-    context: str,
-    tuned: TunedComparison | None = None,
-    grid: pd.DataFrame | None = None,
-    grid_settings: Sequence[str] = (),
-    attribution: pd.DataFrame | None = None,
-    notes: Mapping[str, Sequence[str]] | None = None,
-    cost: pd.DataFrame | None = None,
-) -> str:
-    """The text a comparison opens with (MLflow's run description, ``summary.md``): the verdict sentences
-    (the verdict itself in bold, then the detectable effect when not significant) and the secondary lines
-    first, then the compact table (a markdown table, rounded; its source lines up too), then what was
-    compared (``context``) and how it was tested.
-
-    A sweep opens with the tuned comparison and the sweep's count, gives sentences only for the candidates
-    that differ, and tabulates the grid (best first) instead of every row.
-    """
-    paragraphs: list[str] = []
-    tuned_text = tuned_sentence(tuned) if tuned is not None else None
-    for line in verdict_lines(table, tuned_text, grid, attribution, notes, cost):
-        if line.kind == "tuned":
-            paragraphs.append(f"**{line.text}**")
-        elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):
-            # the verdict itself in bold, short enough to stay above MLflow's "Show more" fade
-            paragraphs.append(f"**{line.head}**{line.text[len(line.head) :]}")
-        else:
-            paragraphs.append(line.text)
-    body = grid_markdown_table(grid, grid_settings) if grid is not None else markdown_table(table)
-    paragraphs.append(body)
-    paragraphs.append(context)
-    paragraphs.append(f"_{settings_line(table)}_")
-    return "\n\n".join(paragraphs) + "\n"

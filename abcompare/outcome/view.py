@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
+from abcompare.outcome.sentences import tuned_sentence, verdict_notes
+
 if TYPE_CHECKING:
     from abcompare.outcome.results import Comparison, ComparisonResult
 
@@ -63,7 +66,6 @@ class ComparisonView:
     @classmethod
     def from_result(cls, result: Comparison, part_of: tuple[str, str] | None = None) -> ComparisonView:
         """The view of a fresh comparison (``part_of``: the comparison across collections it belongs to)."""
-        from abcompare.outcome.sentences import tuned_sentence, verdict_notes
 
         cfg = result.config
         queries = result.queries.set_index("query_id") if result.queries is not None else pd.DataFrame()
@@ -131,7 +133,6 @@ class PooledView:
     @classmethod
     def from_result(cls, result: ComparisonResult, links: Mapping[str, str]) -> PooledView:
         """The view of a fresh comparison across collections; ``links``: each collection's run page."""
-        from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 
         cfg, pooled, per_collection = result.config, result.pooled, result.per_collection
         names = [str(name) for name in pooled["treatment"]]

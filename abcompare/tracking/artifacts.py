@@ -7,6 +7,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from abcompare.core.errors import AbcompareWarning
+from abcompare.core.naming import mlflow_safe_name
+from abcompare.core.vocabulary import metric_name
+from abcompare.data.runs import write_run
+from abcompare.outcome.html import collections_forest, forest_figure, render, render_collections
+from abcompare.outcome.svg import histogram_svg, pareto_svg, scatter_svg
+from abcompare.outcome.view import ComparisonView
+from abcompare.tracking.layout import (
+    DELTAS_PLOT,
+    DISTRIBUTION_PLOT,
+    PARETO_PLOT,
+    POOLED_FOREST_PLOT,
+    REPORT_FILE,
+    RESULT_FILE,
+    RUN_FILE,
+    paired_plot,
+)
+
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
     from abcompare.outcome.results import Comparison, VariantOutcome
@@ -18,13 +36,6 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
     if not config.tracking.enabled:
         return {}
     import warnings
-
-    from abcompare.core.errors import AbcompareWarning
-    from abcompare.core.naming import mlflow_safe_name
-    from abcompare.core.vocabulary import metric_name
-    from abcompare.data.runs import write_run
-    from abcompare.outcome.svg import histogram_svg
-    from abcompare.tracking.layout import DISTRIBUTION_PLOT, RUN_FILE
 
     folder = scratch / "files" / mlflow_safe_name(outcome.name)
     folder.mkdir(parents=True, exist_ok=True)
@@ -58,11 +69,6 @@ def comparison_files(result: Comparison, part_of: tuple[str, str] | None = None)
         return {}
     import json
 
-    from abcompare.outcome.html import forest_figure, render
-    from abcompare.outcome.svg import pareto_svg, scatter_svg
-    from abcompare.outcome.view import ComparisonView
-    from abcompare.tracking.layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
-
     inputs = ComparisonView.from_result(result, part_of)
     files: dict[str, str | Path] = {}
     files[REPORT_FILE] = render(inputs)
@@ -84,9 +90,6 @@ def collections_files(config: ExperimentConfig, view: PooledView) -> dict[str, s
     if not config.tracking.enabled:
         return {}
     import json
-
-    from abcompare.outcome.html import collections_forest, render_collections
-    from abcompare.tracking.layout import POOLED_FOREST_PLOT, REPORT_FILE, RESULT_FILE
 
     inputs = view
     return {

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from abcompare import __version__
+from abcompare.outcome.console import result_as_json
 from abcompare.outcome.results import ComparisonResult, Recorded
 from abcompare.tracking.logger import (
     PARENT,
@@ -20,6 +22,7 @@ from abcompare.tracking.logger import (
     recorded_lines,
     variant_handle,
 )
+from abcompare.tracking.store import check_reachable, lost_error, resolve_tracking_uri
 from abcompare.tracking.top_run import TOP, Nesting, TopRunLogger, top_run_lines
 from abcompare.tracking.writer import RecordedRuns
 
@@ -30,7 +33,6 @@ if TYPE_CHECKING:
 
 def code_version() -> str:
     """The git commit of the abcompare checkout when there is one, else the package version."""
-    from abcompare import __version__
 
     try:
         out = subprocess.run(
@@ -50,7 +52,6 @@ def code_version() -> str:
 
 def check_tracking_store(tracking: TrackingSettings) -> None:
     """Fail within seconds, before any work, when the tracking store cannot be used (no MLflow import)."""
-    from abcompare.tracking.store import check_reachable, resolve_tracking_uri
 
     check_reachable(resolve_tracking_uri(tracking.uri))
 
@@ -197,7 +198,5 @@ def tracking_session(config: ExperimentConfig, config_path: Path | None, dataset
 
 def _raise_lost(uri: str, result: ComparisonResult | None) -> None:
     """A server that stopped answering: the result is kept (saved to a file, shown), the error is exit 3."""
-    from abcompare.outcome.console import result_as_json
-    from abcompare.tracking.store import lost_error
 
     raise lost_error(uri, result, result_as_json(result) if result is not None else {})

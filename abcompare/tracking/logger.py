@@ -21,6 +21,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from abcompare.core.vocabulary import NON_INFERIORITY_CODE, PRIMARY, VERDICT_CODE
+from abcompare.outcome.rows import primary_first
+from abcompare.outcome.sentences import (
+    attribution_row,
+    cost_sentence,
+    secondary_summary,
+    tuned_sentence,
+    verdict_notes,
+    verdict_run_name,
+    verdict_sentence,
+)
+from abcompare.outcome.verdicts import description_markdown
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
@@ -79,7 +90,7 @@ from abcompare.tracking.layout import (
     view_url,
     vs_control_key,
 )
-from abcompare.tracking.store import flatten, owner_tags
+from abcompare.tracking.store import flatten, owner_tags, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
@@ -277,14 +288,6 @@ class ComparisonLogger:
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
-        from abcompare.outcome.rows import primary_first
-        from abcompare.outcome.sentences import (
-            description_markdown,
-            secondary_summary,
-            tuned_sentence,
-            verdict_notes,
-            verdict_sentence,
-        )
 
         self.logged = result  # kept, so a lost server's error can carry it
         comparison = result.comparison
@@ -359,7 +362,6 @@ class ComparisonLogger:
         """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``:
         its figures, the parts of its delta, ``vs_control.<metric>.attr.*``, and the ``extra`` figures of
         that comparison: robustness, queries needed), and its verdict ``sentence``."""
-        from abcompare.outcome.sentences import attribution_row, verdict_run_name
 
         metrics: dict[str, float] = {}
         for row in _primary_rows(comparison, treatment):
@@ -417,7 +419,6 @@ class ComparisonLogger:
 
 def _cost_sentences(result: Comparison) -> dict[str, str]:
     """Each treatment's cost sentence (those that retrieved, beside a control that did)."""
-    from abcompare.outcome.sentences import cost_sentence
 
     cost = result.cost
     if cost is None or "control" not in cost.index:
@@ -549,7 +550,6 @@ def _header_width(key: str) -> int:
 def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, str]) -> list[str]:
     """Where the comparison was recorded, for the console: the experiment, the parent and child runs, and
     how to look at them in the classic runs view with the headline columns."""
-    from abcompare.tracking.store import ui_command
 
     ids = recorded.run_ids
     lines = [f"MLflow: experiment {experiment}, parent run {names.get(PARENT, '')} ({ids.get(PARENT, '?')})"]

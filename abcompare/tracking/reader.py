@@ -19,7 +19,11 @@ import pandas as pd
 
 from abcompare.core.errors import TrackingError
 from abcompare.core.vocabulary import relevance_mark
+from abcompare.outcome.html import page
+from abcompare.outcome.markdown import view_markdown
 from abcompare.outcome.rows import primary_first
+from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
+from abcompare.outcome.view import ComparisonView, PooledView
 from abcompare.tracking.layout import (
     ATTRIBUTION_PER_QUERY_TABLE,
     ATTRIBUTION_TABLE,
@@ -27,12 +31,14 @@ from abcompare.tracking.layout import (
     COMPARISON_TABLE,
     COMPARISON_TAG,
     COST_TABLE,
+    DATASET_TAG,
     GRID_TABLE,
     HITS_FILE,
     PARENT_RUN_TAG,
     PER_COLLECTION_TABLE,
     PER_QUERY_TABLE,
     POOLED_TABLE,
+    PRIMARY_METRIC_TAG,
     QUERIES_TABLE,
     RESULT_FILE,
     ROLE_COLLECTIONS,
@@ -42,8 +48,9 @@ from abcompare.tracking.layout import (
     SUMMARY_FILE,
     VARIANT_TAG,
     table_file,
+    verdict_tag,
 )
-from abcompare.tracking.store import DEFAULT_DB, sqlite_path
+from abcompare.tracking.store import DEFAULT_DB, quiet_mlflow, sqlite_path
 
 if TYPE_CHECKING:
     from abcompare.outcome.view import ComparisonView, PooledView
@@ -141,7 +148,6 @@ class LoadedComparison:
         comparison's delta) and what it counts (``count``: relevant hits for nDCG, precision and recall,
         queries for MRR and F1, as ``unit`` says); ``attrs`` holds the delta, the unjudged newcomers and the
         sentence the console printed."""
-        from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
 
         row = attribution_row(self.attribution_table, treatment, metric)
         if row is None:
@@ -357,7 +363,6 @@ def load_comparison(
     """Read a comparison (default: the latest finished one) and its variant runs back from MLflow; a
     comparison across collections (its top run) as :class:`LoadedCollections`, whose
     :meth:`~LoadedCollections.collection` reads each collection's comparison."""
-    from abcompare.tracking.store import quiet_mlflow
 
     quiet_mlflow()
     client, uri = _client(tracking_uri)
@@ -503,7 +508,6 @@ def logged_report(
 ) -> tuple[str, Any]:
     """``report.html`` for a comparison already in MLflow (default: the latest), read back through
     :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
-    from abcompare.outcome.html import page
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
     return page(loaded.view()), loaded
@@ -514,7 +518,6 @@ def logged_markdown(
 ) -> tuple[str, Any]:
     """The Markdown job summary (:func:`abcompare.outcome.markdown.view_markdown`) of a comparison already
     in MLflow (default: the latest), read back without its hits; the text and the loaded comparison."""
-    from abcompare.outcome.markdown import view_markdown
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri, with_hits=False)
     return view_markdown(loaded.view()), loaded
@@ -524,8 +527,6 @@ def loaded_view(loaded: LoadedComparison) -> ComparisonView:
     """The view ``report.html`` shows, from a comparison read back from MLflow: its ``result.json``
     (:meth:`ComparisonView.to_json`) and its tables; older comparisons, without ``result.json``, get what
     their tables, params and tags say."""
-    from abcompare.outcome.view import ComparisonView
-    from abcompare.tracking.layout import DATASET_TAG
 
     params = loaded.params
     said = {
@@ -547,8 +548,6 @@ def loaded_view(loaded: LoadedComparison) -> ComparisonView:
 def loaded_pooled_view(loaded: LoadedCollections) -> PooledView:
     """The top run's view across collections, read back from MLflow: the sentences and links it was
     logged with (``result.json``), the tables as logged."""
-    from abcompare.outcome.view import PooledView
-    from abcompare.tracking.layout import PRIMARY_METRIC_TAG, verdict_tag
 
     said = {
         "name": loaded.name,

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.core.vocabulary import VERDICT_CODE
+from abcompare.outcome.markdown import pooled_markdown
+from abcompare.outcome.view import PooledView
+from abcompare.tracking.artifacts import collections_files
 from abcompare.tracking.layout import (
     CODE_VERSION_TAG,
     COMPARISON_TAG,
@@ -50,8 +53,10 @@ from abcompare.tracking.layout import (
     pooled_key,
     run_url,
     verdict_tag,
+    view_url,
 )
-from abcompare.tracking.store import UNRECORDED, flatten, owner_tags
+from abcompare.tracking.logger import _header_width, headline_view, non_inferiority_figures
+from abcompare.tracking.store import UNRECORDED, flatten, owner_tags, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
@@ -156,7 +161,6 @@ class TopRunLogger:
     def links(self, run_ids: Mapping[str, str]) -> dict[str, str]:
         """Each run's page in MLflow's UI (``workflowType=machine_learning``, as every link abcompare
         writes), by the same keys."""
-        from abcompare.tracking.store import ui_command
 
         if self.where is None:
             return {}
@@ -172,9 +176,6 @@ class TopRunLogger:
         """The top run: the pooled figures and each collection's, the two tables, the verdict tags, the
         description, and the files (``tracking.artifacts.collections_files``: the forest, ``report.html``;
         made here from the view when ``files`` is None). The view is built once, here."""
-        from abcompare.outcome.markdown import pooled_markdown
-        from abcompare.outcome.view import PooledView
-        from abcompare.tracking.artifacts import collections_files
 
         view = PooledView.from_result(result, self.links(run_ids))
         if files is None:
@@ -232,7 +233,6 @@ def collections_metrics(result: ComparisonResult) -> dict[str, float]:
     """The top run's metrics in the order its run page lists them: each treatment's pooled figures (with
     a margin, its pooled non-inferiority test's), then its meta-analysis and counts, then each collection's
     primary figures; as computed (every digit)."""
-    from abcompare.tracking.logger import non_inferiority_figures
 
     metrics: dict[str, float] = {}
     pooled = result.pooled
@@ -261,7 +261,6 @@ def collections_view(result: ComparisonResult) -> dict[str, Any]:
     """The runs table's headline columns (``logger.headline_view``, which each collection's comparison
     also sets) with the pooled delta and adjusted p of the first treatments first: the top run's row
     answers the question, the nested rows keep their own columns."""
-    from abcompare.tracking.logger import _header_width, headline_view
 
     first = next(iter(result.collections.values()))
     view = headline_view(first)
@@ -280,8 +279,6 @@ def collections_view(result: ComparisonResult) -> dict[str, Any]:
 def top_run_lines(recorded: RecordedRuns, top: TopRunLogger, run_ids: Mapping[str, str]) -> list[str]:
     """Where a comparison across collections was recorded, for the console: the top run, each collection's
     run, the top run's page and how to open the runs view."""
-    from abcompare.tracking.layout import view_url
-    from abcompare.tracking.store import ui_command
 
     parent = recorded.run_ids.get(TOP)
     links = top.links({TOP: parent, **run_ids})
