@@ -33,6 +33,7 @@ from abcompare.retrieval.settings import BM25Settings, VariantSettings
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
     from abcompare.data.dataset import Dataset
     from abcompare.retrieval.latency import TimingPlan
@@ -157,6 +158,8 @@ class RayExecutor:
         dataset: Dataset,
         cache_dir: Path,
         retrievers: Mapping[str, Retriever] | None = None,
+        *,
+        given: Mapping[str, pd.DataFrame] | None = None,
     ) -> Iterator[VariantRun]:
         """Submits every retrieved variant's tasks now (not at the first ``next``), so a comparison across
         several collections has all of them in flight before the first is collected; the session is
@@ -164,7 +167,7 @@ class RayExecutor:
         retrieval = {name: v for name, v in variants.items() if v.run is None}
         pending = self._submit(retrieval, dataset, cache_dir) if retrieval else {}
         self._in_flight += bool(pending)
-        return self._collected(variants, pending, dataset, retrievers)
+        return self._collected(variants, pending, dataset, retrievers, given)
 
     def _collected(
         self,
@@ -172,11 +175,12 @@ class RayExecutor:
         pending: dict[str, _Pending],
         dataset: Dataset,
         retrievers: Mapping[str, Retriever] | None,
+        given: Mapping[str, pd.DataFrame] | None = None,
     ) -> Iterator[VariantRun]:
         last = list(pending)[-1] if pending else None
         for name, variant in variants.items():
             if variant.run is not None:  # a run file, or a Python retriever: in the driver, never pickled
-                yield given_run(name, variant, dataset, retrievers)
+                yield given_run(name, variant, dataset, retrievers, given)
                 continue
             produced = self._collect(name, pending.pop(name))  # its object refs go with it
             if name == last:

@@ -68,9 +68,9 @@ NOT_A_STRING = '{"query_id": "qa-002", "variants": [["nested"]]}'
 @pytest.mark.parametrize(
     "command, bad, message",
     [
-        ("validate", EMPTY, "query 'qa-002': variant 2 is empty"),
-        ("run", EMPTY, "query 'qa-002': variant 2 is empty"),
-        ("validate", NOT_A_STRING, "query 'qa-002': variant 1 is not a string ([\"nested\"])"),
+        ("validate", EMPTY, "variants[1]: query 'qa-002': variant 2 is empty"),
+        ("run", EMPTY, "variants[1]: query 'qa-002': variant 2 is empty"),
+        ("validate", NOT_A_STRING, "variants[0]: query 'qa-002': variant 1 is not a string ([\"nested\"])"),
     ],
 )
 def test_an_empty_or_non_string_variant_is_an_error_at_its_line(
