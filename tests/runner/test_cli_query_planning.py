@@ -90,8 +90,8 @@ def test_an_unknown_query_id_is_an_error_at_its_line_before_any_run_opens(tmp_pa
     result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith(
-        f"error: {tmp_path / 'rewrites.jsonl'}:3: unknown query id 'qa-999': the dataset's query file has "
-        "no such query ("
+        f"error: {tmp_path / 'rewrites.jsonl'}:3: query_id: unknown query id 'qa-999': the dataset's query "
+        "file has no such query ("
     )
     nothing_ran(tmp_path, result)
 
