@@ -29,7 +29,8 @@ from abcompare.data.run_rules import column_order, nameless_hits, order_by_score
 
 
 def read_parquet_run(path: InputFile) -> pd.DataFrame:
-    return _finish_table(*_parquet_frame(path), path)
+    frame, where = _parquet_frame(path)
+    return _finish_table(frame, path, where)
 
 
 def _parquet_frame(path: InputFile) -> tuple[pd.DataFrame, Any]:
