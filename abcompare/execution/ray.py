@@ -229,11 +229,10 @@ class RayExecutor:
             if queries_id not in planned_refs:
                 planned_refs[queries_id] = texts_ref if planned == query_texts else ray.put(planned)
             feedback = pipeline.feedback_of(variant)
+            depth = pipeline.fetch_depth(variant, chunks)
             steps = []
             for retriever, spec in variant.retrievers.items():
-                key = pipeline.ranking_key(
-                    retriever, spec, chunks_id, variant.depth, queries_id, cache_dir, feedback
-                )
+                key = pipeline.ranking_key(retriever, spec, chunks_id, depth, queries_id, cache_dir, feedback)
                 if isinstance(spec, BM25Settings):
                     index_key = pipeline.bm25_index_key(chunks_id, spec)
                     if index_key not in indexes:
@@ -243,7 +242,7 @@ class RayExecutor:
                         indexes[index_key] = _Shared(index, seconds, nbytes)
                     if key not in rankings:
                         ranking, seconds = _bm25_ranking.options(num_returns=2, **self._options()).remote(
-                            indexes[index_key].ref, planned_refs[queries_id], variant.depth, feedback
+                            indexes[index_key].ref, planned_refs[queries_id], depth, feedback
                         )
                         rankings[key] = _Shared(ranking, seconds)
                     steps.append((retriever, key, index_key))
@@ -256,7 +255,7 @@ class RayExecutor:
                     if key not in rankings and key not in requests:
                         texts = pipeline.query_texts_for(spec, planned)
                         requests[key] = _EncodeRequest(key, encoder, texts)
-                        searches[key] = (vectors_key, variant.depth)
+                        searches[key] = (vectors_key, depth)
                     steps.append((retriever, key, vectors_key))
             plan.append((name, variant, chunks_id, steps))
 

@@ -282,6 +282,25 @@ class VariantSettings(_Settings):
             raise _located(message, "query_planning", "expansion")
         return self
 
+    #: What ``depth``, ``top_k`` and ``rerank.top_n`` count: ``chunk`` hits, or ``document``s (the
+    #: experiment's ``dataset.level: document`` sets it through ``ExperimentConfig.variants()``: hits are
+    #: then judged as documents, so each list holds that many documents, however many chunks that takes).
+    _unit: str = PrivateAttr("chunk")
+
+    def counted_in(self, unit: str) -> VariantSettings:
+        """This variant with ``depth``, ``top_k`` and ``rerank.top_n`` counted in ``unit`` (``chunk`` or
+        ``document``): itself when it already is."""
+        if unit == self._unit:
+            return self
+        copy = self.model_copy()
+        copy._unit = unit
+        return copy
+
+    @property
+    def counts_documents(self) -> bool:
+        """Whether ``depth``, ``top_k`` and ``rerank.top_n`` count documents, not chunk hits."""
+        return self._unit == "document"
+
     def pipeline_identity(self) -> str:
         """What decides this variant's hits: its settings without the ones that have no effect (RRF's
         ``k`` under another fusion method), so two sweep points that are one pipeline are run once."""
