@@ -204,7 +204,9 @@ class RunFileSettings(_Settings):
     of a Python callable the caller hands over by name (the YAML never imports code)."""
 
     path: Path | None = Field(None, description="Run file (any format the data layer reads).")
-    format: str = Field("auto", description="Run file format; 'auto' detects it from the file.")
+    format: Literal["auto", "trec", "jsonl", "parquet", "csv"] = Field(
+        "auto", description="Run file format; 'auto' detects it from the file's name, then its first bytes."
+    )
     python: str | None = Field(
         None,
         min_length=1,

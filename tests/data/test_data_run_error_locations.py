@@ -129,3 +129,20 @@ def test_a_hit_without_a_score_among_scored_ones_is_located_in_its_file(tmp_path
     with pytest.raises(DataError) as unlocated:  # a run handed over in Python: the query and hit only
         check_scored_in_full(run, "trec")
     assert (unlocated.value.file, unlocated.value.line, unlocated.value.field) == (None, None, "score")
+
+
+def test_an_unknown_run_format_is_refused_at_its_config_key(tmp_path: Path) -> None:
+    """Before: accepted by the config, then refused naming the run file, as if the file were wrong."""
+    from abcompare.config import load_config
+    from abcompare.core.errors import ConfigError
+
+    run = tmp_path / "run.trec"
+    run.write_text("\n".join(GOOD_TREC) + "\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "name: c\ndataset: {name: hr-docs, level: document}\n"
+        f"control:\n  run: {{path: {run}, format: xml}}\ntreatments:\n  t:\n    run: {{path: {run}}}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (info.value.file, info.value.line, info.value.field) == (str(path), 4, "control.run.format")
