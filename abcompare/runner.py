@@ -437,13 +437,14 @@ def check_inputs(
 
 def given_run_files(config: ExperimentConfig, dataset: Dataset) -> dict[str, pd.DataFrame]:
     """Each run-file variant's rows for the dataset's queries, read once and checked as the run stage
-    checks a run (scored in full in the trec convention), each problem naming the variant and its file."""
+    checks a run (scored in full in the trec convention), each problem naming the variant and its file.
+    A named pipe is left to the run stage, which reads it once."""
     from abcompare.execution.base import precomputed_run
 
     given: dict[str, pd.DataFrame] = {}
     for name, variant in config.variants().items():
-        if variant.run is None or variant.run.path is None:
-            continue
+        if variant.run is None or variant.run.path is None or not Path(variant.run.path).is_file():
+            continue  # a pipe gives its bytes once: the run stage reads it, with the comparison open
         context = f"variant {name!r}" + _given(variant)
         with error_context(context, file=variant.run.path):
             given[name] = precomputed_run(variant, dataset)

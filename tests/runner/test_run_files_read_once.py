@@ -1,8 +1,8 @@
 """Each run file is parsed once: the inputs' check (``runner.check_inputs``, shared by ``validate`` and
 ``run``) reads it, checks it as the run stage would, and hands the table to the run stage, which does
-not read the file again. So a run file that can be read only once (a named pipe) is checked before any
-run opens and still compared, and ``validate`` refuses what ``run`` refuses of a run file whatever the
-level (before: only a regular file's keys were checked, and only when the alignment check applied)."""
+not read the file again; a run file that can be read only once (a named pipe) is left to the run stage
+and read there, once. ``validate`` refuses what ``run`` refuses of a run file whatever the level (before:
+its keys were checked only when the alignment check applied, its scores not at all)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class Feeder:
         self.thread.join(timeout=10)
 
 
-def test_a_run_file_that_can_be_read_once_is_checked_and_compared(tmp_path: Path) -> None:
+def test_a_run_file_that_can_be_read_once_is_read_once_and_compared(tmp_path: Path) -> None:
     fifo = tmp_path / "prod.fifo"
     os.mkfifo(fifo)
     feeder = Feeder(fifo, PRODUCTION.read_bytes())
