@@ -28,6 +28,8 @@ from abcompare.data._lines import (
     regular_columns,
     unix_newlines,
 )
+from abcompare.data.grades import grade_problem
+from abcompare.data.pooling import is_pool_file, read_pool
 
 __all__ = [
     "ANNOTATION_FORMATS",
@@ -44,15 +46,6 @@ _JSONL_HINT = (
     'each line is {"query_id": ..., "relevant_ids": [...]} or {"query_id": ..., "relevant": {"id": grade}}'
 )
 _GRADE_HINT = f"a grade is a whole number from {MIN_GRADE} to {MAX_GRADE} (0 = not relevant)"
-
-
-def grade_problem(grades: np.ndarray) -> np.ndarray:
-    """Which float grades are not whole numbers in ``[MIN_GRADE, MAX_GRADE]`` (NaN and inf included): the one
-    rule for every annotation format, so a grade of 1e30 never wraps to a negative integer."""
-    with np.errstate(invalid="ignore"):
-        return (
-            ~np.isfinite(grades) | (np.floor(grades) != grades) | (grades < MIN_GRADE) | (grades > MAX_GRADE)
-        )
 
 
 def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
@@ -83,8 +76,6 @@ def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     path = as_input(path, "annotation")
     fmt = _detect(path) if fmt == "auto" else fmt
     if fmt == "pool":
-        from abcompare.data.pooling import read_pool
-
         frame = read_pool(path)
     elif fmt == "trec":
         regular = _read_regular_trec(path)
@@ -127,8 +118,6 @@ def _detect(path: InputFile) -> str:
         if len(lines) == 0:
             raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
         first = lines[0].as_py()
-    from abcompare.data.pooling import is_pool_file
-
     if is_pool_file(path, first):
         return "pool"
     if first.startswith("{"):

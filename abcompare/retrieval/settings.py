@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from abcompare.retrieval.rewrites import read_variants_file
+
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 
 
@@ -162,8 +164,6 @@ class QueryPlanningSettings(_Settings):
         if self.variants is None and self.expansion is None:
             raise ValueError("query_planning needs 'variants' (a rewrites file) or 'expansion: rm3'")
         if self.variants is not None:
-            from abcompare.retrieval.query_planning import read_variants_file
-
             if not self.variants.is_file():
                 found = "found a folder" if self.variants.is_dir() else "file not found"
                 raise _located(f"{found}: {self.variants}", "variants")
