@@ -35,7 +35,8 @@ from abcompare.core.vocabulary import (
 )
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
-from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
+from abcompare.stats.flips import family_sign_flips
+from abcompare.stats.maxt import MaxTResult
 from abcompare.stats.noninferiority import NON_INFERIORITY_TESTS, margin_problem, non_inferiority_test
 from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
@@ -274,21 +275,16 @@ def _joint_sign_flips(
     """
     d = np.hstack([pairs.d for pairs in paired.values()])
     n_metrics = len(roles)
-    if correction == MAXT:
-        maxt = max_t_sign_flip(
-            d, list(roles) * len(paired), n_resamples=n_resamples, rng=rng, progress=progress
-        )
-        pvalue, used, exact = maxt.pvalue, maxt.n_resamples, maxt.exact
-    else:
-        maxt = None
-        flips = sign_flip_test(d, n_resamples, rng, progress=progress)
-        pvalue, used, exact = np.atleast_1d(flips.pvalue), flips.n_resamples, flips.exact
+    flips = family_sign_flips(
+        d, correction, families=list(roles) * len(paired), n_resamples=n_resamples, rng=rng, progress=progress
+    )
+    pvalue, used, exact = flips.pvalue, flips.n_resamples, flips.exact
     mean = d.mean(axis=0)
     results = {}
     for i, name in enumerate(paired):
         block = slice(i * n_metrics, (i + 1) * n_metrics)
         results[name] = PermutationResult(mean[block], pvalue[block], used, exact)
-    return results, maxt
+    return results, flips.maxt
 
 
 def _adjust_by_family(

@@ -34,7 +34,7 @@ from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
 from abcompare.stats.comparison import check_test_settings, paired_comparison
 from abcompare.stats.correction import adjust_pvalues
-from abcompare.stats.maxt import max_t_sign_flip
+from abcompare.stats.flips import family_correction, family_sign_flips
 from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
 from abcompare.stats.noninferiority import NonInferiorityResult, margin_problem, non_inferiority_test
 from abcompare.stats.paired import constant_columns, paired_differences
@@ -362,15 +362,9 @@ def pooled_comparison(
     weights = pooling_weights(sizes, weighting)
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     x = _changed_rows(_stacked(differences, weights))
-    if correction == MAXT and len(treatments) > 1 and x.shape[0] >= 2:
-        maxt = max_t_sign_flip(x, n_resamples=int(n_resamples), rng=rng)
-        p_value, p_adjusted, exact = maxt.pvalue, maxt.pvalue_adjusted, maxt.exact
-        pooled_correction = MAXT
-    else:  # max-T of one column (or of at most one changed query) is the plain test: Holm changes nothing
-        pooled_correction = HOLM if correction == MAXT else correction
-        flips = stratified_sign_flip_test(differences, weights, int(n_resamples), rng)
-        p_value, exact = np.atleast_1d(flips.pvalue), flips.exact
-        p_adjusted = adjust_pvalues(p_value, pooled_correction)
+    pooled_correction = family_correction(correction, len(treatments), x.shape[0])
+    flips = family_sign_flips(x, pooled_correction, n_resamples=int(n_resamples), rng=rng)
+    p_value, p_adjusted, exact = flips.pvalue, flips.pvalue_adjusted, flips.exact
     boot = stratified_bootstrap(differences, weights, int(n_resamples), rng, alpha)
     delta = np.atleast_1d(boot.statistic)
     ci_low, ci_high = np.atleast_1d(boot.bca_low), np.atleast_1d(boot.bca_high)
