@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from abcompare.core.vocabulary import CONTROL
 from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.convention import Convention, ratio_or_zero
 from abcompare.evaluation.gains import discounts
@@ -259,11 +260,11 @@ def decisiveness(
     key, decisiveness`` (the largest |swing| over the treatments against ``runs["control"]``), over the
     queries with a judgment (the comparison's query set). Empty without a treatment or judgments."""
     queries = list(dict.fromkeys(annotations["query_id"].astype("str")))
-    treatments = {name: run for name, run in runs.items() if name != "control"}
+    treatments = {name: run for name, run in runs.items() if name != CONTROL}
     ranges = {}
-    if "control" in runs and treatments and queries:
+    if CONTROL in runs and treatments and queries:
         ranges = unjudged_ranges(
-            runs["control"], treatments, annotations, queries, metric=metric, convention=convention,
+            runs[CONTROL], treatments, annotations, queries, metric=metric, convention=convention,
             relevance_threshold=relevance_threshold, unjudged=unjudged,
         )  # fmt: skip
     frames = [r.hits.assign(decisiveness=r.hits["swing"].abs()) for r in ranges.values()]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from abcompare.core.errors import ConfigError, DataError
+from abcompare.core.vocabulary import CONTROL
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def given_run(
     from abcompare.retrieval.pipeline import RetrievalCost
 
     python = variant.run.python
-    field = ("control" if name == "control" else f"treatments.{name}") + ".run.python"
+    field = (CONTROL if name == CONTROL else f"treatments.{name}") + ".run.python"
     retriever = (retrievers or {}).get(python)
     if retriever is None:  # run_comparison checks this before any run opens; a direct caller gets it here
         raise ConfigError(f"names the Python retriever {python!r}, which nobody handed over", field=field)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
-from abcompare.core.vocabulary import BETTER, HOLM, MAXT, PERMUTATION, PRIMARY, WORSE
+from abcompare.core.vocabulary import BETTER, CONTROL, HOLM, MAXT, PERMUTATION, PRIMARY, WORSE
 from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
 from abcompare.stats.comparison import check_test_settings, paired_comparison
@@ -45,7 +45,6 @@ COLLECTION = "collection"
 PER_QUERY = "per_query"
 #: How the pooled delta weighs the collections: equally (the BEIR convention) or by their queries.
 WEIGHTINGS: tuple[str, ...] = (COLLECTION, PER_QUERY)
-CONTROL = "control"
 #: The columns of the two tables, in order.
 POOLED_COLUMNS: tuple[str, ...] = (
     "treatment", "metric", "weighting", "collections", "n_queries", "delta", "ci_low", "ci_high",
