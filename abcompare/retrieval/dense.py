@@ -56,19 +56,6 @@ def check_model(name: str, backend: str | None = None) -> EmbeddingModel:
     return resolve_embedding_model(name, backend)
 
 
-def resolve_model(name: str) -> str:
-    """The bundled MiniLM folder for its names, an existing local path (absolute), else ``name``."""
-    if name in BUNDLED_ALIASES:
-        return locate_model(name)
-    path = Path(name).expanduser()
-    return str(path.resolve()) if path.exists() else name
-
-
-def model_identity(name: str, max_seq_length: int | None = None, backend: str | None = None) -> str:
-    """What produced a model's vectors (:meth:`EmbeddingModel.identity`): the embedding cache's key."""
-    return resolve_embedding_model(name, backend).identity(max_seq_length)
-
-
 @functools.lru_cache(maxsize=4)
 def _quiet_transformers() -> None:
     """transformers prints a 'Loading weights' bar on every load; our own progress is enough."""

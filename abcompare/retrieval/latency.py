@@ -185,23 +185,6 @@ class TimingPass:
     note: str = ""
 
 
-def time_query_stages(
-    variants: Mapping[str, VariantSettings],
-    corpus: Any,
-    queries: Any,
-    *,
-    cache_dir: Path,
-    cache: pipeline.RetrievalCache,
-    plan: TimingPlan | None = None,
-    progress: Progress | None = None,
-) -> dict[str, np.ndarray]:
-    """Each retrieval variant's timed query latency: rounds x sampled-queries seconds (:func:`timing_pass`,
-    without the account of its time)."""
-    return timing_pass(
-        variants, corpus, queries, cache_dir=cache_dir, cache=cache, plan=plan, progress=progress
-    ).samples
-
-
 def _stages(
     variants: Mapping[str, VariantSettings], corpus: Any, query_ids: list[str], query_texts: list[str],
     cache_dir: Path, cache: pipeline.RetrievalCache,
