@@ -10,6 +10,7 @@ from abcompare.data.annotations import read_annotation_files, read_spans
 from abcompare.data.corpus import read_corpus
 from abcompare.data.dataset import Dataset, assemble
 from abcompare.data.queries import read_queries
+from abcompare.examples import example_path
 
 __all__ = ["load_dataset_for_experiment", "query_file_ids"]
 
@@ -18,8 +19,6 @@ def _folder(settings: Any) -> Path | None:
     if settings.path is not None:
         return Path(settings.path)
     if settings.name is not None and (settings.queries is None or settings.annotations is None):
-        from abcompare.examples import example_path
-
         return example_path(settings.name)
     return None
 

@@ -24,6 +24,7 @@ import ray
 
 from abcompare.core.errors import AbcompareError, WorkerLostError
 from abcompare.core.progress import Reporter
+from abcompare.data.runs import run_frame_from_hits
 from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
 from abcompare.execution.ray_encoding import encode_on_ray, first_line
 from abcompare.retrieval import pipeline
@@ -87,8 +88,6 @@ def _finish_variant(
     *rankings: pipeline.Ranking,
 ) -> tuple[Any, float]:
     """Hit lists from the rankings, fused, reranked and cut; the run table and the seconds it took."""
-    from abcompare.data.runs import run_frame_from_hits
-
     start = time.perf_counter()
     per_retriever = [
         _ranked_hits(ranking_id, chunks, ranking, name)

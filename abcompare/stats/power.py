@@ -14,6 +14,7 @@ from scipy import stats
 
 from abcompare.core.vocabulary import PRIMARY
 from abcompare.stats._chunks import chunk_sizes
+from abcompare.stats.paired import paired_differences
 
 
 def minimum_detectable_effect(
@@ -190,8 +191,6 @@ def queries_needed_table(
     observed delta on the primary metric, at the level its test was held to (``alpha_effective``, as the
     MDE) and the comparison's power; the range from a bootstrap of sd(d) seeded with the comparison's
     seed."""
-    from abcompare.stats.paired import paired_differences
-
     attrs = comparison.attrs
     primary = comparison[comparison["role"] == PRIMARY].set_index("treatment")
     rows = []
