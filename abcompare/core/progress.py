@@ -90,7 +90,7 @@ class ConsoleReporter(Reporter):
             yield advance
 
 
-def plain_text(text: Any) -> str:
+def plain_text(text: object) -> str:
     """User-given text (names, ids, paths) for a rich console: square brackets are not markup, and control
     characters cannot move the cursor."""
     from rich.markup import escape

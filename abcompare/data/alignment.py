@@ -8,7 +8,7 @@ names the likely cause; ``check_alignment`` fails loudly when under half the ann
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -70,7 +70,11 @@ class AlignmentReport:
         return f"{text}. {self.diagnosis}" if self.diagnosis else text
 
 
-def strings(values: Any) -> pa.Array:
+#: Ids as the Arrow diagnostics take them: a Series, an Index, an Arrow array or a plain sequence.
+Strings = pd.Series | pd.Index | pa.Array | pa.ChunkedArray | Sequence[object]
+
+
+def strings(values: Strings) -> pa.Array:
     """Ids as one Arrow string array (a Series, an Index or an Arrow array), so the diagnostics run as
     Arrow kernels: pandas' ``isin`` on Arrow-backed strings converts each value to Python (issue 38)."""
     array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, from_pandas=True)
@@ -81,7 +85,7 @@ def strings(values: Any) -> pa.Array:
     return array if pa.types.is_large_string(array.type) else pc.cast(array, pa.large_string())
 
 
-def is_in(values: Any, universe: Any) -> np.ndarray:
+def is_in(values: Strings, universe: Strings) -> np.ndarray:
     """``values.isin(universe)`` for strings, by Arrow's hash kernel (null matches null, as pandas does)."""
     values, universe = strings(values), strings(universe)
     if len(universe) > 4 * len(values):  # hash the small side, probe the large one, then only what matched
@@ -253,7 +257,7 @@ def _comparable_keys(annotations: pd.DataFrame) -> pd.Series:
     return annotations["span_document"].astype("str").where(annotations["span_document"].notna(), keys)
 
 
-def _pairs_in(query: Any, key: Any, within_query: Any, within_key: Any) -> np.ndarray:
+def _pairs_in(query: Strings, key: Strings, within_query: Strings, within_key: Strings) -> np.ndarray:
     """Whether each (query, key) is among the pairs (within_query, within_key): one integer code per pair
     (both sides' strings encoded together), where ``MultiIndex.isin`` makes a Python tuple of each row."""
     n = len(query)

@@ -5,7 +5,6 @@ of docs/architecture.md: annotations ``query_id, key, grade`` and spans ``query_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -236,7 +235,7 @@ def _read_regular_trec(path: InputFile) -> pd.DataFrame | None:
     )
 
 
-def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
+def _grade(value: object, *, path: str | Path, line: int, field: str) -> int:
     non_numeric = DataError(
         f"non-numeric grade {value!r}", file=path, line=line, field=field,
         hint="grades are integers (0 = not relevant)",

@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +34,10 @@ from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.inputs import (
     ANNOTATION_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
+    AnnotationsInput,
     FlatAnnotations,
     FlatRun,
+    RunInput,
     flatten_annotations,
     flatten_run,
 )
@@ -76,8 +77,8 @@ class _Coded:
 
 
 def evaluate_run(
-    run: Any,
-    annotations: Any,
+    run: RunInput,
+    annotations: AnnotationsInput,
     k: int | Iterable[int] = (1, 5, 10),
     convention: str = "ai4j",
     relevance_threshold: float = 1,
@@ -208,7 +209,7 @@ def evaluate_run(
     return frame
 
 
-def _judged_hits(run: Any, annotations: Any, convention: str) -> JudgedHits:
+def _judged_hits(run: RunInput, annotations: AnnotationsInput, convention: str) -> JudgedHits:
     """The general path: any run and annotations evaluate_run accepts, flattened, coded, and either
     counted (scored runs without repeats) or sorted into order."""
     coded = _encode(flatten_annotations(annotations), flatten_run(run, convention))

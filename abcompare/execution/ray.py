@@ -33,10 +33,16 @@ from abcompare.retrieval.model_size import variant_model_bytes
 from abcompare.retrieval.settings import BM25Settings, VariantSettings
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
     import numpy as np
 
+    from abcompare.config.models import ExecutionSettings
     from abcompare.data.dataset import Dataset
+    from abcompare.execution.ray_session import RaySession
+    from abcompare.retrieval.bm25 import BM25Index
     from abcompare.retrieval.latency import TimingPlan
+    from abcompare.retrieval.settings import QueryPlanningSettings
 
 
 # ------------------------------------------------------------------------------------------ tasks
@@ -49,7 +55,7 @@ def _build_bm25(chunks: list, settings: BM25Settings) -> tuple[Any, float, int]:
 
 @ray.remote
 def _bm25_ranking(
-    index: Any, query_texts: list[str], depth: int, feedback: Any = None
+    index: BM25Index, query_texts: list[str], depth: int, feedback: QueryPlanningSettings | None = None
 ) -> tuple[pipeline.Ranking, float]:
     start = time.perf_counter()
     ranking = pipeline.bm25_ranking(index, query_texts, depth, feedback)
@@ -57,7 +63,9 @@ def _bm25_ranking(
 
 
 @ray.remote
-def _dense_ranking(query_vectors: Any, doc_vectors: Any, depth: int) -> tuple[pipeline.Ranking, float]:
+def _dense_ranking(
+    query_vectors: np.ndarray, doc_vectors: np.ndarray, depth: int
+) -> tuple[pipeline.Ranking, float]:
     start = time.perf_counter()
     ranking = pipeline.dense_ranking(query_vectors, doc_vectors, depth)
     return ranking, time.perf_counter() - start
@@ -98,7 +106,7 @@ def _finish_variant(
     return run_frame_from_hits(hits), seconds
 
 
-def _ranking_id(key: Any) -> str:
+def _ranking_id(key: Hashable) -> str:
     return hashlib.sha256(repr(key).encode()).hexdigest()[:32]
 
 
@@ -141,7 +149,9 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, settings: Any, session: Any, reporter: Reporter | None = None) -> None:
+    def __init__(
+        self, settings: ExecutionSettings, session: RaySession, reporter: Reporter | None = None
+    ) -> None:
         self.settings = settings
         self.session = session
         self.reporter = reporter or Reporter()
@@ -333,12 +343,12 @@ class RayExecutor:
         cost.query_seconds = sum(cost.parts.values()) + finish_seconds
         return VariantRun(name, run, cost.as_metrics())
 
-    def _value(self, value: Any, name: str) -> float:
+    def _value(self, value: object, name: str) -> float:
         if isinstance(value, list):
             return sum(self._value(v, name) for v in value)
         return float(self._get(value, name)) if isinstance(value, ray.ObjectRef) else float(value)
 
-    def _get(self, ref: Any, name: str) -> Any:
+    def _get(self, ref: ray.ObjectRef, name: str) -> Any:
         """``ray.get`` with Ray's failures as one-line errors: a user error raised in a task is raised as
         it is; a worker lost beyond the retries is a :class:`WorkerLostError`."""
         from ray.exceptions import RayError, RayTaskError

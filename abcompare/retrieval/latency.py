@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +48,12 @@ from abcompare.retrieval.embedding_cache import Progress
 from abcompare.retrieval.models import LOADED_MODELS
 from abcompare.retrieval.query_planning import feedback_of, plan_queries
 from abcompare.retrieval.rerank import make_reranker
-from abcompare.retrieval.settings import BM25Settings, VariantSettings
+from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSettings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from abcompare.retrieval.settings import QueryPlanningSettings
 
 #: Queries of the warm-up (not kept; the first is the preparation's call); it measures what a query costs,
 #: to size the sample to the budget left.
@@ -97,12 +102,13 @@ def sample_size(total: int, seconds_per_query: float, plan: TimingPlan, budget: 
     return min(total, plan.max_queries, wanted)
 
 
-Stage = Callable[[int], Any]
+Stage = Callable[[int], object]
 
 
 def _retriever_stage(
-    name: str, spec: Any, chunks: list, chunks_id: Hashable, depth: int, query_texts: list[str],
-    cache_dir: Path, memo: pipeline.RetrievalCache, feedback: Any = None,
+    name: str, spec: BM25Settings | DenseSettings, chunks: list, chunks_id: Hashable, depth: int,
+    query_texts: list[str], cache_dir: Path, memo: pipeline.RetrievalCache,
+    feedback: QueryPlanningSettings | None = None,
 ) -> tuple[Stage, Callable[[], list]]:  # fmt: skip
     """One retriever's work for one query text (by position in ``query_texts``, the variant's planned
     texts): search (with RM3 ``feedback``, the expanded query), and for a dense model encode the text;
@@ -186,8 +192,8 @@ class TimingPass:
 
 
 def _stages(
-    variants: Mapping[str, VariantSettings], corpus: Any, query_ids: list[str], query_texts: list[str],
-    cache_dir: Path, cache: pipeline.RetrievalCache,
+    variants: Mapping[str, VariantSettings], corpus: pd.DataFrame, query_ids: list[str],
+    query_texts: list[str], cache_dir: Path, cache: pipeline.RetrievalCache,
 ) -> tuple[dict[Hashable, Stage], dict[str, list[Hashable]]]:  # fmt: skip
     """Every stage to time (a retriever several variants share is one) and each variant's stages."""
     fingerprint = pipeline.corpus_fingerprint(corpus)
@@ -221,8 +227,8 @@ def _stages(
 
 def timing_pass(
     variants: Mapping[str, VariantSettings],
-    corpus: Any,
-    queries: Any,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
     *,
     cache_dir: Path,
     cache: pipeline.RetrievalCache,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from abcompare.core.vocabulary import PRIMARY
@@ -88,7 +88,7 @@ def _whole(n: np.ndarray | float) -> float:
 
 
 def queries_needed(
-    differences: Any,
+    differences: ArrayLike,
     effect: float | None = None,
     *,
     alpha: float = 0.05,
