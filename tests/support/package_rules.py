@@ -39,7 +39,8 @@ class Finding:
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:
-    """``.../abcompare/data/levels.py`` -> ``abcompare.data.levels``; a package's ``__init__`` is the package."""
+    """``.../abcompare/data/levels.py`` -> ``abcompare.data.levels``; a package's ``__init__`` is the
+    package."""
     relative = path.relative_to(package.parent).with_suffix("")
     return ".".join(part for part in relative.parts if part != "__init__")
 
@@ -193,7 +194,9 @@ def in_function_imports(package: Path = PACKAGE) -> list[Finding]:
     seen = {}
     for edge in edges(package):
         if edge.function:
-            seen.setdefault((edge.source, edge.line), Finding(edge.source, edge.function, edge.line, edge.target))
+            seen.setdefault(
+                (edge.source, edge.line), Finding(edge.source, edge.function, edge.line, edge.target)
+            )
     return sorted(seen.values(), key=lambda f: (f.module, f.line))
 
 
@@ -241,10 +244,10 @@ def function_lengths(package: Path = PACKAGE) -> list[Finding]:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-                if isinstance(body[0].value.value, str):
-                    span -= set(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+            first = node.body[0] if node.body else None
+            docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            if docstring and isinstance(first.value.value, str):
+                span -= set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
             # decorators sit above ``lineno`` and are not counted
             found.append(Finding(module, node.name, node.lineno, str(len(span & code))))
     return sorted(found, key=lambda f: (f.module, f.line))
