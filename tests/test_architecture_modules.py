@@ -44,8 +44,8 @@ ANY_PARAMETERS_BY_PART = {
     "data": 4,  # levels.judged_at_level, run_jsonl._validate_hit, runs.bounded_hit_lists / returned_run
 }  # fmt: skip
 #: Functions over 80 code lines, and over 60 (the issue's target: none over 80, at most five over 60).
-OVER_80 = 6
-OVER_60 = 16
+OVER_80 = 1
+OVER_60 = 15
 
 
 def _part(module: str) -> str:

@@ -127,12 +127,7 @@ def evaluate_run(
     0.6509
     """
     rules = Convention.named(convention)
-    if unjudged not in UNJUDGED_POLICIES:
-        raise ConfigError(
-            f"unknown unjudged policy {unjudged!r}",
-            field="unjudged",
-            hint=f"use one of {', '.join(UNJUDGED_POLICIES)}",
-        )
+    _check_unjudged(unjudged)
     cutoffs = normalise_cutoffs(k)
     judged = judged_hits_of_mappings(run, annotations)
     if judged is None:
@@ -141,7 +136,7 @@ def evaluate_run(
     n_ids, best_pair, best_grade = judged.n_ids, judged.best_pair, judged.best_grade
     relevant_pair = is_relevant(best_grade, relevance_threshold)
     relevant_count = np.bincount(best_pair[relevant_pair] // n_ids, minlength=n_queries)
-    retrieved, repeated_queries = judged.retrieved, judged.repeated_queries
+    retrieved = judged.retrieved
     judged_query, judged_position, judged_grade = judged.query, judged.position, judged.grade
     judged_count = np.bincount(judged_query, minlength=n_queries)
     judged_at = {
@@ -193,6 +188,28 @@ def evaluate_run(
     columns["relevant_count"] = relevant_count.astype(np.int64)
     columns["judged_count"] = judged_count.astype(np.int64)
 
+    return _metrics_frame(columns, judged, cutoffs, convention, unjudged)
+
+
+def _check_unjudged(unjudged: str) -> None:
+    if unjudged not in UNJUDGED_POLICIES:
+        raise ConfigError(
+            f"unknown unjudged policy {unjudged!r}",
+            field="unjudged",
+            hint=f"use one of {', '.join(UNJUDGED_POLICIES)}",
+        )
+
+
+def _metrics_frame(
+    columns: dict[str, np.ndarray],
+    judged: JudgedHits,
+    cutoffs: tuple[int, ...],
+    convention: str,
+    unjudged: str,
+) -> pd.DataFrame:
+    """The per-query metrics table from its columns, in the documented order, with its settings in
+    ``attrs``; ai4j's counting of a repeated key is said once, as a warning."""
+    repeated_queries = judged.repeated_queries
     frame = pd.DataFrame(columns, index=pd.Index(judged.query_ids, name="query_id", dtype=object))
     frame = frame[per_query_columns(cutoffs)]
     frame.attrs["convention"] = convention
@@ -204,7 +221,7 @@ def evaluate_run(
                 f"{repeated_queries} queries retrieved the same key more than once; the ai4j convention "
                 "counts every repeat (recall can exceed 1), the trec convention counts it once"
             ),
-            stacklevel=2,
+            stacklevel=3,
         )
     return frame
 

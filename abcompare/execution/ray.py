@@ -144,6 +144,16 @@ class _EncodeRequest:
     encoded: int = 0
 
 
+@dataclass(frozen=True)
+class _Submitted:
+    """What one submission shares between variants, by key: chunk lists, BM25 indexes, rankings, vectors."""
+
+    chunk_lists: dict[Any, tuple[list, _Shared]]
+    indexes: dict[Any, _Shared]
+    rankings: dict[Any, _Shared]
+    vectors: dict[Any, _Shared]
+
+
 class RayExecutor:
     """Produces the variants on Ray (see the module docstring); the driver keeps the one cache writer."""
 
@@ -266,6 +276,17 @@ class RayExecutor:
             plan.append((name, variant, chunks_id, steps))
 
         vectors = self._embed(list(requests.values()))
+        self._search(searches, vectors, rankings)
+        shared = _Submitted(chunk_lists, indexes, rankings, vectors)
+        return self._finish(plan, shared, ids_ref, texts_ref, cache_dir, len(query_ids))
+
+    def _search(
+        self,
+        searches: Mapping[Any, tuple[Any, int]],
+        vectors: Mapping[Any, _Shared],
+        rankings: dict[Any, _Shared],
+    ) -> None:
+        """Each dense ranking submitted, from its query and document vectors (into ``rankings``)."""
         for key, (vectors_key, depth) in searches.items():
             query_vectors = vectors[key]  # query encoding is part of a dense search's time, as locally
             ranking, seconds = _dense_ranking.options(num_returns=2, **self._options()).remote(
@@ -273,22 +294,27 @@ class RayExecutor:
             )
             rankings[key] = _Shared(ranking, [seconds, query_vectors.seconds])
 
+    def _finish(
+        self, plan: list[tuple[str, VariantSettings, Any, list[tuple[str, Any, Any]]]], shared: _Submitted,
+        ids_ref: ray.ObjectRef, texts_ref: ray.ObjectRef, cache_dir: Path, n_queries: int,
+    ) -> dict[str, _Pending]:  # fmt: skip
+        """Each variant's last task (fuse, rerank, cut) submitted on its rankings, with what it is charged."""
         pending: dict[str, _Pending] = {}
         for name, variant, chunks_id, steps in plan:
-            chunks_ref = chunk_lists[chunks_id][1]
+            chunks_ref = shared.chunk_lists[chunks_id][1]
             names = [retriever for retriever, _, _ in steps]
             ranking_ids = [_ranking_id(key) for _, key, _ in steps]
             result = _finish_variant.options(num_returns=1, **self._options()).remote(
                 variant, chunks_ref.ref, ids_ref, texts_ref, str(cache_dir), names, ranking_ids,
-                *[rankings[key].ref for _, key, _ in steps],
+                *[shared.rankings[key].ref for _, key, _ in steps],
             )  # fmt: skip
-            entry = _Pending(result, len(query_ids), variant_model_bytes(variant), index=[chunks_ref])
+            entry = _Pending(result, n_queries, variant_model_bytes(variant), index=[chunks_ref])
             for retriever, key, built in steps:
-                if built in indexes:
-                    entry.index.append(indexes[built])
+                if built in shared.indexes:
+                    entry.index.append(shared.indexes[built])
                 else:
-                    entry.embeddings.append(vectors[built])
-                entry.rankings[retriever] = rankings[key]
+                    entry.embeddings.append(shared.vectors[built])
+                entry.rankings[retriever] = shared.rankings[key]
             pending[name] = entry
         return pending
 

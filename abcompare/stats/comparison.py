@@ -309,6 +309,23 @@ def _adjust_by_family(
     return adjusted, size, level
 
 
+def _add_verdicts(
+    table: pd.DataFrame, correction: str, alpha: float, maxt: MaxTResult | None, power: float,
+    min_effect: float | None,
+) -> None:  # fmt: skip
+    """Each row's p-value adjusted within its role's family, the family's size, the level its raw p was
+    held to, the MDE at that level and the verdict, added to the comparison table."""
+    adjusted, family_size, level = _adjust_by_family(table, correction, alpha, maxt)
+    table["p_adjusted"] = adjusted
+    table["family_size"] = family_size
+    table["alpha_effective"] = level
+    n_queries = table["n_queries"].to_numpy()
+    table["mde"] = minimum_detectable_effect(table["sd_delta"].to_numpy(), n_queries, level, power)
+    table["verdict"] = verdicts(
+        table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
+    )
+
+
 def _add_non_inferiority(
     table: pd.DataFrame,
     paired: Mapping[str, PairedDifferences],
@@ -451,31 +468,16 @@ def paired_comparison(
     rows: list[dict[str, object]] = []
     for name, pairs in paired.items():
         result = compare_treatment(
-            pairs,
-            rng,
-            name=name,
-            alpha=alpha,
-            n_resamples=int(n_resamples),
-            tests=tests,
-            zero_method=zero_method,
-            permutation=permutations.get(name),
-            progress=tracker,
-        )
+            pairs, rng, name=name, alpha=alpha, n_resamples=int(n_resamples), tests=tests,
+            zero_method=zero_method, permutation=permutations.get(name), progress=tracker,
+        )  # fmt: skip
         rows.extend(result.rows())
         if tracker is not None:
             tracker.advance(1)  # the analytic tests and the table rows of this treatment
     table = pd.DataFrame(rows)
     table.insert(2, "role", roles * len(paired))
     table["p_primary"] = table[f"p_{primary}"]
-    adjusted, family_size, level = _adjust_by_family(table, correction, alpha, maxt)
-    table["p_adjusted"] = adjusted
-    table["family_size"] = family_size
-    table["alpha_effective"] = level
-    n_queries = table["n_queries"].to_numpy()
-    table["mde"] = minimum_detectable_effect(table["sd_delta"].to_numpy(), n_queries, level, power)
-    table["verdict"] = verdicts(
-        table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
-    )
+    _add_verdicts(table, correction, alpha, maxt, power, min_effect)
     if non_inferiority_margin is not None:
         _add_non_inferiority(
             table, paired, primary_metric, non_inferiority_margin, primary, correction, alpha,
