@@ -45,7 +45,7 @@ ANY_PARAMETERS_BY_PART = {
 }  # fmt: skip
 #: Functions over 80 code lines, and over 60 (the issue's target: none over 80, at most five over 60).
 OVER_80 = 1
-OVER_60 = 15
+OVER_60 = 14
 
 
 def _part(module: str) -> str:

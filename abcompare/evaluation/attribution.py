@@ -112,36 +112,14 @@ def scored_lists(
     n_queries = len(wanted)
     depth = max(cutoffs)
 
-    # the judgments: stripped ids, blank ones dropped, each (query, id) once with its best grade
-    flat = flatten_annotations(annotations)
-    ann_query = codes.lookup(_large(codes.as_strings(flat.query_id)), wanted_labels)
-    ann_key, ann_labels = codes.encode(_large(codes.clean_strings(codes.as_strings(flat.key))))
-    kept = (ann_query >= 0) & (ann_key >= 0)
-    n_ids = max(len(ann_labels), 1)
-    best_pair, best_grade = best_grades(
-        ann_query[kept] * n_ids + ann_key[kept], np.asarray(flat.grade, dtype=np.float64)[kept]
-    )
+    best_pair, best_grade, ann_labels, n_ids = _best_judgments(annotations, wanted_labels)
     evaluated = evaluated_queries(best_pair // n_ids, n_queries)
     relevant = np.bincount(
         best_pair[is_relevant(best_grade, relevance_threshold)] // n_ids, minlength=n_queries
     )
     ideal = ideal_ranking(best_pair // n_ids, best_grade)
 
-    # the hits of the judged queries, in the order the evaluator reads them (trec: each key once)
-    hits = flatten_run(run, convention)
-    query = codes.lookup(_large(codes.as_strings(hits.query_id)), wanted_labels)
-    keep = query >= 0
-    keep[keep] = evaluated[query[keep]]
-    query = query[keep]
-    keys = _large(codes.clean_strings(codes.as_strings(hits.key))).filter(pa.array(keep))
-    rank = None if hits.rank is None else hits.rank[keep]
-    score = None if hits.score is None else hits.score[keep]
-    order = run_order(query, score, rank, keys)
-    query = query[order]
-    key, key_labels = codes.encode(keys.take(pa.array(order)))
-    if convention == "trec" and query.size:
-        first = ~repeated_within_queries(query, key)
-        query, key = query[first], key[first]
+    query, key, key_labels = _hits_in_order(run, convention, wanted_labels, evaluated)
     starts = np.searchsorted(query, query, side="left")
     returned = np.arange(query.size, dtype=np.int64) - starts
     annotated = np.append(codes.lookup(key_labels, ann_labels), -1)[key]
@@ -171,6 +149,44 @@ def scored_lists(
         relevant=relevant.astype(np.int64),
         ideal=ideal,
     )
+
+
+def _best_judgments(
+    annotations: pd.DataFrame, wanted_labels: pa.Array
+) -> tuple[np.ndarray, np.ndarray, pa.Array, int]:
+    """The judgments of the wanted queries: stripped ids, blank ones dropped, each (query, id) once with its
+    best grade, as pair codes ``query * n_ids + id``; the ids' labels and ``n_ids``."""
+    flat = flatten_annotations(annotations)
+    ann_query = codes.lookup(_large(codes.as_strings(flat.query_id)), wanted_labels)
+    ann_key, ann_labels = codes.encode(_large(codes.clean_strings(codes.as_strings(flat.key))))
+    kept = (ann_query >= 0) & (ann_key >= 0)
+    n_ids = max(len(ann_labels), 1)
+    best_pair, best_grade = best_grades(
+        ann_query[kept] * n_ids + ann_key[kept], np.asarray(flat.grade, dtype=np.float64)[kept]
+    )
+    return best_pair, best_grade, ann_labels, n_ids
+
+
+def _hits_in_order(
+    run: pd.DataFrame, convention: str, wanted_labels: pa.Array, evaluated: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """The hits of the evaluated queries in the order the evaluator reads them (trec: each key once): each
+    hit's query code, key code, and the keys' labels."""
+    hits = flatten_run(run, convention)
+    query = codes.lookup(_large(codes.as_strings(hits.query_id)), wanted_labels)
+    keep = query >= 0
+    keep[keep] = evaluated[query[keep]]
+    query = query[keep]
+    keys = _large(codes.clean_strings(codes.as_strings(hits.key))).filter(pa.array(keep))
+    rank = None if hits.rank is None else hits.rank[keep]
+    score = None if hits.score is None else hits.score[keep]
+    order = run_order(query, score, rank, keys)
+    query = query[order]
+    key, key_labels = codes.encode(keys.take(pa.array(order)))
+    if convention == "trec" and query.size:
+        first = ~repeated_within_queries(query, key)
+        query, key = query[first], key[first]
+    return query, key, key_labels
 
 
 def _large(strings: pa.Array) -> pa.Array:
