@@ -64,6 +64,7 @@ def check_against_queries(
                     f"unknown query id {query_id!r}: the dataset's query file has no such query",
                     file=file.path,
                     line=line,
+                    field="query_id",
                     hint="each line's query_id must be one of the dataset's query ids",
                 )
         missing = sum(1 for q in evaluated_ids if not file.rewrites.get(q))
