@@ -28,7 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "retrieval": set(),
     "evaluation": set(),
     # the relevance judge: a file of model-made labels is read by data's annotations reader
-    "judging": {"data"},
+    # and its stage pools and scores with data's and evaluation's functions, then stats' agreement and PPI
+    "judging": {"data", "evaluation", "stats"},
     "stats": set(),
     "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
     # MLflow writes what outcome renders (the description, the figures) and each variant's run file in
