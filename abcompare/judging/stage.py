@@ -1,7 +1,7 @@
 """The judge's stage of ``abcompare run`` (a ``judge:`` section): grade the pool of unjudged hits
 decisive-first within ``judge.max_pairs``, grade a seeded sample of the pairs people judged (whole
-queries) to measure agreement, and give the corrected (prediction-powered) primary delta beside the human-only and judge-only
-figures, refused below ``judge.min_agreement``.
+queries) to measure agreement, and give the corrected (prediction-powered) primary delta beside the
+human-only and judge-only figures, refused below ``judge.min_agreement``.
 
 The labels a delta is computed with, per query:
 
@@ -252,8 +252,8 @@ def judge_comparison(
     reference_tables = _per_query(runs, reference, labelled, evaluation)
     if len(labelled) >= 2 and len(runs) >= 2:
         tau = ranking_agreement(
-            pd.DataFrame({n: per_query[n].set_index("query_id").loc[labelled, metric] for n in runs}),
-            pd.DataFrame({n: judge_tables[n].set_index("query_id").loc[labelled, metric] for n in runs}),
+            pd.DataFrame({n: per_query[n].loc[labelled, metric] for n in runs}),
+            pd.DataFrame({n: judge_tables[n].loc[labelled, metric] for n in runs}),
             n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
     verdicts, not_computed = _verdicts(runs, metric, judge_tables, reference_tables, labelled, found,
@@ -305,7 +305,7 @@ def _verdicts(runs, metric, judge_tables, reference_tables, labelled, found, min
     verdicts, not_computed = {}, {}
 
     def scores(tables: Mapping[str, pd.DataFrame], name: str) -> pd.Series:
-        return tables[name].set_index("query_id")[metric]
+        return tables[name][metric]
 
     for name in runs:
         if name == "control":
