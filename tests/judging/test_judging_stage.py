@@ -79,7 +79,8 @@ def test_the_pool_is_asked_within_max_pairs_and_the_sample_is_whole_queries(setu
     assert "judged 3 of 8 pairs" in outcome.summary and "5 not asked (judge.max_pairs = 3)" in outcome.summary
     sample = outcome.labels[outcome.labels["purpose"] == "agreement"]
     assert len(sample) == 4 and sample.groupby("query_id").size().eq(2).all()  # two whole queries fit in 5
-    assert sample["human_grade"].tolist() == [PEOPLE[(q, k)] for q, k in zip(sample["query_id"], sample["key"], strict=True)]  # fmt: skip
+    pairs = list(zip(sample["query_id"], sample["key"], strict=True))
+    assert sample["human_grade"].tolist() == [PEOPLE[pair] for pair in pairs]
     assert (outcome.labels["source"] == "judge").all() and (outcome.labels["judge"] == "python:by_text").all()
     assert LABELS_TABLE in outcome.tables()
 
@@ -91,7 +92,8 @@ def test_agreement_is_the_kappa_of_the_grades_it_gave_and_ppi_corrects_the_judge
     assert len(labelled) == 3
     # kappa by hand, linear weights |i - j| on 0-3: people's grades against the judge's
     human, said = sample["human_grade"].to_numpy(int), sample["grade"].to_numpy(int)
-    assert said.tolist() == [grade_by_text("", text(q, k)) for q, k in zip(sample["query_id"], sample["key"], strict=True)]  # fmt: skip
+    pairs = list(zip(sample["query_id"], sample["key"], strict=True))
+    assert said.tolist() == [grade_by_text("", text(q, k)) for q, k in pairs]
     observed = np.mean(np.abs(human - said))
     expected = np.mean(np.abs(human[:, None] - said[None, :]))
     assert outcome.agreement.kappa.value == pytest.approx(1 - observed / expected)
