@@ -217,10 +217,15 @@ def judge_comparison(
     if reporter is not None:
         reporter.stage(f"judging {min(len(holes), settings.max_pairs)} unjudged hits and {len(sample)} pairs "
                        "people judged")  # fmt: skip
-    judge = make_judge(settings, cache_dir, dict(judges or {}))
+    if settings.provider == "file":  # labels made elsewhere, looked up instead of asked for
+        judge = _FileLabels(settings, query_ids)
+        ask = judge.pairs
+    else:
+        judge = make_judge(settings, cache_dir, dict(judges or {}))
+        ask = lambda t, n: judge_pairs(judge, t, n)  # noqa: E731
     pairs = lambda t: t.rename(columns={"query": "query_text", "text": "hit_text"})  # noqa: E731
-    pool_asked = judge_pairs(judge, pairs(holes), settings.max_pairs)
-    sample_asked = judge_pairs(judge, pairs(sample), len(sample))
+    pool_asked = ask(pairs(holes), settings.max_pairs)
+    sample_asked = ask(pairs(sample), len(sample))
     labels = pd.concat(
         [
             pool_asked.labels.assign(purpose="pool", human_grade=pd.NA),
@@ -264,6 +269,30 @@ def judge_comparison(
                      f"{evaluation.relevance_threshold:g}, the judge's >= 2)")  # fmt: skip
     return JudgeOutcome(judge.identity, judge.prompt_version, scale, labels, summary, found, tau, verdicts,
                         not_computed, judge.cost, settings.min_agreement, metric, notes)  # fmt: skip
+
+
+class _FileLabels:
+    """The ``file`` provider in the stage: each pair's grade looked up in the file's labels (a pair the
+    file does not grade is counted as not judged, saying so)."""
+
+    def __init__(self, settings: Any, query_ids: list[str]) -> None:
+        from abcompare.judging.label_file import read_judge_labels
+
+        self.given = read_judge_labels(settings.path, settings.source, query_ids, settings.prompt_version)
+        self.given = self.given.astype({"query_id": str, "key": str}).drop_duplicates(["query_id", "key"])
+        self.identity, self.prompt_version = f"file:{settings.source}", settings.prompt_version
+        self.cost = JudgeCost()
+
+    def pairs(self, pairs: pd.DataFrame, budget: int) -> Any:
+        from abcompare.judging.session import JudgedPairs
+
+        asked = pairs.iloc[:budget][["query_id", "key"]].astype(str)
+        labels = asked.merge(self.given, on=["query_id", "key"], how="left")
+        labels = labels.assign(source=labels["source"].fillna(self.given["source"].iloc[0] if len(
+            self.given) else "file"), judge=self.identity, prompt_version=self.prompt_version,
+            problem=np.where(labels["grade"].isna(), "no label in the file", None), cached=False)  # fmt: skip
+        labels["grade"] = labels["grade"].astype("Int64")
+        return JudgedPairs(labels, len(pairs) - len(asked), budget, self.cost)
 
 
 def _sample_queries(judged: pd.DataFrame, budget: int, seed: int) -> pd.DataFrame:

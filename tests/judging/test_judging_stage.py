@@ -149,3 +149,24 @@ def test_unusable_answers_are_counted_as_not_judged(setup) -> None:
     assert outcome.labels["grade"].isna().all() and outcome.agreement is None
     assert "8 answers unusable, counted as not judged (8 no grade in the answer)" in outcome.summary
     assert "not measured" in outcome.agreement_line()
+
+
+def test_a_file_of_model_made_labels_is_read_as_the_judges_not_peoples(setup, tmp_path) -> None:
+    runs, annotations, queries, evaluation, per_query = setup
+    pairs = [(q, f"{q}-{k}") for q in QUERIES for k in "abc" if (q, k) != ("q8", "c")]  # q8-c unlabelled
+    path = tmp_path / "llm.qrels"
+    path.write_text("".join(f"{q} 0 {key} {grade_by_text('', text(q, key))}\n" for q, key in pairs))
+    judge = JudgeSettings(provider="file", path=path, source="gpt-x", max_pairs=100, agreement_pairs=6)
+    outcome = judge_comparison(
+        judge, runs=runs, annotations=annotations, queries=queries, query_ids=QUERIES, per_query=per_query,
+        evaluation=evaluation, n_resamples=50,
+    )  # fmt: skip
+    python = stage(setup, max_pairs=100, agreement_pairs=6, min_agreement=None)
+    assert (outcome.labels["source"] == "gpt-x").all() and outcome.judge == "file:gpt-x"
+    unlabelled = outcome.labels["key"] == "q8-c"
+    assert outcome.labels.loc[unlabelled, "problem"].tolist() == ["no label in the file"]
+    assert "1 answers unusable, counted as not judged (1 no label in the file)" in outcome.summary
+    same = ~unlabelled.to_numpy()
+    assert outcome.labels["grade"][same].tolist() == python.labels["grade"][same].tolist()
+    assert outcome.agreement.kappa.value == pytest.approx(python.agreement.kappa.value)
+    assert outcome.cost.calls == 0
