@@ -61,9 +61,6 @@ class TransformersJudge(ModelJudge):
         super().__init__(f"transformers:{model}" + (f"/{gguf}" if gguf else ""), prompt_version, cache)
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # the GGUF loader's bar would flood the run's progress lines
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf)
