@@ -375,3 +375,19 @@ def judge_stage(
         cache_dir=config.resolved_cache_dir(), seed=config.significance.seed, judges=judges,
         reporter=reporter,
     )  # fmt: skip
+
+
+def judge_pool(config: Any, pool: pd.DataFrame, *, judges: Mapping[str, Callable] | None = None) -> Any:
+    """The configured judge's grades of ``pool`` (``abcompare pool``'s table, in its decisive-first order),
+    at most ``judge.max_pairs`` of them, in that order: a bounded budget goes where it moves the verdict.
+    Returns :class:`abcompare.judging.JudgedPairs`."""
+    from abcompare.core.errors import ConfigError
+    from abcompare.judging import make_judge
+
+    if config.judge is None:
+        raise ConfigError("no judge: add a 'judge:' section to judge the pool", field="judge")
+    if config.judge.provider == "file":
+        raise ConfigError("a file judge's labels are read, not asked for", field="judge.provider")
+    judge = make_judge(config.judge, config.resolved_cache_dir(), dict(judges or {}))
+    pairs = pool.rename(columns={"query": "query_text", "text": "hit_text"})
+    return judge_pairs(judge, pairs, config.judge.max_pairs)
