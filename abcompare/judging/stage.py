@@ -35,8 +35,8 @@ PURPOSES = ("pool", "agreement")
 LABEL_COLUMNS = ["query_id", "key", "purpose", "human_grade", "grade", "source", "judge", "prompt_version",
                  "problem", "cached"]  # fmt: skip
 #: MLflow table names of the stage's tables.
-LABELS_TABLE = "judge_labels.json"
-CONFUSION_TABLE = "judge_confusion.json"
+LABELS_TABLE = "judge_labels"
+CONFUSION_TABLE = "judge_confusion"
 
 
 @dataclass
