@@ -217,7 +217,7 @@ def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, An
         if result.grid is None
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
-        "judge": None if result.judge is None else result.judge.as_json(),
+        **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
     }
 
 
