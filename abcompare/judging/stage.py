@@ -170,7 +170,7 @@ class JudgeOutcome:
 
 
 def _f(value: float) -> str:
-    return "n/a" if not np.isfinite(value) else f"{value:.2f}"
+    return "n/a" if not np.isfinite(value) else f"{value:.2f}".replace("-0.00", "0.00")
 
 
 def _none(value: Any) -> Any:
@@ -238,8 +238,8 @@ def judge_comparison(
         ignore_index=True,
     )[LABEL_COLUMNS]
     labels["human_grade"] = labels["human_grade"].astype("Int64")
-    summary = pool_asked.summary() + f" of the pool (depth {depth}); " + sample_asked.summary().replace(
-        "judged ", "graded ", 1) + " people judged"  # fmt: skip
+    summary = (f"the pool (top {depth}): {pool_asked.summary()}; the agreement sample: "
+               f"{sample_asked.summary().replace('judged ', 'graded ', 1)} people judged")  # fmt: skip
 
     # agreement on the pairs both graded
     both = labels[(labels["purpose"] == "agreement") & labels["grade"].notna()]
