@@ -37,6 +37,7 @@ from abcompare.evaluation.per_query import per_query_metrics
 from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
 from abcompare.execution import open_executor
 from abcompare.execution.base import precomputed_run
+from abcompare.judging.stage import judge_stage
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
 from abcompare.outcome.sentences import grid_frame
 from abcompare.retrieval.query_planning import check_against_queries
@@ -235,6 +236,10 @@ def _compare_collection(
         explained = explain(own, dataset, judged, comparison, cost)
         # a new stage (a relevance judge, answers) goes here: a function of (own, dataset, judged,
         # comparison), its output one more field of Comparison, logged by logger.log_comparison below
+        judged_by = judge_stage(
+            config, dataset, {n: o.run for n, o in judged.outcomes.items()}, judged.judgments,
+            {n: o.per_query for n, o in judged.outcomes.items()}, reporter=run.reporter,
+        )  # fmt: skip  # a judge: section grades the pool and gives the corrected verdict
         result = Comparison(
             config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
             primary_metric=config.evaluation.primary_metric, variants=judged.outcomes, comparison=comparison,
@@ -242,7 +247,7 @@ def _compare_collection(
             judgment_warnings=judged.warnings, tuned=explained.tuned, grid=explained.grid,
             queries=dataset.queries, attribution=explained.attribution,
             attribution_per_query=explained.attribution_per_query, robustness=explained.robustness,
-            queries_needed=explained.queries_needed, cost=cost.table,
+            queries_needed=explained.queries_needed, cost=cost.table, judge=judged_by,
         )  # fmt: skip
         with timer("tracking"):
             logger.log_comparison(result, comparison_files(result, logger.part_of()))

@@ -29,6 +29,9 @@ ALLOWED: dict[str, set[str]] = {
     "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
     "retrieval": set(),
     "evaluation": set(),
+    # the relevance judge: a file of model-made labels is read by data's annotations reader
+    # and its stage pools and scores with data's and evaluation's functions, then stats' agreement and PPI
+    "judging": {"data", "evaluation", "stats"},
     "stats": set(),
     "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
     # MLflow writes what outcome renders (the description, the figures) and each variant's run file in
@@ -82,8 +85,10 @@ def test_only_the_runner_knows_the_order_of_the_stages():
     # execution produces one stage's output (each variant's run) from a run file or by retrieving it;
     # tracking stores what the others made (it writes, it never calls a stage); the CLI prints a result
     # (outcome) and reads a logged one back (tracking) without calling a stage
-    # the config reads the settings models and the checker of the stages it configures, calling none
-    assert knowing <= {"runner", "execution", "tracking", "cli", "config"}, knowing
+    # the config reads the settings models and the checker of the stages it configures, calling none;
+    # the judge's one stage pools (data), scores (evaluation) and tests (stats) its own labels, called
+    # once by the runner after the paired tests
+    assert knowing <= {"runner", "execution", "tracking", "cli", "config", "judging"}, knowing
     assert GRAPH["config"] & STAGES <= {"retrieval", "stats"}
     assert GRAPH["cli"] & STAGES <= {"outcome", "tracking"}
     assert GRAPH["tracking"] & STAGES <= {"outcome", "data"}

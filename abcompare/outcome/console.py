@@ -148,6 +148,8 @@ def _print_comparison(result: Comparison, console: Any, recorded: list[str]) -> 
     for line in lines:
         text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
+    for line in result.judge.lines() if result.judge is not None else []:
+        console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in recorded:
         console.print(plain_text(line), highlight=False)
@@ -230,6 +232,7 @@ def comparison_json(
         if result.grid is None
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": dict(timings),
+        **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
     }
 
 

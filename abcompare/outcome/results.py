@@ -63,6 +63,8 @@ class Comparison:
     robustness: pd.DataFrame | None = None
     #: Per treatment: the queries needed to detect min_effect or the observed delta (``stats.power``).
     queries_needed: pd.DataFrame | None = None
+    #: The relevance judge's stage (``abcompare.judging.stage.JudgeOutcome``), None without a judge section.
+    judge: Any = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:
