@@ -53,6 +53,8 @@ from abcompare.tracking.lifecycle import check_tracking_store, tracking_session
 if TYPE_CHECKING:
     from abcompare.data.dataset import Dataset
     from abcompare.execution.base import Retriever, VariantRun
+    from abcompare.retrieval.settings import VariantSettings
+    from abcompare.tracking.lifecycle import TrackingSession
     from abcompare.tracking.logger import Logger
 
 
@@ -220,7 +222,7 @@ def produce_runs(run: _Run, collections: list[_Collection]) -> dict[str, Iterato
 
 
 def _compare_collection(
-    run: _Run, collection: _Collection, produced: Iterator[VariantRun], log: Any, scratch: Path
+    run: _Run, collection: _Collection, produced: Iterator[VariantRun], log: TrackingSession, scratch: Path
 ) -> Comparison:
     """One collection's comparison, stage by stage: each variant judged as it arrives, then its cost, the
     paired tests and what explains them; logged in its own MLflow runs (nested across several)."""
@@ -307,7 +309,7 @@ def judge(
 
 
 def _judge_variant(
-    run: _Run, dataset: Dataset, name: str, variant: Any, produced: VariantRun
+    run: _Run, dataset: Dataset, name: str, variant: VariantSettings, produced: VariantRun
 ) -> tuple[VariantOutcome, Any, pd.DataFrame]:
     """One variant's hits at the annotation level (aligned, checked), its per-query metrics, its scored
     lists (for the attribution) and the judgments at that level."""

@@ -8,13 +8,17 @@ that says so is :func:`abcompare.outcome.sentences.gate_sentence`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
 from abcompare.outcome.sentences import GATE_WORDS, treatments
+
+if TYPE_CHECKING:
+    from abcompare.config import ExperimentConfig
+    from abcompare.outcome.results import ComparisonResult
 
 #: The values of ``--fail-on``, in the order the help lists them.
 FAIL_ON: tuple[str, ...] = tuple(GATE_WORDS)
@@ -54,7 +58,7 @@ def check_gate(fail_on: str | None) -> str | None:
     return gate
 
 
-def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
+def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Path) -> None:
     """The gate's needs of the config, before any work: ``inferior`` needs a non-inferiority margin."""
     if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
         raise ConfigError(
@@ -66,7 +70,7 @@ def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
         )
 
 
-def gated_table(result: Any) -> pd.DataFrame:
+def gated_table(result: ComparisonResult) -> pd.DataFrame:
     """What ``--fail-on`` judges: one collection's primary rows, or across several the pooled verdict of each
     treatment (one primary row each; a collection's own verdict is shown, not gated)."""
     if result.pooled is None:

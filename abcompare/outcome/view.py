@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from abcompare.outcome.results import Comparison, ComparisonResult
 
 
+#: What a view's tables are when read back: a table, the tables by variant, or the ``source`` line.
+_Table = pd.DataFrame | Mapping[str, pd.DataFrame] | str | None
+
+
 @dataclass
 class ComparisonView:
     """One collection's comparison as its page shows it, as plain tables and values."""
@@ -98,7 +102,9 @@ class ComparisonView:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], **tables: Any) -> ComparisonView:
+    def from_json(
+        cls, data: Mapping[str, Any], **tables: pd.DataFrame | Mapping[str, pd.DataFrame] | str | None
+    ) -> ComparisonView:
         """The view from :meth:`to_json`'s values and the tables read back (``comparison``, ``per_query``,
         ``queries``, ``hits``, ``grid``, ``cost``, ``attribution``, ``attribution_per_query``, ``source``)."""
         values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
@@ -150,7 +156,7 @@ class PooledView:
         return {key: dict(value) if isinstance(value, Mapping) else value for key, value in data.items()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], **tables: Any) -> PooledView:
+    def from_json(cls, data: Mapping[str, Any], **tables: pd.DataFrame | str) -> PooledView:
         """The view from :meth:`to_json`'s values and the tables read back (``pooled``, ``per_collection``,
         ``source``)."""
         values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
