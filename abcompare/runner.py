@@ -18,6 +18,7 @@ import pandas as pd
 from abcompare.config import ExperimentConfig
 from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
+from abcompare.judging.stage import judge_stage
 from abcompare.outcome.results import CollectionsResult, ComparisonResult, VariantOutcome
 
 if TYPE_CHECKING:
@@ -125,7 +126,6 @@ def _compare_variants(
     from abcompare.evaluation.measures import judged_columns, metric_columns
     from abcompare.evaluation.per_query import per_query_metrics
     from abcompare.evaluation.unjudged import unjudged_ranges
-    from abcompare.judging.stage import judge_stage
     from abcompare.outcome.sentences import grid_frame
     from abcompare.stats.comparison import paired_comparison
     from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
