@@ -8,7 +8,7 @@ stage to another at run time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
+    from abcompare.judging.stage import JudgeOutcome
     from abcompare.stats.tuning import TunedComparison
 
 
@@ -64,7 +65,7 @@ class Comparison:
     #: Per treatment: the queries needed to detect min_effect or the observed delta (``stats.power``).
     queries_needed: pd.DataFrame | None = None
     #: The relevance judge's stage (``abcompare.judging.stage.JudgeOutcome``), None without a judge section.
-    judge: Any = None
+    judge: JudgeOutcome | None = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:
