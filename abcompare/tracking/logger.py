@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -94,8 +94,26 @@ from abcompare.tracking.store import flatten, owner_tags, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
+    from abcompare.config.models import TrackingSettings
     from abcompare.outcome.results import Comparison
     from abcompare.tracking.top_run import Nesting
+
+
+def open_store(send: Callable[..., None], tracking: TrackingSettings) -> None:
+    """Ask the writer to open the configured store and experiment: the first command of every logger."""
+    send(
+        Command.OPEN,
+        tracking.uri,
+        tracking.experiment,
+        tracking.artifact_location,
+        owner_tags(),
+        {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
+    )
+
+
+def stamped(base: str, started: datetime) -> str:
+    """A run's name: its base and when it started, so runs of one config can be told apart."""
+    return f"{base} {started:%Y-%m-%d %H:%M:%S}"
 
 
 PARENT = "parent"
@@ -210,21 +228,13 @@ class ComparisonLogger:
         base = self.config.tracking.run_name or self.config.name
         if self.nested is not None and self.nested.collection not in base:  # the run says its collection
             base = f"{self.nested.collection}: {base}"
-        return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
+        return stamped(base, self.started)
 
     # ---------------------------------------------------------------- stages
     def start(self) -> None:
         """Open the store and the parent run; log the settings, the config and the query set."""
         cfg = self.config
-        tracking = cfg.tracking
-        self._send(
-            Command.OPEN,
-            tracking.uri,
-            tracking.experiment,
-            tracking.artifact_location,
-            owner_tags(),
-            {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-        )
+        open_store(self._send, cfg.tracking)
         tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
         nesting: dict[str, str] = {}
         if self.nested is not None:

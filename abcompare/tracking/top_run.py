@@ -31,8 +31,6 @@ from abcompare.tracking.layout import (
     COMPARISON_TAG,
     CONFIG_DIR,
     CONFIG_HASH_TAG,
-    EXPERIMENT_KIND,
-    EXPERIMENT_KIND_TAG,
     N_QUERIES_METRIC,
     NOTE_TAG,
     PER_COLLECTION_FIELDS,
@@ -55,8 +53,14 @@ from abcompare.tracking.layout import (
     verdict_tag,
     view_url,
 )
-from abcompare.tracking.logger import _header_width, headline_view, non_inferiority_figures
-from abcompare.tracking.store import UNRECORDED, flatten, owner_tags, ui_command
+from abcompare.tracking.logger import (
+    _header_width,
+    headline_view,
+    non_inferiority_figures,
+    open_store,
+    stamped,
+)
+from abcompare.tracking.store import UNRECORDED, flatten, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
@@ -101,29 +105,21 @@ class TopRunLogger:
     def run_name(self) -> str:
         """The top run's name: the comparison's name and when it started."""
         base = self.config.tracking.run_name or self.config.name
-        return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
+        return stamped(base, self.started)
 
     def start(self, datasets: Mapping[str, Any] | None = None) -> None:
         """Open the store and the top run, log the settings, the config and each collection's query set
         (``datasets``, by collection: MLflow dataset inputs, as a one-collection comparison logs its own),
         and wait until the run exists (its id is what each collection's comparison is nested under)."""
         cfg = self.config
-        tracking = cfg.tracking
-        self._send(
-            Command.OPEN,
-            tracking.uri,
-            tracking.experiment,
-            tracking.artifact_location,
-            owner_tags(),
-            {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-        )
+        open_store(self._send, cfg.tracking)
         tags = {
             CONFIG_HASH_TAG: self.config_hash,
             CODE_VERSION_TAG: self.version,
             COMPARISON_TAG: cfg.name,
             ROLE_TAG: ROLE_COLLECTIONS,
             PRIMARY_METRIC_TAG: cfg.evaluation.primary_metric,
-            **tracking.tags,
+            **cfg.tracking.tags,
         }
         self._send(Command.START_RUN, TOP, self.run_name(), tags, description=cfg.description)
         self._send(Command.LOG, TOP, params=flatten(collections_settings(cfg)))
