@@ -48,7 +48,7 @@ from abcompare.stats.power import queries_needed_table
 from abcompare.stats.robustness import robustness_table
 from abcompare.stats.tuning import tuned_comparison
 from abcompare.tracking.artifacts import comparison_files, variant_files
-from abcompare.tracking.lifecycle import check_tracking_store, tracking_session
+from abcompare.tracking.lifecycle import Part, check_tracking_store, tracking_session
 
 if TYPE_CHECKING:
     from abcompare.data.dataset import Dataset
@@ -188,24 +188,24 @@ def _compare(run: _Run, collections: list[_Collection]) -> ComparisonResult:
     first is collected (on Ray they then run together), each collection compared, the pooled test across
     several, the result; where it was recorded joins the result last."""
 
-    datasets = {c.name: c.dataset for c in collections}
-    with (
-        scratch_folder() as tmp,
-        tracking_session(
-            run.config, run.config_path, datasets, tmp, background=run.background_tracking
-        ) as log,
-    ):
-        produced = produce_runs(run, collections)
-        compared = {}
-        for i, collection in enumerate(collections, start=1):
-            if collection.several:
-                run.reporter.stage(f"collection {collection.name} ({i} of {len(collections)})")
-            with collection.context():
-                compared[collection.name] = _compare_collection(
-                    run, collection, produced.pop(collection.name), log, tmp / str(i)
-                )
-        result = pool(run, compared)
-        log.experiment(result)
+    with scratch_folder() as tmp:
+        parts = {c.name: Part(c.config, c.dataset, tmp / str(i)) for i, c in enumerate(collections, start=1)}
+        for part in parts.values():
+            part.scratch.mkdir()
+        with tracking_session(
+            run.config, run.config_path, parts, tmp, background=run.background_tracking
+        ) as log:
+            produced = produce_runs(run, collections)
+            compared = {}
+            for i, collection in enumerate(collections, start=1):
+                if collection.several:
+                    run.reporter.stage(f"collection {collection.name} ({i} of {len(collections)})")
+                with collection.context():
+                    compared[collection.name] = _compare_collection(
+                        run, collection, produced.pop(collection.name), log, parts[collection.name].scratch
+                    )
+            result = pool(run, compared)
+            log.experiment(result)
     return replace(result, where=log.where)
 
 
@@ -230,8 +230,7 @@ def _compare_collection(
     timer, config, dataset = _Timer(), collection.config, collection.dataset
     own = replace(run, config=config, timer=timer)
     _sweep_summary(own)
-    scratch.mkdir()
-    with log.collection(collection.name, config, dataset, scratch) as logger:
+    with log.collection(collection.name) as logger:
         judged = judge(own, dataset, produced, logger, scratch)
         cost = measure_cost(own, dataset, judged.outcomes)
         comparison = test(own, judged)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,50 +91,62 @@ class TrackingSession:
     several. Made by :func:`tracking_session`; the runner calls :meth:`collection` per collection and
     :meth:`experiment` with the finished result; :attr:`where` says where it all went."""
 
-    def __init__(self, config: ExperimentConfig, config_path: Path | None, datasets: Mapping[str, Dataset],
-                 scratch: Path, *, background: bool) -> None:  # fmt: skip
-        self.config, self.config_path, self.scratch, self.background = (
-            config,
-            config_path,
-            scratch,
-            background,
-        )
-        self.datasets = dict(datasets)
-        several = config.tracking.enabled and len(self.datasets) > 1
+    def __init__(self, config: ExperimentConfig, config_path: Path | None, parts: Mapping[str, Part],
+                 *, background: bool, scratch: Path) -> None:  # fmt: skip
+        self.config, self.config_path, self.background = config, config_path, background
+        self.parts = dict(parts)
+        several = config.tracking.enabled and len(self.parts) > 1
         self.top = (
             TopRunLogger(config, config_path, code_version(), scratch / "mlflow-top", background=background)
             if several
             else None
         )
+        self.loggers: dict[str, Logger] = {}  # each collection's, started with the session
+        self.open: set[str] = set()  # the collections whose runs are not closed yet
         self.recorded: dict[str, tuple[RecordedRuns, str]] = {}  # each collection's runs and parent's name
         self.result: ComparisonResult | None = None
         self.top_recorded: RecordedRuns | None = None
         self.where: Recorded | None = None
 
     def start(self) -> None:
+        """Every run the experiment has a parent for, started before any work: a failure while the runs
+        are produced (a killed encoder, a dead worker) leaves each of them FAILED, not nothing."""
         if self.top is not None:
-            self.top.start(self.datasets)
+            self.top.start({name: part.dataset for name, part in self.parts.items()})
+        for name, part in self.parts.items():
+            nested = self.top.nested(name) if self.top is not None else None
+            logger = open_logger(
+                part.config, self.config_path, part.dataset, part.scratch, background=self.background,
+                nested=nested,
+            )  # fmt: skip
+            self.loggers[name] = logger
+            self.open.add(name)
+            logger.start()
 
     @contextmanager
-    def collection(
-        self, name: str, config: ExperimentConfig, dataset: Dataset, scratch: Path
-    ) -> Iterator[Logger]:
-        """One collection's logger, its runs closed FINISHED on leaving (FAILED or KILLED on an error); a
-        server that stopped answering is an error (exit 3) that keeps this collection's result."""
-        nested = self.top.nested(name) if self.top is not None else None
-        logger = open_logger(
-            config, self.config_path, dataset, scratch, background=self.background, nested=nested
-        )
-        with closing_runs(logger.abort):
-            logger.start()
+    def collection(self, name: str) -> Iterator[Logger]:
+        """One collection's logger (started with the session), its runs closed FINISHED on leaving (FAILED
+        or KILLED on an error); a server that stopped answering is an error (exit 3) that keeps this
+        collection's result."""
+        logger = self.loggers[name]
+        with closing_runs(self._closer(name)):
             yield logger
+            self.open.discard(name)
             recorded = logger.finish()
         if recorded is None:
             return
         if recorded.lost:
             logged = logger.logged
+            config = self.parts[name].config
             _raise_lost(recorded.uri, ComparisonResult(config, logged.primary_metric, {name: logged}))
         self.recorded[name] = (recorded, logger.run_name())
+
+    def _closer(self, name: str) -> Callable[[str], None]:
+        def close(status: str) -> None:
+            self.open.discard(name)
+            self.loggers[name].abort(status)
+
+        return close
 
     def experiment(self, result: ComparisonResult) -> None:
         """The whole experiment, once every collection is logged: across several, the top run's pooled
@@ -178,17 +191,29 @@ class TrackingSession:
             _raise_lost(self.top_recorded.uri, self.result)
 
     def abort(self, status: str) -> None:
+        """Close every run still open (the collections not reached yet, then the top run) as ``status``."""
+        for name in [n for n in self.loggers if n in self.open]:
+            self._closer(name)(status)
         if self.top is not None:
             self.top.abort(status)
 
 
+@dataclass(frozen=True)
+class Part:
+    """One collection as its MLflow runs need it: its config, its dataset and a scratch folder of its own."""
+
+    config: ExperimentConfig
+    dataset: Dataset
+    scratch: Path
+
+
 @contextmanager
-def tracking_session(config: ExperimentConfig, config_path: Path | None, datasets: Mapping[str, Dataset],
+def tracking_session(config: ExperimentConfig, config_path: Path | None, parts: Mapping[str, Part],
                      scratch: Path, *, background: bool) -> Iterator[TrackingSession]:  # fmt: skip
-    """The experiment's MLflow record as one context manager: started on entry, every run closed on exit
-    (FINISHED; FAILED on an error, KILLED on Ctrl-C); ``session.where`` is where it recorded (None when
-    tracking is off)."""
-    session = TrackingSession(config, config_path, datasets, scratch, background=background)
+    """The experiment's MLflow record as one context manager: every run started on entry, every run closed
+    on exit (FINISHED; FAILED on an error, KILLED on Ctrl-C); ``session.where`` is where it recorded (None
+    when tracking is off)."""
+    session = TrackingSession(config, config_path, parts, background=background, scratch=scratch)
     with closing_runs(session.abort):
         session.start()
         yield session

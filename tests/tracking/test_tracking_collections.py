@@ -6,7 +6,7 @@ collection fails half-way.
 
 The comparison is a real one (BM25 against BM25 with another k1 on the bundled example, two query subsets),
 run once by ``run_comparison`` with its writers forked, as ``abcompare run`` does. The faults replay its
-collections through the very calls the runner makes (``tracking_session``, ``collection(name, ...)``,
+collections through the very calls the runner makes (``tracking_session``, ``collection(name)``,
 ``log_variant``, ``log_comparison``, ``experiment``), failing one half-way.
 """
 
@@ -28,7 +28,7 @@ from abcompare.outcome.results import Comparison, ComparisonResult
 from abcompare.runner import run_comparison
 from abcompare.tracking import layout as L
 from abcompare.tracking.artifacts import comparison_files, variant_files
-from abcompare.tracking.lifecycle import tracking_session
+from abcompare.tracking.lifecycle import Part, tracking_session
 from abcompare.tracking.reader import (
     LoadedCollections,
     LoadedComparison,
@@ -114,15 +114,18 @@ def log_all(compared, uri: str, experiment: str, folder: Path, *, fail_in=None, 
     collections = {
         name: replace(r, config=tracked(r.config, uri, experiment, folder)) for name, r in results.items()
     }
-    datasets = {name: load_dataset_for_experiment(r.config.dataset) for name, r in collections.items()}
     scratch = folder / "scratch"
-    scratch.mkdir(exist_ok=True)
-    with tracking_session(config, path, datasets, scratch, background=background) as log:
+    parts = {
+        name: Part(r.config, load_dataset_for_experiment(r.config.dataset), scratch / name)
+        for name, r in collections.items()
+    }
+    for part in parts.values():
+        part.scratch.mkdir(parents=True, exist_ok=True)
+    with tracking_session(config, path, parts, scratch, background=background) as log:
         for name, r in collections.items():
             failing = error if name == fail_in else None
-            (scratch / name).mkdir(exist_ok=True)
-            with log.collection(name, r.config, datasets[name], scratch / name) as logger:
-                log_collection(r, logger, scratch / name, fail_after=failing)
+            with log.collection(name) as logger:
+                log_collection(r, logger, parts[name].scratch, fail_after=failing)
         result = ComparisonResult(
             config=config, primary_metric=PRIMARY, collections=collections, pooled=pooled,
             per_collection=per_collection, weighting=config.significance.pooling,
