@@ -36,7 +36,8 @@ from abcompare.core.vocabulary import (
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
 from abcompare.stats.flips import family_sign_flips
-from abcompare.stats.maxt import MaxTResult
+from abcompare.stats.intervals import add_verdict_intervals
+from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
 from abcompare.stats.noninferiority import NON_INFERIORITY_TESTS, margin_problem, non_inferiority_test
 from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
@@ -73,9 +74,9 @@ class TreatmentComparison:
         out = []
         for j, metric in enumerate(self.pairs.metrics):
             if boot is not None:
-                ci = (boot.bca_low[j], boot.bca_high[j], str(boot.ci_method[j]))
+                unadjusted = (boot.bca_low[j], boot.bca_high[j], str(boot.ci_method[j]))
             else:
-                ci = (self.ttest.ci_low[j], self.ttest.ci_high[j], "t")
+                unadjusted = (self.ttest.ci_low[j], self.ttest.ci_high[j], "t")
             out.append(
                 {
                     "treatment": self.name,
@@ -85,9 +86,12 @@ class TreatmentComparison:
                     "treatment_mean": treatment_mean[j],
                     "delta": delta[j],
                     "relative_delta": _ratio_or_infinity(delta[j], control_mean[j]),
-                    "ci_low": ci[0],
-                    "ci_high": ci[1],
-                    "ci_method": ci[2],
+                    "ci_low": nan[j],  # the interval at the verdict's level: stats.intervals, once adjusted
+                    "ci_high": nan[j],
+                    "ci_method": "",
+                    "boot_ci_low": unadjusted[0],
+                    "boot_ci_high": unadjusted[1],
+                    "boot_ci_method": unadjusted[2],
                     "t_ci_low": self.ttest.ci_low[j],
                     "t_ci_high": self.ttest.ci_high[j],
                     "pct_ci_low": boot.pct_low[j] if boot is not None else nan[j],
@@ -267,24 +271,32 @@ def _joint_sign_flips(
     n_resamples: int,
     rng: np.random.Generator,
     progress: Progress | None,
-) -> tuple[dict[str, PermutationResult], MaxTResult | None]:
+) -> tuple[dict[str, PermutationResult], MaxTResult | None, MaxTResult | None]:
     """The sign-flip test of every (treatment, metric) column on one set of sign vectors.
 
-    Returns each treatment's permutation result and, for ``maxt``, the max-T result whose families are
-    the roles (primary, secondary) over all treatments, in the column order treatment by treatment.
+    Returns each treatment's permutation result, for ``maxt`` the max-T result whose families are the
+    roles (primary, secondary) over all treatments, in the column order treatment by treatment, and the
+    null the rows' intervals read their critical values from: that max-T result, or, for any other
+    correction, each column's own sign-flip null on the same sign vectors (the same raw p-values as the
+    plain test: :func:`~abcompare.stats.maxt.max_t_sign_flip` draws the sign vectors as it does).
     """
     d = np.hstack([pairs.d for pairs in paired.values()])
     n_metrics = len(roles)
-    flips = family_sign_flips(
-        d, correction, families=list(roles) * len(paired), n_resamples=n_resamples, rng=rng, progress=progress
-    )
-    pvalue, used, exact = flips.pvalue, flips.n_resamples, flips.exact
+    if correction != MAXT and d.shape[0] >= 2:
+        own = max_t_sign_flip(d, np.arange(d.shape[1]), n_resamples=n_resamples, rng=rng, progress=progress)
+        pvalue, used, exact, maxt, null = own.pvalue, own.n_resamples, own.exact, None, own
+    else:
+        flips = family_sign_flips(
+            d, correction, families=list(roles) * len(paired), n_resamples=n_resamples, rng=rng,
+            progress=progress,
+        )  # fmt: skip
+        pvalue, used, exact, maxt, null = flips.pvalue, flips.n_resamples, flips.exact, flips.maxt, flips.maxt
     mean = d.mean(axis=0)
     results = {}
     for i, name in enumerate(paired):
         block = slice(i * n_metrics, (i + 1) * n_metrics)
         results[name] = PermutationResult(mean[block], pvalue[block], used, exact)
-    return results, flips.maxt
+    return results, maxt, null
 
 
 def _adjust_by_family(
@@ -311,16 +323,18 @@ def _adjust_by_family(
 
 def _add_verdicts(
     table: pd.DataFrame, correction: str, alpha: float, maxt: MaxTResult | None, power: float,
-    min_effect: float | None,
+    min_effect: float | None, primary: str = PERMUTATION, null: MaxTResult | None = None,
 ) -> None:  # fmt: skip
     """Each row's p-value adjusted within its role's family, the family's size, the level its raw p was
-    held to, the MDE at that level and the verdict, added to the comparison table."""
+    held to, the MDE at that level, the interval at the verdict's level (:mod:`abcompare.stats.intervals`)
+    and the verdict, added to the comparison table."""
     adjusted, family_size, level = _adjust_by_family(table, correction, alpha, maxt)
     table["p_adjusted"] = adjusted
     table["family_size"] = family_size
     table["alpha_effective"] = level
     n_queries = table["n_queries"].to_numpy()
     table["mde"] = minimum_detectable_effect(table["sd_delta"].to_numpy(), n_queries, level, power)
+    add_verdict_intervals(table, correction, primary, alpha, null)
     table["verdict"] = verdicts(
         table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
     )
@@ -462,9 +476,11 @@ def paired_comparison(
     steps += (non_inferiority_margin is not None and primary == PERMUTATION) * n_resamples
     tracker = _Progress(progress, steps) if progress else None
     permutations: dict[str, PermutationResult] = {}
-    maxt = None
+    maxt = null = None
     if PERMUTATION in tests:
-        permutations, maxt = _joint_sign_flips(paired, roles, correction, int(n_resamples), rng, tracker)
+        permutations, maxt, null = _joint_sign_flips(
+            paired, roles, correction, int(n_resamples), rng, tracker
+        )
     rows: list[dict[str, object]] = []
     for name, pairs in paired.items():
         result = compare_treatment(
@@ -477,7 +493,7 @@ def paired_comparison(
     table = pd.DataFrame(rows)
     table.insert(2, "role", roles * len(paired))
     table["p_primary"] = table[f"p_{primary}"]
-    _add_verdicts(table, correction, alpha, maxt, power, min_effect)
+    _add_verdicts(table, correction, alpha, maxt, power, min_effect, primary, null)
     if non_inferiority_margin is not None:
         _add_non_inferiority(
             table, paired, primary_metric, non_inferiority_margin, primary, correction, alpha,

@@ -42,21 +42,21 @@ class MaxTResult:
     n_resamples: int
     exact: bool
 
-    def critical_value(self, alpha: float) -> np.ndarray:
+    def critical_value(self, alpha: float | np.ndarray) -> np.ndarray:
         """Per column: the smallest |t| whose adjusted p is <= ``alpha`` (inf when none can be).
 
+        ``alpha`` is one level or one per column (a step-down correction holds each column to its own).
         With N sign vectors and b(c) of them reaching a family maximum >= c, the adjusted p is
         b / N when enumerated and (b + 1) / (N + 1) otherwise; the critical value is the (k+1)-th largest
         maximum with k = floor(alpha N), resp. floor(alpha (N + 1)) - 1 (p <= alpha for |t| above it).
         """
         n = self.null_max.shape[0]
-        k = int(np.floor(alpha * n)) if self.exact else int(np.floor(alpha * (n + 1))) - 1
-        if k < 0:
-            return np.full(self.families.size, np.inf)
-        if k >= n:
-            return np.zeros(self.families.size)
+        level = np.broadcast_to(np.asarray(alpha, dtype=np.float64), self.families.shape)
+        k = np.floor(level * n) if self.exact else np.floor(level * (n + 1)) - 1
+        k = k.astype(np.int64)
         descending = -np.sort(-self.null_max, axis=0)
-        return descending[k][self.families]
+        value = descending[np.clip(k, 0, n - 1), self.families]
+        return np.where(k < 0, np.inf, np.where(k >= n, 0.0, value))
 
     def alpha_effective(self, alpha: float) -> np.ndarray:
         """Per column: the two-sided normal level whose critical value is the max-T one (for the MDE)."""

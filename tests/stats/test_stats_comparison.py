@@ -210,9 +210,14 @@ def test_p_values_are_probabilities_and_never_nan_on_small_discrete_runs(scores)
     assert 0 <= row["p_t"] <= 1  # 0 only when every query moved by the same amount (t = inf)
     for column in ("p_permutation", "p_bootstrap", "p_wilcoxon", "p_adjusted"):
         assert 0 < row[column] <= 1, column
-    for column in ("ci_low", "ci_high", "t_ci_low", "t_ci_high", "pct_ci_low", "pct_ci_high", "mde"):
+    unadjusted = ("boot_ci_low", "boot_ci_high", "t_ci_low", "t_ci_high", "pct_ci_low", "pct_ci_high")
+    for column in (*unadjusted, "mde"):
         assert np.isfinite(row[column]), column
-    assert row["ci_low"] <= row["ci_high"] and row["pct_ci_low"] <= row["pct_ci_high"]
+    assert row["boot_ci_low"] <= row["boot_ci_high"] and row["pct_ci_low"] <= row["pct_ci_high"]
+    # the verdict's interval is never NaN; it is the whole line where the test cannot reject at all
+    assert row["ci_low"] <= row["delta"] <= row["ci_high"]
+    excludes = row["ci_low"] > 0 or row["ci_high"] < 0
+    assert bool(row["ci_agrees"]) == (excludes == (row["p_adjusted"] <= 0.05))
     assert row["wins"] + row["ties"] + row["losses"] == len(ids)
 
 
@@ -225,4 +230,8 @@ def test_a_constant_shift_with_rounding_noise_counts_as_zero_spread():
     assert row["p_t"] == 0 and row["p_bootstrap"] == pytest.approx(1 / 100)
     # n = 4: the exact sign-flip p is 2 / 16 (all + or all -), and so is Wilcoxon's.
     assert row["p_permutation"] == pytest.approx(2 / 16) and row["p_wilcoxon"] == pytest.approx(2 / 16)
-    assert row["ci_low"] == pytest.approx(0.1) and row["ci_high"] == pytest.approx(0.1)
+    assert row["boot_ci_low"] == pytest.approx(0.1) and row["boot_ci_high"] == pytest.approx(0.1)
+    # 2 of 16 sign vectors reach the observed sum: no level below 1/8 can reject, so the interval at the
+    # verdict's level (0.05) is the whole line, as the "no significant difference" verdict says
+    assert row["verdict"] == "no significant difference"
+    assert row["ci_low"] == -np.inf and row["ci_high"] == np.inf
