@@ -34,12 +34,14 @@ from abcompare.outcome.attribution_sentences import (
 )
 from abcompare.outcome.cost_sentences import cost_json, cost_sentence
 from abcompare.outcome.rows import (
+    format_interval,
     format_p,
     grid_cells,
     grid_headers,
     grid_numeric,
     primary_first,
 )
+from abcompare.stats.intervals import interval_label
 
 if TYPE_CHECKING:
     from abcompare.stats.tuning import TunedComparison
@@ -276,7 +278,12 @@ def settings_line(table: pd.DataFrame) -> str:
     )
     if secondary_size:
         line += f"; secondary metrics: {correction} correction over {secondary_size} comparisons"
-    return line + f"; alpha {attrs.get('alpha')}, B = {attrs.get('n_resamples')}, seed {attrs.get('seed')}"
+    line += f"; alpha {attrs.get('alpha')}, B = {attrs.get('n_resamples')}, seed {attrs.get('seed')}"
+    if "ci_method" in table and attrs.get("correction"):
+        line += "; " + interval_label(
+            str(attrs["correction"]), str(attrs.get("primary")), float(attrs["alpha"])
+        )
+    return line
 
 
 def summary_text(table: pd.DataFrame) -> str:
@@ -367,6 +374,11 @@ def verdict_notes(
     """The lines under each treatment's verdict: what the unjudged hits could do, and, when the primary
     verdict is not significant, how many queries would detect the change of interest."""
     notes: dict[str, list[str]] = {}
+    for row in [] if "ci_agrees" not in table else primary_first(table).to_dict(orient="records"):
+        if row["ci_agrees"] in (False, 0):  # the row's interval and verdict differ at the edge: say why
+            interval = format_interval(row["ci_low"], row["ci_high"], 3)
+            line = f"{row['metric']}: its interval {interval} and its verdict differ: {row['ci_note']}."
+            notes.setdefault(str(row["treatment"]), []).append(line)
     for row in [] if robustness is None else robustness.to_dict(orient="records"):
         notes.setdefault(str(row["treatment"]), []).append(robustness_sentence(row))
     for row in [] if queries_needed is None else queries_needed.to_dict(orient="records"):

@@ -60,7 +60,7 @@ def test_sentences_for_one_treatment(runs):
     table = paired_comparison(control, {"up": treatments["up"]}, n_resamples=999)
     assert (
         verdict_sentence(table, "up")
-        == "Verdict up: better on ndcg@10, +0.217 (+45.5%) [0.190, 0.240], p = 0.001."
+        == "Verdict up: better on ndcg@10, +0.217 (+45.5%) [0.188, 0.245], p = 0.001."
     )
     assert secondary_summary(table, "up") == "Secondary metrics: 1 of 1 better."
     assert treatment_summary(table, "up") == verdict_sentence(table, "up") + " " + secondary_summary(
@@ -72,7 +72,7 @@ def test_sentences_with_three_treatments_say_how_the_primary_p_was_adjusted(runs
     control, treatments = runs
     table = paired_comparison(control, treatments, n_resamples=999)
     assert verdict_sentence(table, "down").startswith(
-        "Verdict down: worse on ndcg@10, -0.183 (-38.5%) [-0.210, -0.157], p = 0.003"
+        "Verdict down: worse on ndcg@10, -0.183 (-38.5%) [-0.221, -0.146], p = 0.003"
     )
     assert "(Holm-adjusted over 3 treatments)." in verdict_sentence(table, "down")
     same = verdict_sentence(table, "same")
@@ -117,13 +117,13 @@ def test_a_treatment_run_is_named_with_its_primary_comparison(runs):
     """The names MLflow's compare view paints on its first screen (figures as the verdict sentences above)."""
     control, treatments = runs
     table = paired_comparison(control, {"up": treatments["up"]}, n_resamples=999)
-    assert verdict_run_name(table, "up") == "up · ndcg@10 +0.217 [0.190, 0.240], p = 0.001 · better"
+    assert verdict_run_name(table, "up") == "up · ndcg@10 +0.217 [0.188, 0.245], p = 0.001 · better"
     table = paired_comparison(control, treatments, n_resamples=999)
-    assert verdict_run_name(table, "down") == "down · ndcg@10 -0.183 [-0.210, -0.157], p = 0.003 · worse"
+    assert verdict_run_name(table, "down") == "down · ndcg@10 -0.183 [-0.221, -0.146], p = 0.003 · worse"
     assert verdict_run_name(table, "same").endswith(" · no significant difference")
     tiny = table.copy()
     tiny.loc[(tiny["treatment"] == "up") & (tiny["role"] == "primary"), "p_adjusted"] = 3e-5
-    assert verdict_run_name(tiny, "up") == "up · ndcg@10 +0.217 [0.190, 0.240], p < 0.0001 · better"
+    assert verdict_run_name(tiny, "up") == "up · ndcg@10 +0.217 [0.180, 0.254], p < 0.0001 · better"
     same = paired_comparison(control, {"copy": control.copy()}, n_resamples=99)
     assert verdict_run_name(same, "copy") == (
         "copy · ndcg@10 +0.000, every query the same · no significant difference"
@@ -145,7 +145,8 @@ def test_settings_line(runs):
     table = paired_comparison(control, treatments, correction="maxt", n_resamples=499, seed=3)
     assert settings_line(table) == (
         "paired tests on 30 queries; primary metric ndcg@10 (permutation test, max-T correction over 3); "
-        "secondary metrics: max-T correction over 3 comparisons; alpha 0.05, B = 499, seed 3"
+        "secondary metrics: max-T correction over 3 comparisons; alpha 0.05, B = 499, seed 3; "
+        "CI: 95% simultaneous over the row's family (max-T critical value, the p's sign flips)"
     )
 
 
@@ -157,7 +158,7 @@ def test_markdown_table_is_aligned_rounded_and_puts_the_primary_metric_first(run
     assert lines[0].startswith("| treatment | metric    | role      | control mean |")
     assert lines[1].startswith("|-----------|-----------|-----------|-------------:|")
     assert [line.split("|")[2].strip() for line in lines[2:]] == ["ndcg@10", "recall@10"] * 3
-    assert "| +0.217 |" in lines[2] and "[0.197, 0.240]" in lines[2]
+    assert "| +0.217 |" in lines[2] and "[0.176, 0.257]" in lines[2]
     assert len(markdown_table(table, ["down"]).splitlines()) == 4
 
 
