@@ -33,8 +33,10 @@ from abcompare.core.vocabulary import BETTER, CONTROL, HOLM, MAXT, PERMUTATION, 
 from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
 from abcompare.stats.comparison import check_test_settings, paired_comparison
-from abcompare.stats.correction import adjust_pvalues
+from abcompare.stats.correction import adjust_pvalues, per_test_alpha
 from abcompare.stats.flips import family_correction, family_sign_flips
+from abcompare.stats.intervals import agreement, verdict_interval
+from abcompare.stats.maxt import max_t_sign_flip
 from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
 from abcompare.stats.noninferiority import NonInferiorityResult, margin_problem, non_inferiority_test
 from abcompare.stats.paired import constant_columns, paired_differences
@@ -53,7 +55,7 @@ POOLED_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 PER_COLLECTION_COLUMNS: tuple[str, ...] = (
     "collection", "treatment", "metric", "n_queries", "delta", "ci_low", "ci_high", "p_value",
-    "p_adjusted", "verdict",
+    "p_adjusted", "verdict", "own_ci_low", "own_ci_high", "alpha_effective", "ci_method", "ci_agrees",
 )  # fmt: skip
 
 
@@ -463,6 +465,41 @@ def _add_non_inferiority(pooled: pd.DataFrame, test: NonInferiorityResult) -> No
     pooled.attrs["non_inferiority_correction"] = test.correction
 
 
+def _adjusted_intervals(
+    frame: pd.DataFrame, per_query: Mapping[str, Mapping[str, pd.DataFrame]], metric: str, family: str,
+    alpha: float, n_resamples: int, seed: int, comparisons: Mapping[str, pd.DataFrame] | None,
+) -> None:  # fmt: skip
+    """Each (collection, treatment) row's interval at the level its p adjusted over every collection is
+    held to (:mod:`abcompare.stats.intervals`), so the per-collection table's interval and verdict agree;
+    the collection's own interval (at its own family's level) stays in ``own_ci_low``/``own_ci_high``.
+
+    A permutation row reads its critical value off the collection's own sign vectors: the comparison drew
+    them first from ``PCG64(seed)``, one 64-bit word per 64 queries per vector whatever its columns, so
+    the same seed gives the same vectors and the same raw p."""
+    frame["own_ci_low"], frame["own_ci_high"] = frame["ci_low"], frame["ci_high"]
+    level = per_test_alpha(frame["p_value"].to_numpy(dtype=np.float64), family, alpha)
+    lows, highs, methods = [], [], []
+    for i, row in enumerate(frame.itertuples(index=False)):
+        table = None if comparisons is None else comparisons.get(row.collection)
+        primary = PERMUTATION if table is None else str(table.attrs.get("primary", PERMUTATION))
+        d = _differences(str(row.collection), per_query[row.collection], str(row.treatment), metric)
+        null = None
+        if primary == PERMUTATION and d.size >= 2:
+            rng = np.random.Generator(np.random.PCG64(int(seed)))
+            null = max_t_sign_flip(d, n_resamples=int(n_resamples), rng=rng)
+        flat = d.size < 2 or bool(constant_columns(d[:, None])[0])
+        se = np.array([0.0 if flat else d.std(ddof=1) / np.sqrt(d.size)])
+        low, high, method = verdict_interval(
+            np.array([float(row.delta)]), se, np.array([d.size]), level[i : i + 1], null=null
+        )
+        lows.append(float(low[0]))
+        highs.append(float(high[0]))
+        methods.append(method)
+    frame["ci_low"], frame["ci_high"], frame["ci_method"] = lows, highs, methods
+    frame["alpha_effective"] = level
+    frame["ci_agrees"] = agreement(frame["ci_low"], frame["ci_high"], frame["p_adjusted"], alpha)
+
+
 def _per_collection(
     per_query: Mapping[str, Mapping[str, pd.DataFrame]],
     treatments: Sequence[str],
@@ -495,6 +532,7 @@ def _per_collection(
     frame = pd.DataFrame(rows)
     family = HOLM if correction == MAXT else correction
     frame["p_adjusted"] = adjust_pvalues(frame["p_value"].to_numpy(dtype=np.float64), family)
+    _adjusted_intervals(frame, per_query, metric, family, alpha, n_resamples, seed, comparisons)
     frame["verdict"] = verdicts(
         frame["delta"], frame["p_adjusted"], frame["ci_low"], frame["ci_high"], alpha, min_effect
     )
