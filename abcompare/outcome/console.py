@@ -314,7 +314,7 @@ def _print_collections(result: ComparisonResult, console: Any) -> None:
         console.print()
         level = collection.config.dataset.level
         size = plural(collection.n_queries, "query")
-        console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level})")
+        console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level}; {COLLECTION_ALONE})")
         notes = verdict_notes(collection.comparison, collection.robustness, collection.queries_needed)
         lines = verdicts.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
         for line in lines:
@@ -339,6 +339,10 @@ def _print_collections(result: ComparisonResult, console: Any) -> None:
         console.print(plain_text(line), highlight=False)
 
 
+#: What a collection's own p-values and intervals are, beside the per-collection table's adjusted ones.
+COLLECTION_ALONE = "p and interval in this collection alone; the table below adjusts them over collections"
+
+
 def random_effects_line(row: Mapping[str, Any]) -> str:
     """The random-effects meta-analysis of one treatment's per-collection deltas, and the heterogeneity,
     in the verdict sentences' formats: ``random effects: +0.041 [0.026, 0.056], p < 0.0001; heterogeneity
@@ -352,10 +356,18 @@ def random_effects_line(row: Mapping[str, Any]) -> str:
     q = shared.MISSING if shared.is_missing(row["q"]) else f"{row['q']:.2f}"
     tau2 = shared.MISSING if shared.is_missing(row["tau2"]) else f"{row['tau2']:.2g}"
     q_p = shared.MISSING if shared.is_missing(row["q_p_value"]) else _p_clause(row["q_p_value"])
-    return (
+    line = (
         f"random effects: {effect} {interval}, {_p_clause(row['meta_p_value'])}; heterogeneity "
         f"tau² = {tau2}, I² = {i2}, Q = {q} ({q_p})"
     )
+    heaviest, share = row.get("meta_heaviest"), row.get("meta_heaviest_weight")
+    if heaviest and not shared.is_missing(share):  # why it differs from the pooled delta: the weights
+        pooled = "each collection equally" if row.get("weighting") == "collection" else "each query equally"
+        line += (
+            f"; it weights each collection by 1/(variance + tau²), {share:.0%} on {heaviest}, where the "
+            f"pooled {shared.format_delta(row['delta'], 3)} weights {pooled}"
+        )
+    return line
 
 
 def per_collection_table(per_collection: pd.DataFrame, treatment: str, pooled: pd.DataFrame) -> Any:

@@ -48,7 +48,12 @@ def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
     mine = not _missing(row["encode_seconds_per_1000_chunks"])
     other = not _missing(control["encode_seconds_per_1000_chunks"])
     notes = part(row, "") + part(control, "the control: ")
-    if mine and other:
+    shared = (
+        mine and other and row["encode_seconds_per_1000_chunks"] == control["encode_seconds_per_1000_chunks"]
+    )
+    if shared and row["model_bytes"] == control["model_bytes"]:  # one encoding, charged to both
+        head = f"encoding shared with the control ({rate(row)}, one encoding for both)"
+    elif mine and other:
         head = f"encodes {_speed(row['encode_ratio'])}"
         both = [format_duration(r["encode_seconds_per_1000_chunks"]) for r in (row, control)]
         notes.insert(0, f"{both[0]} vs {both[1]} per 1,000 chunks")
@@ -67,18 +72,29 @@ def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
     return head + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def _spread(row: Mapping[str, Any]) -> str:
+    """The interquartile range of a variant's timed rounds' means: ``12.9–13.4 ms``."""
+    low, high = format_duration(row["seconds_per_query_low"]), format_duration(row["seconds_per_query_high"])
+    unit = low.rsplit(" ", 1)[-1]
+    return f"{low.rsplit(' ', 1)[0]}–{high}" if high.endswith(f" {unit}") else f"{low}–{high}"
+
+
 def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
-    """The treatment's latency against the control's: a ratio beyond the noise, or within it."""
+    """The treatment's latency against the control's: the ratio and its interval first (what a busy
+    machine moves least), then the absolute times only beside their sample and the rounds' spread."""
     if _missing(row["query_ratio"]):
         return "queries not timed"
-    figures = (
-        f"{format_duration(row['seconds_per_query'])} vs {format_duration(control['seconds_per_query'])} "
-        f"per query, p95 {format_duration(row['seconds_per_query_p95'])} vs "
-        f"{format_duration(control['seconds_per_query_p95'])}"
+    ratio = (
+        f"time ratio {row['query_ratio']:.2f} [{row['query_ratio_low']:.2f}, {row['query_ratio_high']:.2f}]"
     )
-    if bool(row["query_within_noise"]):
-        return f"queries within the noise ({figures})"
-    return f"queries {_speed(row['query_ratio'])} ({figures})"
+    sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
+    figures = (
+        f"{sample}: {format_duration(row['seconds_per_query'])} vs "
+        f"{format_duration(control['seconds_per_query'])} per query, interquartile range over rounds "
+        f"{_spread(row)} vs {_spread(control)}"
+    )
+    head = "within the noise" if bool(row["query_within_noise"]) else _speed(row["query_ratio"])
+    return f"queries {head} ({ratio}; {figures})"
 
 
 def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
@@ -106,8 +122,9 @@ def _own_clauses(row: Mapping[str, Any]) -> list[str]:
     if _missing(row["seconds_per_query"]):
         clauses.append("queries not timed")
     else:
-        clauses.append(f"queries {format_duration(row['seconds_per_query'])} per query, p95 "
-                       f"{format_duration(row['seconds_per_query_p95'])}")  # fmt: skip
+        sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
+        spread = f"interquartile range over rounds {_spread(row)}"
+        clauses.append(f"queries {format_duration(row['seconds_per_query'])} per query ({sample}, {spread})")
     for what in ("model", "index"):
         size = float(row[f"{what}_bytes"])
         clauses.append(f"{what} {format_bytes(size)}" if size else f"no {what}")

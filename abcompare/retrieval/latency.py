@@ -180,7 +180,9 @@ class TimingPass:
     queries, seconds; empty when nothing was kept, ``note`` says why), ``preparation_seconds`` (outside
     the budget: stages made ready, models loaded, one untimed call per stage), ``loaded`` (the models the
     pass itself loaded: name, seconds), ``budgeted_seconds`` (the warm-up and rounds, which the budget
-    bounds), the whole rounds kept and the queries per round."""
+    bounds), the whole rounds kept and the queries per round. ``note`` is what the user can act on (a
+    budget that cut rounds: raise it), warned; ``overrun`` how far the floor's rounds ran past the budget,
+    recorded but not warned (nothing to do about a busy machine; the cost line states the sample)."""
 
     samples: dict[str, np.ndarray]
     preparation_seconds: float = 0.0
@@ -189,6 +191,7 @@ class TimingPass:
     rounds: int = 0
     queries: int = 0
     note: str = ""
+    overrun: str = ""
 
 
 def _stages(
@@ -331,12 +334,15 @@ def timing_pass(
     seconds, rounds, floor_past = _timed_rounds(stages, picked, plan, deadline, fewest, progress)
     budgeted = clock() - started
     over = budgeted - plan.budget_seconds
-    if floor_past > 0:  # the floor alone ran past the budget: said, not hidden
-        note = (
+    note = overrun = ""
+    if floor_past > 0:  # the floor alone ran past the budget: recorded, not warned (nothing to act on)
+        overrun = (
             f"{rounds} of {plan.repeats} rounds of {len(picked)} queries timed, {over:.2g} s past {budget} "
             f"(at least {fewest} rounds are always timed)"
         )
-    else:
-        note = "" if rounds == plan.repeats else f"{rounds} of {plan.repeats} rounds timed within {budget}"
+    elif rounds != plan.repeats:  # the budget cut rounds: a larger budget times them all
+        note = f"{rounds} of {plan.repeats} rounds timed within {budget}"
     samples = {name: sum(seconds[key][:rounds] for key in keys) for name, keys in uses.items()}
-    return TimingPass(samples, budgeted_seconds=budgeted, rounds=rounds, note=note, **account)
+    return TimingPass(
+        samples, budgeted_seconds=budgeted, rounds=rounds, note=note, overrun=overrun, **account
+    )

@@ -52,6 +52,7 @@ POOLED_COLUMNS: tuple[str, ...] = (
     "treatment", "metric", "weighting", "collections", "n_queries", "delta", "ci_low", "ci_high",
     "p_value", "p_adjusted", "exact", "meta_effect", "meta_ci_low", "meta_ci_high", "meta_p_value",
     "tau2", "i2", "q", "q_p_value", "verdict", "better", "worse", "no_difference", "disagree",
+    "meta_heaviest", "meta_heaviest_weight",
 )  # fmt: skip
 PER_COLLECTION_COLUMNS: tuple[str, ...] = (
     "collection", "treatment", "metric", "n_queries", "delta", "ci_low", "ci_high", "p_value",
@@ -426,7 +427,10 @@ def _pooled_row(
 ) -> dict[str, object]:  # fmt: skip
     """Treatment ``j``'s row of the pooled table: the pooled test's figures (``columns``, one value per
     treatment), the random-effects meta-analysis of its collections, and which collections disagree."""
-    meta = random_effects(*collection_effects([d[:, j] for d in differences]), alpha=alpha)
+    effects, variances = collection_effects([d[:, j] for d in differences])
+    meta = random_effects(effects, variances, alpha=alpha)
+    names = [str(c) for c in per_collection.loc[per_collection["treatment"] == treatment, "collection"]]
+    heaviest, share = random_effects_heaviest(variances, meta.tau2, names)
     better = _names(per_collection, treatment, [BETTER])
     worse = _names(per_collection, treatment, [WORSE])
     return {
@@ -454,7 +458,21 @@ def _pooled_row(
         "worse": worse,
         "no_difference": _names(per_collection, treatment, [BETTER, WORSE], exclude=True),
         "disagree": bool(better and worse),
+        "meta_heaviest": heaviest,
+        "meta_heaviest_weight": share,
     }
+
+
+def random_effects_heaviest(variances: np.ndarray, tau2: float, names: Sequence[str]) -> tuple[str, float]:
+    """The collection the random-effects estimate weights most, and its share of the weights
+    1 / (v_i + tau²): why that estimate can sit away from the pooled one, which weights the collections
+    equally (or by their queries). ``("", nan)`` where the meta-analysis is undefined."""
+    v = np.asarray(variances, dtype=np.float64)
+    if not (np.isfinite(tau2) and np.all(np.isfinite(v)) and np.all(v + tau2 > 0)) or len(names) != v.size:
+        return "", float("nan")
+    weights = 1.0 / (v + tau2)
+    i = int(np.argmax(weights))
+    return names[i], float(weights[i] / weights.sum())
 
 
 def _add_non_inferiority(pooled: pd.DataFrame, test: NonInferiorityResult) -> None:
