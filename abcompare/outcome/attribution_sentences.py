@@ -14,7 +14,7 @@ ATTRIBUTION_PARTS = ("new", "lost", "reorder", "ideal")
 #: What each part of a measure's delta is, as a sentence says it after its figure: ``{n}`` its count,
 #: ``{hits}`` hit(s), ``{queries}`` the count of queries. nDCG, precision and recall count hits; MRR and F1
 #: count queries, each in the class of its change.
-_ITEM_PHRASES = {"new": "from {n} newly retrieved relevant {hits}", "lost": "from {n} lost",
+_ITEM_PHRASES = {"new": "from {n} relevant {hits} new to the top {k}", "lost": "from {n} lost",
                  "reorder": "from reordering"}  # fmt: skip
 _PART_PHRASES: dict[str, dict[str, str]] = {
     "ndcg": {**_ITEM_PHRASES, "ideal": "from the ideal DCG (the lists' lengths differ)"},
@@ -37,7 +37,7 @@ def attribution_row(attribution: pd.DataFrame | None, treatment: str, metric: st
 
 def attribution_sentence(attribution: pd.DataFrame | None, treatment: str, metric: str) -> str:
     """Where one treatment's change on ``metric`` comes from, e.g. ``Where it comes from: ndcg@10 +0.031 =
-    +0.044 from 61 newly retrieved relevant hits − 0.018 from 23 lost + 0.005 from reordering; 12
+    +0.044 from 61 relevant hits new to the top 10 − 0.018 from 23 lost + 0.005 from reordering; 12
     unjudged newcomers in its top 10 (scored 0).`` ('' when there is no attribution). A part that is 0
     (and, for new and lost, counts nothing) is left out: the delta is the sum of the parts shown."""
     row = attribution_row(attribution, treatment, metric)
@@ -52,7 +52,9 @@ def attribution_sentence(attribution: pd.DataFrame | None, treatment: str, metri
             continue
         if part == "lost" and "{n}" in phrase and not terms:
             phrase += " relevant {hits}"  # no newcomer said what is counted
-        words = phrase.format(n=count, hits="hit" if count == 1 else "hits", queries=plural(count, "query"))
+        words = phrase.format(
+            n=f"{count:,}", hits="hit" if count == 1 else "hits", queries=plural(count, "query"), k=k
+        )
         sign = "+" if value >= 0 else ("−" if terms else "-")
         terms.append(f"{sign}{' ' if terms else ''}{abs(value):.3f} {words}")
     body = " ".join(terms) if terms else "+0.000 (nothing moved)"

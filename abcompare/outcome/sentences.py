@@ -337,8 +337,22 @@ def robustness_sentence(row: Mapping[str, Any]) -> str:
     which = "it" if hits == 1 else (f"{fewest} of them" if fewest < hits else "all of them")
     return (
         f"{head}; judging {which} relevant could flip the verdict to {row['flips_to']} (it flips where the "
-        f"delta crosses ±{boundary})."
+        f"delta {_crossing(str(row.get('verdict', '')), str(row['flips_to']), boundary)})."
     )
+
+
+def _crossing(verdict: str, flips_to: str, boundary: str) -> str:
+    """Where a verdict flips, one way: ``reaches +0.017`` (to better), ``reaches -0.017`` (to worse),
+    ``falls below +0.017`` (from better), ``rises above -0.017`` (from worse)."""
+    if flips_to == BETTER:
+        return f"reaches +{boundary}"
+    if flips_to == WORSE:
+        return f"reaches -{boundary}"
+    if verdict == BETTER:
+        return f"falls below +{boundary}"
+    if verdict == WORSE:
+        return f"rises above -{boundary}"
+    return f"crosses ±{boundary}"
 
 
 def _about(n: float) -> str:
@@ -347,6 +361,14 @@ def _about(n: float) -> str:
         return f"{int(n):,}"
     digits = len(str(int(n))) - 2
     return f"{int(round(n, -digits)):,}"
+
+
+def _observed(row: Mapping[str, Any]) -> str:
+    """The observed delta as the verdict prints it (signed, 3 decimals), with its unrounded figure where
+    the rounding hides what the count is computed from: ``-0.001, -0.00066 unrounded``."""
+    delta = float(row.get("delta", row["effect"]))  # the signed delta, where the caller has it
+    shown = f"{delta:+.3f}"
+    return shown if abs(float(shown) - delta) < 0.05 * abs(delta) else f"{shown}, {delta:+.2g} unrounded"
 
 
 def queries_needed_sentence(row: Mapping[str, Any]) -> str:
@@ -359,7 +381,8 @@ def queries_needed_sentence(row: Mapping[str, Any]) -> str:
             f"The observed {metric} delta is 0: there is no change to size a query set for (set "
             "significance.min_effect to ask how many queries a given change needs)."
         )
-    change = f"{effect:g}" if row["effect_source"] == "min_effect" else f"the observed change ({effect:.3g})"
+    observed = f"the observed change ({_observed(row)})"
+    change = f"{effect:g}" if row["effect_source"] == "min_effect" else observed
     low, high = _about(float(row["queries_low"])), _about(float(row["queries_high"]))
     spread = f" ({low}–{high} as the spread is itself estimated)" if low != high else ""
     return (
@@ -382,8 +405,11 @@ def verdict_notes(
     for row in [] if robustness is None else robustness.to_dict(orient="records"):
         notes.setdefault(str(row["treatment"]), []).append(robustness_sentence(row))
     for row in [] if queries_needed is None else queries_needed.to_dict(orient="records"):
-        if primary_verdict(table, str(row["treatment"])) not in SIGNIFICANT:
-            notes.setdefault(str(row["treatment"]), []).append(queries_needed_sentence(row))
+        name = str(row["treatment"])
+        if primary_verdict(table, name) not in SIGNIFICANT:
+            primary = table[(table["treatment"] == name) & (table["role"] == PRIMARY)]
+            signed = {**row, "delta": float(primary["delta"].iloc[0])} if len(primary) else row
+            notes.setdefault(name, []).append(queries_needed_sentence(signed))
     return notes
 
 

@@ -35,8 +35,8 @@ def test_the_headline_reads_as_the_issue_writes_it() -> None:
     table = summary(t__ndcg_at_10={"delta": 0.031, "new": 0.044, "lost": -0.018, "reorder": 0.005,
                                    "new_count": 61, "lost_count": 23, "reorder_count": 40})  # fmt: skip
     assert attribution_sentence(table, "t", "ndcg@10") == (
-        "Where it comes from: ndcg@10 +0.031 = +0.044 from 61 newly retrieved relevant hits − 0.018 from 23 "
-        "lost + 0.005 from reordering."
+        "Where it comes from: ndcg@10 +0.031 = +0.044 from 61 relevant hits new to the top 10 − 0.018 "
+        "from 23 lost + 0.005 from reordering."
     )
 
 

@@ -14,7 +14,7 @@ from abcompare.tracking.reader import load_comparison
 
 README_FIGURES = (
     r"Here dbsf's nDCG@10 change of (?P<delta>-?[0-9.]+) is \+(?P<new>[0-9.]+) from (?P<new_count>\d+) "
-    r"newly retrieved relevant hits, −(?P<lost>[0-9.]+) from (?P<lost_count>\d+) lost relevant hits? and "
+    r"relevant hits new to the top 10, −(?P<lost>[0-9.]+) from (?P<lost_count>\d+) lost relevant hits? and "
     r"−(?P<reorder>[0-9.]+) from reordering \((?P<reorder_count>\d+) relevant hits that both lists hold "
     r"at other ranks\).*?(?P<unjudged>\d+) unjudged newcomers"
 )

@@ -259,15 +259,16 @@ def about(value: float, printed: str) -> str:
 
 
 def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
-    """The README's "Where it comes from: ndcg@10 +0.031 = +0.018 from 17 newly retrieved ... − 0.006 from 4
-    lost + 0.019 from reordering; 1,281 unjudged newcomers": the run's parts and counts, which add up to its
-    delta."""
+    """The README's "Where it comes from: ndcg@10 +0.031 = +0.018 from 17 relevant hits new to the top
+    10 − 0.006 from 4 lost + 0.019 from reordering; 1,281 unjudged newcomers": the run's parts and counts,
+    which add up to its delta."""
     payload, _ = scifact_run
     text = readme_worked_example()
     claim = re.search(
-        r"Where it comes from: ndcg@10 (?P<delta>[+-][0-9.]+) = (?P<new>\+[0-9.]+) from (?P<n_new>\d+) newly "
-        r"retrieved relevant hits − (?P<lost>[0-9.]+) from (?P<n_lost>\d+) lost \+ (?P<reorder>[0-9.]+) from "
-        r"reordering; (?P<unjudged>[0-9,]+) unjudged newcomers in its top 10 \(scored 0\)\.",
+        r"Where it comes from: ndcg@10 (?P<delta>[+-][0-9.]+) = (?P<new>\+[0-9.]+) from (?P<n_new>\d+) "
+        r"relevant hits new to the top 10 − (?P<lost>[0-9.]+) from (?P<n_lost>\d+) lost "
+        r"\+ (?P<reorder>[0-9.]+) from reordering; (?P<unjudged>[0-9,]+) unjudged newcomers in its top 10 "
+        r"\(scored 0\)\.",
         text,
     )
     assert claim, "the worked example quotes the attribution line"
@@ -311,8 +312,8 @@ def test_the_worked_example_unjudged_range_is_this_runs(scifact_run) -> None:
         r"Unjudged hits: the judgments list relevant items only, so the (?P<hits>[0-9,]+) unjudged hits in "
         r"either top 10 count as not relevant; were any relevant \(grade 1\), the ndcg@10 delta could lie "
         r"anywhere between (?P<low>-[0-9.]+) and (?P<high>\+[0-9.]+); judging (?P<flip>\d+) of them "
-        r"relevant could flip the verdict to (?P<to>[a-z ]+) \(it flips where the delta crosses "
-        r"±(?P<boundary>[0-9.]+)\)\.",
+        r"relevant could flip the verdict to (?P<to>[a-z ]+) \(it flips where the delta "
+        r"(?:crosses ±|reaches [+-]|falls below \+|rises above -)(?P<boundary>[0-9.]+)\)\.",
         text,
     )
     assert claim, "the worked example quotes the unjudged-range line"
@@ -336,13 +337,13 @@ def test_the_worked_example_unjudged_range_is_this_runs(scifact_run) -> None:
 
 
 def test_the_worked_example_queries_needed_is_this_runs(scifact_run, datasets_dir: Path) -> None:
-    """The README's "To detect the observed change (0.0308) ... about 340 queries (250–420 ...); you have
+    """The README's "To detect the observed change (+0.031) ... about 340 queries (250–420 ...); you have
     300.": the run's sizing, its point figure recomputed by the normal approximation from the logged
     per-query deltas."""
     payload, logged = scifact_run
     text = readme_worked_example()
     claim = re.search(
-        r'"To detect the observed change \((?P<effect>[0-9.]+)\) on ndcg@10 you would need about '
+        r'"To detect the observed change \((?P<effect>[+-]?[0-9.]+)\) on ndcg@10 you would need about '
         r"(?P<n>[0-9,]+) queries \((?P<low>[0-9,]+)–(?P<high>[0-9,]+) as the spread is itself estimated\); "
         r'you have (?P<have>\d+)\."',
         text,
