@@ -41,7 +41,10 @@ def summary_markdown(inputs: ComparisonView) -> str:
         f"primary metric **{inline(str(primary))}**.",
     ]
     under: list[str] = []
-    for line in verdicts.verdict_lines(table, inputs.tuned_sentence, inputs.grid, inputs.attribution):
+    lines = verdicts.verdict_lines(
+        table, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes, inputs.cost
+    )  # the lines the console prints under each verdict: unjudged hits, queries needed, cost
+    for line in lines:
         if line.kind in PARAGRAPHS:
             if under:
                 parts.append("\n".join(under))
