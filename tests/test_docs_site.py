@@ -63,7 +63,7 @@ def test_a_broken_anchor_and_a_page_left_out_of_the_nav_fail_the_build(tmp_path:
     naming both."""
     for name in ("mkdocs.yml", "README.md"):
         shutil.copy(REPO / name, tmp_path / name)
-    for name in ("docs", "configs"):
+    for name in ("docs", "configs", "examples"):
         shutil.copytree(REPO / name, tmp_path / name)
     (tmp_path / "docs" / "orphan.md").write_text("# Orphan\n\nNo nav entry leads here.\n", encoding="utf-8")
     speed = tmp_path / "docs" / "speed.md"
