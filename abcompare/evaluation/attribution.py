@@ -55,7 +55,7 @@ ITEM_MEASURES: tuple[str, ...] = ("ndcg", "precision", "recall")
 UNCHANGED = "unchanged"
 #: The per-query table's columns after ``metric`` and ``query_id``.
 PER_QUERY_COLUMNS: tuple[str, ...] = (
-    "delta", *PARTS, "new_count", "lost_count", "reorder_count", "unjudged_newcomers", "change",
+    "delta", *PARTS, "new_count", "lost_count", "reorder_count", "unjudged_newcomers", "change", "reorder_up",
 )  # fmt: skip
 
 _FAR = np.iinfo(np.int64).max  # the position of a hit a condensed list leaves out
@@ -359,6 +359,8 @@ def _by_item(
         "new": ratio_or_zero(per_query(new, sum_after), reference),
         "lost": -ratio_or_zero(per_query(lost, sum_before), reference),
         "reorder": ratio_or_zero(per_query(both, sum_after - sum_before), reference),
+        # the items that moved up alone (reorder - reorder_up is what the items that moved down cost)
+        "reorder_up": ratio_or_zero(per_query(both, np.maximum(sum_after - sum_before, 0.0)), reference),
         "ideal": ratio_or_zero(total_after, norm_after) - ratio_or_zero(total_after, reference),
         "new_count": count(new & (sum_after > 0)),
         "lost_count": count(lost & (sum_before > 0)),
@@ -403,6 +405,7 @@ def _by_class(measure: str, before: _Cut, after: _Cut, n_queries: int) -> dict[s
         if part != "ideal":
             out[f"{part}_count"] = mask.astype(np.int64)
     out["change"] = change
+    out["reorder_up"] = np.maximum(out["reorder"], 0.0)  # a query's whole change: up or down, not both
     return out
 
 
@@ -422,11 +425,11 @@ def attribution_summary(per_query: pd.DataFrame) -> pd.DataFrame:
     comparison reports), the counts summed, ``unit`` (``hits`` for the item measures, ``queries`` for MRR
     and F1) and ``n_queries``."""
     columns = ["treatment", "metric", "delta", *PARTS, "new_count", "lost_count", "reorder_count",
-               "unjudged_newcomers", "unit", "n_queries"]  # fmt: skip
+               "unjudged_newcomers", "unit", "n_queries", "reorder_up"]  # fmt: skip
     if per_query.empty:
         return pd.DataFrame(columns=columns)
     grouped = per_query.groupby(["treatment", "metric"], sort=False)
-    means = grouped[["delta", *PARTS]].mean()
+    means = grouped[["delta", *PARTS, "reorder_up"]].mean()
     counts = grouped[["new_count", "lost_count", "reorder_count", "unjudged_newcomers"]].sum()
     out = means.join(counts).reset_index()
     out["n_queries"] = grouped.size().to_numpy()

@@ -56,6 +56,9 @@ def attribution_sentence(attribution: pd.DataFrame | None, treatment: str, metri
             n=f"{count:,}", hits="hit" if count == 1 else "hits", queries=plural(count, "query"), k=k
         )
         sign = "+" if value >= 0 else ("−" if terms else "-")
+        if part == "reorder" and "reorder_up" in row and not pd.isna(row["reorder_up"]):
+            up = float(row["reorder_up"])  # the net hides what moved each way: both are said
+            words += f" ({up:+.3f} up, {value - up:+.3f} down)".replace("-", "−")
         terms.append(f"{sign}{' ' if terms else ''}{abs(value):.3f} {words}")
     body = " ".join(terms) if terms else "+0.000 (nothing moved)"
     text = f"Where it comes from: {metric} {float(row['delta']):+.3f} = {body}"

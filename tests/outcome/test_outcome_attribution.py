@@ -4,6 +4,7 @@ section (``outcome.sentences``, ``outcome.rows``, ``outcome.svg``, ``outcome.htm
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -131,3 +132,28 @@ def test_the_stacked_bar_stacks_each_side_of_zero_and_marks_the_net_delta() -> N
     new, lost = bars[0], bars[1]  # a: new right of 0, lost left of it, meeting at 0
     assert float(lost.get("x")) + float(lost.get("width")) == pytest.approx(float(new.get("x")), abs=0.15)
     assert "+0.0200" in svg and "-0.0100" in svg and "net delta" in svg
+
+
+def test_the_reordering_part_says_what_moved_up_and_what_moved_down() -> None:
+    """Two relevant hits swap ranks 1 and 3 (grades 2 and 1): nDCG@3 by hand, gains 2 and 1, discounts 1,
+    1/log2(3) and 1/log2(4) = 0.5, ideal DCG 2 + 1/log2(3) = 2.6309. The grade-1 hit moves up:
+    (1 - 0.5) / 2.6309 = +0.190; the grade-2 hit moves down: (2 * 0.5 - 2) / 2.6309 = -0.380; net -0.190."""
+    from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
+
+    query = ["q1"]
+    run = lambda keys: pd.DataFrame(  # noqa: E731
+        [("q1", r, k, 1.0 / r) for r, k in enumerate(keys, start=1)],
+        columns=["query_id", "rank", "key", "score"],
+    )
+    judgments = pd.DataFrame([("q1", "a", 2), ("q1", "c", 1)], columns=["query_id", "key", "grade"])
+    options = {"measures": ["ndcg"], "cutoffs": [3], "convention": "trec", "relevance_threshold": 1,
+               "unjudged": "nonrelevant"}  # fmt: skip
+    before = scored_lists(run(["a", "b", "c"]), judgments, query, **options)
+    after = scored_lists(run(["c", "b", "a"]), judgments, query, **options)
+    summary = attribution_summary(attribution(before, after, ["ndcg@3"], name="t"))
+    row = summary.iloc[0]
+    ideal = 2 + 1 / math.log2(3)
+    assert row["reorder"] == pytest.approx(-0.5 / ideal) and row["reorder_up"] == pytest.approx(0.5 / ideal)
+    assert attribution_sentence(summary, "t", "ndcg@3") == (
+        "Where it comes from: ndcg@3 -0.190 = -0.190 from reordering (+0.190 up, −0.380 down)."
+    )
