@@ -45,14 +45,17 @@ def sample(stdout: str, stderr: str) -> str:
     return "\n".join(stages) + "\n\n" + stdout.lstrip("\n")
 
 
-#: The cost line's measured figures (durations) and its encoding clause (timed here, or cached by an
-#: earlier run) change from run to run; its verdict on the noise and its sizes do not.
+#: The cost line's measured figures (the time ratio and its interval, the sample, durations) and its encoding
+#: clause (timed here, or cached by an earlier run) change from run to run; its verdict on the noise and
+#: its sizes do not.
 COST_LINE = "  Cost vs control: "
 _COST_VOLATILE = [
     (
         re.compile(r"^(  Cost vs control: )(encodes .*? per 1,000 chunks.*?\)|encoding not timed \(.*?\)), "),
         r"\1<encoding>, ",
     ),
+    # the timed figures: the ratio and its interval, the sample the budget allowed, the times and spread
+    (re.compile(r"(queries [^(,]+) \(time ratio [^;]*; [^)]*\)"), r"\1 (<timed>)"),
     (re.compile(r"\b\d[\d.,]* (?:ms|s)\b"), "<time>"),
 ]
 
