@@ -366,7 +366,8 @@ def _about(n: float) -> str:
 def _observed(row: Mapping[str, Any]) -> str:
     """The observed delta as the verdict prints it (signed, 3 decimals), with its unrounded figure where
     the rounding hides what the count is computed from: ``-0.001, -0.00066 unrounded``."""
-    delta = float(row.get("delta", row["effect"]))  # the signed delta, where the caller has it
+    delta = row.get("delta")  # signed; a table logged before it had the column has only |delta|
+    delta = float(row["effect"]) if delta is None or pd.isna(delta) else float(delta)
     shown = f"{delta:+.3f}"
     return shown if abs(float(shown) - delta) < 0.05 * abs(delta) else f"{shown}, {delta:+.2g} unrounded"
 
@@ -405,11 +406,8 @@ def verdict_notes(
     for row in [] if robustness is None else robustness.to_dict(orient="records"):
         notes.setdefault(str(row["treatment"]), []).append(robustness_sentence(row))
     for row in [] if queries_needed is None else queries_needed.to_dict(orient="records"):
-        name = str(row["treatment"])
-        if primary_verdict(table, name) not in SIGNIFICANT:
-            primary = table[(table["treatment"] == name) & (table["role"] == PRIMARY)]
-            signed = {**row, "delta": float(primary["delta"].iloc[0])} if len(primary) else row
-            notes.setdefault(name, []).append(queries_needed_sentence(signed))
+        if primary_verdict(table, str(row["treatment"])) not in SIGNIFICANT:
+            notes.setdefault(str(row["treatment"]), []).append(queries_needed_sentence(row))
     return notes
 
 

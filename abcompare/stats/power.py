@@ -175,7 +175,7 @@ def _bootstrap_sd_interval(
 
 QUERIES_NEEDED_COLUMNS = (
     "treatment", "metric", "effect", "effect_source", "sd", "sd_low", "sd_high", "queries_needed",
-    "queries_low", "queries_high", "n_queries", "alpha", "power",
+    "queries_low", "queries_high", "n_queries", "alpha", "power", "delta",
 )  # fmt: skip
 """The queries-needed table's columns: one row per treatment, on the primary metric."""
 
@@ -212,7 +212,7 @@ def queries_needed_table(
                 "effect_source": needed.effect_source, "sd": needed.sd, "sd_low": needed.sd_low,
                 "sd_high": needed.sd_high, "queries_needed": needed.n, "queries_low": needed.low,
                 "queries_high": needed.high, "n_queries": needed.n_queries, "alpha": level,
-                "power": needed.power,
+                "power": needed.power, "delta": float(row["delta"]),  # signed, as the verdict prints it
             }
         )  # fmt: skip
     return pd.DataFrame(rows, columns=list(QUERIES_NEEDED_COLUMNS))
