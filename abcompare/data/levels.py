@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning, DataError
-from abcompare.data.alignment import alignment_report, check_alignment, document_ids
+from abcompare.data.alignment import alignment_report, check_alignment, document_ids, strings
+from abcompare.data.codes import encode, encode_grouped
 
 __all__ = ["LEVELS", "apply_level", "document_ids", "span_key"]
 
@@ -96,18 +97,20 @@ def collapse_to_documents(run_df: pd.DataFrame) -> pd.DataFrame:
     """One row per (query, document): the best-ranked hit, ranks renumbered 1..n, key = document id.
 
     Queries and documents are joined on integer codes (one ``(query, document)`` code per hit)."""
-    frame = run_df.copy()
-    frame["key"] = document_ids(run_df).to_numpy()
+    keys = document_ids(run_df)
+    query_codes, _ = encode_grouped(strings(run_df["query_id"].astype("str")))
+    key_codes, labels = encode(strings(keys))
+    order = np.lexsort((run_df["rank"].to_numpy(), query_codes))
+    pair = query_codes[order] * (len(labels) + 1) + key_codes[order]
+    rows = order[~pd.Series(pair).duplicated(keep="first").to_numpy()]
+    unchanged = len(rows) == len(run_df) and bool((rows == np.arange(len(rows))).all())
+    frame = run_df.copy(deep=False) if unchanged else run_df.iloc[rows].reset_index(drop=True)
+    frame["key"] = keys.array if unchanged else keys.array.take(rows)
     if "id" in frame:
         frame["id"] = frame["key"]
-    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
-    kcodes, kuniques = pd.factorize(frame["key"], sort=False)
-    order = np.lexsort((frame["rank"].to_numpy(), qcodes))
-    pair = qcodes.astype(np.int64)[order] * (len(kuniques) + 1) + kcodes[order]
-    keep = ~pd.Series(pair).duplicated(keep="first").to_numpy()
-    frame = frame.iloc[order[keep]].reset_index(drop=True)
-    codes = qcodes[order[keep]]
-    frame["rank"] = frame.groupby(codes, sort=False).cumcount().to_numpy() + 1
+    codes = query_codes[rows]  # grouped: a query's hits are neighbours after the sort
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))) if len(codes) else codes
+    frame["rank"] = np.arange(len(codes)) - np.repeat(starts, np.diff(np.append(starts, len(codes)))) + 1
     return frame
 
 
