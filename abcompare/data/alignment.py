@@ -21,7 +21,7 @@ from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.core.vocabulary import plural
 from abcompare.data.codes import encode, encode_grouped
 
-__all__ = ["AlignmentReport", "alignment_report", "check_alignment"]
+__all__ = ["AlignmentReport", "alignment_report", "check_alignment", "fraction_in_run"]
 
 _EXAMPLES = 3
 
@@ -213,10 +213,8 @@ def alignment_report(
     run_q, run_keys = strings(run_df["query_id"].astype("str")), strings(run_df["key"].astype("str"))
     query_codes, run_query_set = encode_grouped(run_q)  # each id hashed once; the rest works on codes
     key_codes, run_key_set = encode(run_keys)
-    relevant = annotations_df[annotations_df["grade"] >= relevance_threshold]
+    relevant, shared_queries, scope = _scope(annotations_df, relevance_threshold, run_query_set)
     ann_q, ann_keys = relevant["query_id"].astype("str"), relevant["key"].astype("str")
-    shared_queries = is_in(ann_q, run_query_set)
-    scope = relevant[shared_queries] if shared_queries.any() else relevant
     scope_keys = pd.Series(pd.unique(_comparable_keys(scope)), dtype="str")
     key_index = run_key_set
     if "span_document" in scope:  # a missed evidence span could match when its document was retrieved
@@ -252,6 +250,28 @@ def alignment_report(
         diagnosis=diagnosis,
         fix=fix,
     )
+
+
+def _scope(
+    annotations_df: pd.DataFrame, relevance_threshold: float, run_query_set: Strings
+) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
+    """The relevant annotations, which of them are of a run query, and those measured (all of them when no
+    query is shared)."""
+    relevant = annotations_df[annotations_df["grade"] >= relevance_threshold]
+    shared_queries = is_in(relevant["query_id"].astype("str"), run_query_set)
+    return relevant, shared_queries, relevant[shared_queries] if shared_queries.any() else relevant
+
+
+def fraction_in_run(
+    query_ids: Strings, keys: Strings, annotations_df: pd.DataFrame, *, relevance_threshold: float = 1
+) -> float:
+    """``alignment_report(...).fraction_in_run`` from the hits' query ids and keys alone (no dedupe, no
+    diagnosis): what the alignment check compares, at the cost of hashing each distinct id once.
+    Annotations with missed-span placeholders (``span_document``) need the report."""
+    run_query_set = pc.unique(strings(query_ids))
+    _, _, scope = _scope(annotations_df, relevance_threshold, run_query_set)
+    scope_keys = pd.unique(_comparable_keys(scope))
+    return float(is_in(scope_keys, keys).mean()) if len(scope_keys) else float("nan")
 
 
 def _lists_with_repeats(query_codes: np.ndarray, key_codes: np.ndarray, n_keys: int) -> int:

@@ -21,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning, DataError
-from abcompare.data.alignment import alignment_report, check_alignment, document_ids, strings
+from abcompare.data.alignment import alignment_report, check_alignment, document_ids, fraction_in_run, strings
 from abcompare.data.codes import encode, encode_grouped
+from abcompare.data.dataset import Dataset
 
-__all__ = ["LEVELS", "apply_level", "document_ids", "span_key"]
+__all__ = ["LEVELS", "apply_level", "check_run_alignment", "document_ids", "span_key"]
 
 LEVELS = ("chunk", "document", "span")
 
@@ -231,6 +232,30 @@ def judged_at_level(
     report = alignment_report(run, annotations, relevance_threshold=relevance_threshold)
     check_alignment(report, min_fraction=min_alignment, allow_misaligned=allow_misaligned)
     return run, annotations, report
+
+
+def check_run_alignment(
+    run: pd.DataFrame,
+    dataset: Dataset,
+    level: str,
+    *,
+    relevance_threshold: float,
+    min_alignment: float,
+    allow_misaligned: bool,
+) -> None:
+    """``judged_at_level``'s check alone, for a check before the comparison starts: at chunk and document
+    level the fraction needs only the run's distinct keys at the level, so the collapse and the full report
+    (with its diagnosis) are built only when the fraction fails (then that raises, as the run would)."""
+    annotations = dataset.annotations
+    if level in ("chunk", "document") and annotations is not None and "span_document" not in annotations:
+        keys = document_ids(run) if level == "document" else run["key"].astype("str")
+        fraction = fraction_in_run(
+            run["query_id"].astype("str"), keys, annotations, relevance_threshold=relevance_threshold
+        )
+        if not np.isnan(fraction) and fraction >= min_alignment:
+            return
+    options = {"min_alignment": min_alignment, "allow_misaligned": allow_misaligned}
+    judged_at_level(run, dataset, level, relevance_threshold=relevance_threshold, **options)
 
 
 def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
