@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["encode", "encode_blocks", "encode_grouped"]
+__all__ = ["encode", "encode_blocks", "encode_grouped", "lookup"]
 
 
 def encode(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -44,3 +44,9 @@ def encode_blocks(strings: pa.Array) -> tuple[np.ndarray, pa.Array, np.ndarray]:
         return row_codes, labels, np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate(([True], row_codes[1:] != row_codes[:-1])))
     return row_codes[starts], labels, np.diff(np.append(starts, n))
+
+
+def lookup(strings: pa.Array, labels: pa.Array) -> np.ndarray:
+    """The code of each string among ``labels``, -1 when it is not there (or null)."""
+    found = pc.index_in(strings, value_set=labels)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)

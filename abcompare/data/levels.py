@@ -22,8 +22,15 @@ import pandas as pd
 import pyarrow as pa
 
 from abcompare.core.errors import AbcompareWarning, DataError
-from abcompare.data.alignment import alignment_report, check_alignment, document_ids, fraction_in_run, strings
-from abcompare.data.codes import encode, encode_grouped
+from abcompare.data.alignment import (
+    alignment_report,
+    check_alignment,
+    document_ids,
+    fraction_in_run,
+    is_in,
+    strings,
+)
+from abcompare.data.codes import encode, encode_grouped, lookup
 from abcompare.data.dataset import Dataset
 
 __all__ = ["LEVELS", "apply_level", "check_run_alignment", "document_ids", "span_key"]
@@ -215,7 +222,12 @@ def span_annotations(
             )
         ]
         frames.append(_annotation_rows(evidence_query.to_numpy()[missed], keys, grade[missed], documents))
-    return _merged_by_evidence_order(pd.concat(frames, ignore_index=True), evidence_query)
+        # hits' pairs are distinct already: only a missed span's key met twice (or named like a hit) merges
+        if frames[-1][["query_id", "key"]].duplicated().any() or (
+            len(keys) and is_in(keys, key_labels).any()
+        ):
+            return _merged_by_evidence_order(pd.concat(frames, ignore_index=True), evidence_query)
+    return _by_evidence_order(pd.concat(frames, ignore_index=True), evidence_query)
 
 
 def _same_document(pair: np.ndarray, n_hits: int) -> tuple[np.ndarray, np.ndarray]:
@@ -279,11 +291,14 @@ def _merged_by_evidence_order(out: pd.DataFrame, evidence_query: pd.Series) -> p
     document = np.where(first_known[keep] < len(out), first_known[keep], 0)
     merged["span_document"] = span_document.array.take(document)
     merged.loc[first_known[keep] >= len(out), "span_document"] = pd.NA
+    return _by_evidence_order(merged, evidence_query)
+
+
+def _by_evidence_order(rows: pd.DataFrame, evidence_query: pd.Series) -> pd.DataFrame:
+    """The rows stably ordered by the evidence's first mention of their query, in the annotations' dtypes."""
     order = pd.Index(pd.unique(evidence_query))
-    merged = merged.iloc[np.argsort(order.get_indexer(merged["query_id"]), kind="stable")].reset_index(
-        drop=True
-    )
-    return merged.astype({"query_id": "str", "key": "str", "grade": np.int64, "span_document": "str"})
+    rows = rows.iloc[np.argsort(order.get_indexer(rows["query_id"]), kind="stable")].reset_index(drop=True)
+    return rows.astype({"query_id": "str", "key": "str", "grade": np.int64, "span_document": "str"})
 
 
 def judged_at_level(
@@ -330,9 +345,20 @@ def check_run_alignment(
 
 
 def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
-    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit)."""
+    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit): the
+    highest grade of its (query, key), looked up by integer codes (the judgments' ids hashed once)."""
     if "grade" not in annotations or run.empty:
         return run.assign(grade=float("nan"))
-    grades = annotations.groupby(["query_id", "key"], sort=False)["grade"].max().rename("grade")
-    joined = run.drop(columns=["grade"], errors="ignore").join(grades, on=["query_id", "key"])
-    return joined.astype({"grade": float})
+    ann_query, query_labels = encode(strings(annotations["query_id"].astype("str")))
+    ann_key, key_labels = encode(strings(annotations["key"].astype("str")))
+    distinct, inverse = np.unique(ann_query * (len(key_labels) + 1) + ann_key, return_inverse=True)
+    best = np.full(len(distinct), -np.inf)
+    np.fmax.at(best, inverse, annotations["grade"].to_numpy(dtype=float, na_value=np.nan))  # NaN skipped
+    best[np.isneginf(best)] = np.nan
+    query = lookup(strings(run["query_id"].astype("str")), query_labels)
+    key = lookup(strings(run["key"].astype("str")), key_labels)
+    pair = query * (len(key_labels) + 1) + key
+    at = np.minimum(np.searchsorted(distinct, pair), max(len(distinct) - 1, 0))
+    found = (query >= 0) & (key >= 0) & (distinct[at] == pair) if len(distinct) else np.zeros(len(run), bool)
+    grade = np.where(found, best[at] if len(distinct) else np.nan, np.nan)
+    return run.drop(columns=["grade"], errors="ignore").assign(grade=grade)

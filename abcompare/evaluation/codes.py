@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from abcompare.core.arrow_memory import prefer_system_pool
 from abcompare.core.hits import clean_id
-from abcompare.data.codes import encode, encode_blocks, encode_grouped
+from abcompare.data.codes import encode, encode_blocks, encode_grouped, lookup
 
 __all__ = ["as_strings", "clean_labels", "clean_strings", "encode", "encode_blocks", "encode_grouped",
            "joined_strings", "lookup"]  # fmt: skip
@@ -85,12 +85,6 @@ def clean_labels(codes: np.ndarray, labels: pa.Array) -> tuple[np.ndarray, pa.Ar
     merged, merged_labels = encode(pa.array(values, type=pa.large_string()))
     remap = np.append(merged, -1)  # code -1 stays -1
     return remap[codes], merged_labels
-
-
-def lookup(strings: pa.Array, labels: pa.Array) -> np.ndarray:
-    """The code of each string among ``labels``, -1 when it is not there (or null)."""
-    found = pc.index_in(strings, value_set=labels)
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def clean_strings(strings: pa.Array) -> pa.Array:
