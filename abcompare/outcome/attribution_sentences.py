@@ -79,6 +79,8 @@ def attribution_json(attribution: pd.DataFrame | None) -> dict[str, Any]:
         out.setdefault(str(row["treatment"]), {})[str(row["metric"])] = {
             "delta": float(row["delta"]),
             "parts": {part: float(row[part]) for part in ATTRIBUTION_PARTS},
+            # the reordering part's two directions (down = reorder - up); None for a table without them
+            "reorder_up": float(row["reorder_up"]) if not pd.isna(row.get("reorder_up")) else None,
             "counts": counts,
             "unit": str(row["unit"]),
             "unjudged_newcomers": int(row["unjudged_newcomers"]),

@@ -260,14 +260,15 @@ def about(value: float, printed: str) -> str:
 
 def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
     """The README's "Where it comes from: ndcg@10 +0.031 = +0.018 from 17 relevant hits new to the top
-    10 − 0.006 from 4 lost + 0.019 from reordering; 1,281 unjudged newcomers": the run's parts and counts,
-    which add up to its delta."""
+    10 − 0.006 from 4 lost + 0.019 from reordering (+0.050 up, −0.030 down); 1,281 unjudged newcomers":
+    the run's parts and counts, which add up to its delta, and the reordering's two directions."""
     payload, _ = scifact_run
     text = readme_worked_example()
     claim = re.search(
         r"Where it comes from: ndcg@10 (?P<delta>[+-][0-9.]+) = (?P<new>\+[0-9.]+) from (?P<n_new>\d+) "
         r"relevant hits new to the top 10 − (?P<lost>[0-9.]+) from (?P<n_lost>\d+) lost "
-        r"\+ (?P<reorder>[0-9.]+) from reordering; (?P<unjudged>[0-9,]+) unjudged newcomers in its top 10 "
+        r"\+ (?P<reorder>[0-9.]+) from reordering \((?P<up>\+[0-9.]+) up, −(?P<down>[0-9.]+) down\); "
+        r"(?P<unjudged>[0-9,]+) unjudged newcomers in its top 10 "
         r"\(scored 0\)\.",
         text,
     )
@@ -279,6 +280,8 @@ def test_the_worked_example_attribution_is_this_runs(scifact_run) -> None:
         "new": as_printed(parts["new"], claim["new"]),
         "lost": as_printed(-parts["lost"], claim["lost"]),
         "reorder": as_printed(parts["reorder"], claim["reorder"]),
+        "up": as_printed(part["reorder_up"], claim["up"]),
+        "down": as_printed(part["reorder_up"] - parts["reorder"], claim["down"]),
         "n_new": str(counts["new"]),
         "n_lost": str(counts["lost"]),
         "unjudged": f"{part['unjudged_newcomers']:,}",  # a count as every count is written
