@@ -16,8 +16,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from support.cli import REPO
 from support.comparisons import Comparisons, session_comparisons
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
+from support.groups import mark as mark_groups
 from support.servers import start_mlflow_server
 from support.tiers import mark as mark_tiers
+from support.workers import shared_folder
 
 from abcompare.retrieval.embedding_cache import default_cache_dir
 
@@ -49,9 +51,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit(f"{len(lines)} missing part(s), listed above", MISSING_PARTS_EXIT)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tiers ``e2e`` and ``docs`` (``support/tiers.py``); the fast loop deselects both."""
+    """The tiers ``e2e`` and ``docs`` (``support/tiers.py``), which the fast loop deselects; the xdist
+    groups (``support/groups.py``), which decide what runs on one worker and in what order."""
     mark_tiers(items)
+    mark_groups(items)
 
 
 @pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
@@ -126,9 +131,15 @@ def comparison(
     tests/runner/test_runner_faults.py, tests/execution/test_execution_faults.py' killed runs), the four
     concurrent main jobs on PostgreSQL (the race is the point), the installed wheel's run (another
     install), the error paths (a run that stops before or at its first stage) and every test writing its
-    own config."""
+    own config.
+
+    Under xdist the two workers share these runs (``support.comparisons``): a comparison runs once per
+    session, on whichever worker asks first."""
     return session_comparisons(
-        tmp_path_factory, embedding_cache, lambda: request.getfixturevalue("tracking_server")
+        tmp_path_factory,
+        embedding_cache,
+        lambda: request.getfixturevalue("tracking_server"),
+        shared_folder(tmp_path_factory),
     )
 
 
