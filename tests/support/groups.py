@@ -58,7 +58,7 @@ def _where(item: pytest.Item) -> tuple[str, str] | None:
 
 
 def group_of(path: str, name: str) -> str:
-    """The xdist group of the top-level test ``name`` of the module ``path``: a named group, else the module."""
+    """The xdist group of the top-level test ``name`` of module ``path``: a named group, else the module."""
     return next((group for group, listed in GROUPS.items() if in_tier(listed, path, name)), path)
 
 
