@@ -93,8 +93,8 @@ TEST_CACHE_ENV = "ABCOMPARE_TEST_CACHE_DIR"
 @pytest.fixture(scope="session")
 def embedding_cache() -> Path:
     """The suite's embedding cache, kept between sessions so the example corpus is encoded once per machine,
-    not once per session: ``$ABCOMPARE_TEST_CACHE_DIR``, else abcompare's own cache
-    (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``, the one the SciFact tests use). Keeping it is safe
+    not once per session (the runs on the real collections use it too): ``$ABCOMPARE_TEST_CACHE_DIR``,
+    else abcompare's own cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``). Keeping it is safe
     because an entry is content-addressed: keyed by the model's identity (its files' sha256, backend,
     pooling, normalisation, token limit and the encoding software's versions) and the sha256 of the very
     text encoded (a document prefix included), so no change of model, corpus or setting can be served an
