@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from abcompare.config.judge import JudgeSettings
 from abcompare.config.sweep import SweepPlan, SweepSettings
 from abcompare.core.errors import ConfigError
 from abcompare.core.limits import (
@@ -548,6 +549,9 @@ class ExperimentConfig(_Model):
     efficiency: EfficiencySettings = Field(
         default_factory=EfficiencySettings, description="How each variant's query latency is timed."
     )
+    judge: JudgeSettings | None = Field(
+        None, description="A relevance judge for the unjudged hits, measured against people's labels."
+    )
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
@@ -659,8 +663,10 @@ class ExperimentConfig(_Model):
         return self
 
     def variants(self) -> dict[str, VariantSettings]:
-        """The control first, then the treatments in config order."""
-        return {"control": self.control, **self.treatments}
+        """The control first, then the treatments in config order; at ``dataset.level: document`` each
+        counts its ``depth``, ``top_k`` and ``rerank.top_n`` in documents (``VariantSettings.counted_in``)."""
+        unit = "document" if self.dataset is not None and self.dataset.level == "document" else "chunk"
+        return {name: v.counted_in(unit) for name, v in {"control": self.control, **self.treatments}.items()}
 
     def collections(self) -> dict[str, ExperimentConfig]:
         """Each collection of ``datasets`` as its own one-collection config, by name in config order: this
@@ -694,6 +700,8 @@ class ExperimentConfig(_Model):
         execution backend and the latency timing are left out, since they never change a quality number.
         A one-collection config hashes as it did before ``datasets`` and ``pooling`` existed."""
         dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
+        if self.judge is None:
+            dumped.pop("judge")  # a config without a judge hashes as it did before the judge existed
         if self.datasets is None:
             dumped.pop("datasets")
             dumped["significance"].pop("pooling")

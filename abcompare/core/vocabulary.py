@@ -166,6 +166,11 @@ CORRECTION_LABELS: dict[str, str] = {
     NO_CORRECTION: "no",
 }
 
+# ---------------------------------------------------------------------------------------------- variants
+#: The name of the variant every treatment is compared with (the config's ``control:`` section, a run's
+#: role tag, the key of its per-query table): one name, so no module spells it.
+CONTROL = "control"
+
 # ---------------------------------------------------------------------------------------------- roles
 PRIMARY = "primary"
 SECONDARY = "secondary"
@@ -242,3 +247,9 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     if plural_form is None:
         plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
     return f"{count:,} {plural_form}"
+
+
+# ------------------------------------------------------------------------------------ relevance judge
+#: The relevance prompts a judge can be asked with, newest last (the texts live in abcompare.judging.prompt).
+JUDGE_PROMPT_VERSIONS: tuple[str, ...] = ("umbrela-0.1",)
+JUDGE_PROVIDERS: tuple[str, ...] = ("transformers", "openai", "python", "file")

@@ -5,7 +5,6 @@ of docs/architecture.md: annotations ``query_id, key, grade`` and spans ``query_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +27,8 @@ from abcompare.data._lines import (
     regular_columns,
     unix_newlines,
 )
+from abcompare.data.grades import grade_problem
+from abcompare.data.pooling import is_pool_file, read_pool
 
 __all__ = [
     "ANNOTATION_FORMATS",
@@ -44,15 +45,6 @@ _JSONL_HINT = (
     'each line is {"query_id": ..., "relevant_ids": [...]} or {"query_id": ..., "relevant": {"id": grade}}'
 )
 _GRADE_HINT = f"a grade is a whole number from {MIN_GRADE} to {MAX_GRADE} (0 = not relevant)"
-
-
-def grade_problem(grades: np.ndarray) -> np.ndarray:
-    """Which float grades are not whole numbers in ``[MIN_GRADE, MAX_GRADE]`` (NaN and inf included): the one
-    rule for every annotation format, so a grade of 1e30 never wraps to a negative integer."""
-    with np.errstate(invalid="ignore"):
-        return (
-            ~np.isfinite(grades) | (np.floor(grades) != grades) | (grades < MIN_GRADE) | (grades > MAX_GRADE)
-        )
 
 
 def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
@@ -83,8 +75,6 @@ def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     path = as_input(path, "annotation")
     fmt = _detect(path) if fmt == "auto" else fmt
     if fmt == "pool":
-        from abcompare.data.pooling import read_pool
-
         frame = read_pool(path)
     elif fmt == "trec":
         regular = _read_regular_trec(path)
@@ -127,8 +117,6 @@ def _detect(path: InputFile) -> str:
         if len(lines) == 0:
             raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
         first = lines[0].as_py()
-    from abcompare.data.pooling import is_pool_file
-
     if is_pool_file(path, first):
         return "pool"
     if first.startswith("{"):
@@ -177,18 +165,20 @@ def _read_columns(path: InputFile, *, fields: int, hint: str, tab_only: bool, he
     for values, name in ((query, "query id"), (key, "document id")):
         empty = first_true(pc.equal(values, "").to_numpy(zero_copy_only=False))
         if empty is not None:
-            raise DataError(f"empty {name}", file=path, line=int(numbers[empty]), hint=hint)
+            field = name.replace(" ", "_")
+            raise DataError(f"empty {name}", file=path, line=int(numbers[empty]), field=field, hint=hint)
     grade = parse_floats(
         grade_text,
         path=path,
         numbers=numbers,
         what="grade",
         hint="the grade is an integer (0 = not relevant, higher = more relevant)",
+        field="grade",
     )
     bad = first_true(grade_problem(grade))
     if bad is not None:
         message = f"grade {grade_text[bad].as_py()!r} is not an integer in range"
-        raise DataError(message, file=path, line=int(numbers[bad]), hint=_GRADE_HINT)
+        raise DataError(message, file=path, line=int(numbers[bad]), field="grade", hint=_GRADE_HINT)
     frame = pd.DataFrame(
         {
             "query_id": query.to_pandas().astype("str"),
@@ -247,7 +237,7 @@ def _read_regular_trec(path: InputFile) -> pd.DataFrame | None:
     )
 
 
-def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
+def _grade(value: object, *, path: str | Path, line: int, field: str) -> int:
     non_numeric = DataError(
         f"non-numeric grade {value!r}", file=path, line=line, field=field,
         hint="grades are integers (0 = not relevant)",
@@ -331,6 +321,7 @@ def _deduplicate(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
             f"conflicting grades {values} for query {q!r}, id {k!r}{where}",
             file=path,
             line=int(numbers[bad]) if numbers is not None else None,
+            field="grade",
             hint="keep one judgment per (query, id)",
         )
     return frame[~repeated].reset_index(drop=True)
