@@ -219,6 +219,7 @@ def run(
     from abcompare.core.errors import TrackingLostError
     from abcompare.core.progress import ConsoleReporter
     from abcompare.outcome.console import print_report, result_as_json
+    from abcompare.outcome.gate import check_gate, check_gate_settings, gated_table
     from abcompare.runner import run_comparison
 
     gate = check_gate(fail_on)
@@ -238,51 +239,7 @@ def run(
         raise Interrupted(_left_behind(stop, settings.tracking.enabled)) from None
     _show(result, as_json, result_as_json, print_report)
     if gate is not None:
-        _apply_gate(_gated_table(result), gate)
-
-
-def _gated_table(result: Any) -> Any:
-    """What ``--fail-on`` judges: a comparison's primary rows, or across collections the pooled verdict of
-    each treatment (one primary row each; a collection's own verdict is shown, not gated)."""
-    from abcompare.core.vocabulary import PRIMARY
-    from abcompare.outcome.results import CollectionsResult
-
-    if not isinstance(result, CollectionsResult):
-        return result.comparison
-    table = result.pooled.assign(role=PRIMARY)
-    table.attrs = {
-        **result.pooled.attrs,
-        "primary_metric": f"{result.primary_metric} pooled across {len(result.collections)} collections",
-    }
-    return table
-
-
-def check_gate(fail_on: str | None) -> str | None:
-    """``--fail-on`` as one of its values, or a located error (exit 2) before any work."""
-    from abcompare.core.errors import ConfigError
-    from abcompare.outcome.gate import FAIL_ON
-
-    if fail_on is None:
-        return None
-    gate = fail_on.strip().lower()
-    if gate not in FAIL_ON:
-        raise ConfigError(f"unknown gate {fail_on!r} (use {', '.join(FAIL_ON)})", field="--fail-on")
-    return gate
-
-
-def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
-    """The gate's needs of the config, before any work: ``inferior`` needs a non-inferiority margin."""
-    from abcompare.core.errors import ConfigError
-    from abcompare.outcome.gate import INFERIOR
-
-    if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
-        raise ConfigError(
-            "--fail-on inferior needs the non-inferiority test, and no margin is configured",
-            file=config,
-            field="significance.non_inferiority_margin",
-            hint="set it in the config, e.g. 0.01 in the primary metric's units, or add "
-            "--set significance.non_inferiority_margin=0.01",
-        )
+        _apply_gate(gated_table(result), gate)
 
 
 def _apply_gate(comparison: Any, gate: str) -> None:

@@ -36,6 +36,7 @@ import pandas as pd
 from abcompare.core.errors import AbcompareWarning, TrackingError
 from abcompare.core.naming import mlflow_safe_name
 from abcompare.tracking.layout import LOGGED_ARTIFACTS_TAG, table_file
+from abcompare.tracking.store import open_tracker
 
 #: How long :meth:`ForkedSession.abort` waits for the writer to close the runs before giving up on it.
 ABORT_SECONDS = 120.0
@@ -101,7 +102,6 @@ class RunWriter:
         owner: dict[str, str],
         experiment_tags: Mapping[str, str],
     ) -> None:
-        from abcompare.tracking.store import open_tracker
 
         self.tracker = open_tracker(uri, experiment, artifact_location, owner=owner)
         self.tracker.set_experiment_tags(experiment_tags)
