@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+from support.caches import suite_cache_dir
 from support.cli import REPO
 from support.comparisons import Comparisons, session_comparisons
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
@@ -20,8 +21,6 @@ from support.groups import mark as mark_groups
 from support.servers import start_mlflow_server
 from support.tiers import mark as mark_tiers
 from support.workers import shared_folder
-
-from abcompare.retrieval.embedding_cache import default_cache_dir
 
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
 # printed with the blob that reproduces it (``@reproduce_failure``); the budget is each test's own
@@ -86,10 +85,6 @@ def trec_conformance_dir(shared_dir: Path) -> Path:
 
 
 # ------------------------------------------------------------------------- runs the whole suite shares
-#: Overrides where the suite keeps its embedding cache (default: abcompare's own, ``default_cache_dir()``).
-TEST_CACHE_ENV = "ABCOMPARE_TEST_CACHE_DIR"
-
-
 @pytest.fixture(scope="session")
 def embedding_cache() -> Path:
     """The suite's embedding cache, kept between sessions so the example corpus is encoded once per machine,
@@ -100,10 +95,7 @@ def embedding_cache() -> Path:
     text encoded (a document prefix included), so no change of model, corpus or setting can be served an
     old vector. The tests of the cache itself use their own temporary folders. For a cold-cache run, point
     the variable at an empty folder."""
-    env = os.environ.get(TEST_CACHE_ENV)
-    folder = Path(env).expanduser() if env else default_cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return suite_cache_dir()
 
 
 @pytest.fixture(scope="session")
