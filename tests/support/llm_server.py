@@ -96,6 +96,7 @@ def exported_smollm2(cache: Path) -> Path:
     with exclusive(kept.parent / f"{key}.lock"):
         if not kept.is_dir():
             scratch = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=kept.parent))
+            scratch.chmod(0o755)  # mkdtemp's 0o700 would hide the kept folder from other users of the cache
             export_smollm2(scratch)
             scratch.rename(kept)
     return kept
