@@ -36,6 +36,7 @@ GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ray": {
         "execution/test_execution_ray.py": ALL,
+        "execution/test_execution_ray_evaluation.py": ALL,
         "execution/test_execution_cluster.py": ALL,
         "runner/test_runner_collections.py": ALL,
     },

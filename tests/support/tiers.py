@@ -52,6 +52,11 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_query_planning_on_ray_equals_local",
         "test_a_python_retriever_runs_in_the_driver_beside_ray_variants",
     ),
+    "execution/test_execution_ray_evaluation.py": (
+        "test_any_number_of_blocks_gives_the_drivers_table_bit_for_bit",
+        "test_a_query_without_judgment_is_warned_once_in_the_driver",
+        "test_the_ray_backend_shards_a_large_runs_evaluation_with_the_local_numbers",
+    ),
     "judging/test_judging_openai.py": (
         "test_a_real_server_grades_pairs_or_counts_them_unusable_and_reports_its_tokens",
         "test_a_wrong_path_on_a_real_server_is_refused_at_once",
