@@ -218,8 +218,9 @@ def run(
     from abcompare.config import load_config
     from abcompare.core.errors import TrackingLostError
     from abcompare.core.progress import ConsoleReporter
-    from abcompare.outcome.console import print_report, result_as_json
+    from abcompare.outcome.console import print_report
     from abcompare.outcome.gate import check_gate, check_gate_settings, gated_table
+    from abcompare.outcome.json_output import result_as_json
     from abcompare.runner import run_comparison
 
     gate = check_gate(fail_on)

@@ -12,28 +12,27 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from abcompare.core.progress import plain_text
 from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE, plural
 from abcompare.outcome import rows as shared
 from abcompare.outcome import verdicts
-from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
+from abcompare.outcome.json_output import result_as_json  # noqa: F401 - `abcompare run --json`'s, read from here too
+from abcompare.outcome.pooled_sentences import (
+    pooled_non_inferiority_sentence,
+    pooled_sentence,
+    pooled_settings_line,
+)
 from abcompare.outcome.sentences import (
     _p_clause,
-    as_json,
-    attribution_json,
-    cost_json,
-    queries_needed_sentence,
-    robustness_sentence,
     settings_line,
     tuned_sentence,
     verdict_notes,
 )
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import Comparison, ComparisonResult, Recorded
+    from abcompare.outcome.results import Comparison, ComparisonResult
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
@@ -189,114 +188,6 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
     return table
 
 
-def result_as_json(result: ComparisonResult) -> dict[str, Any]:
-    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``): one collection's
-    comparison as :func:`comparison_json` writes it, several as :func:`collections_as_json`."""
-    if result.pooled is None:
-        ((name, only),) = result.collections.items()
-        return comparison_json(only, result.where, name, result.timings)
-    return collections_as_json(result)
-
-
-def comparison_json(
-    result: Comparison, where: Recorded | None, name: str, timings: Mapping[str, float]
-) -> dict[str, Any]:
-    """One collection's comparison as plain JSON, with where it was recorded (``where``: its parent run
-    is ``where.collection_run_ids[name]``)."""
-
-    comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
-    return {
-        "name": result.config.name,
-        "dataset": result.dataset_name,
-        "n_queries": result.n_queries,
-        "primary_metric": result.primary_metric,
-        "verdicts": as_json(result.comparison),
-        "settings": settings_line(result.comparison),
-        "tracking_uri": where.uri if where is not None else None,
-        "experiment": result.config.tracking.experiment,
-        "parent_run_id": where.collection_run_ids.get(name) if where is not None else None,
-        "variant_run_ids": dict(where.variant_run_ids.get(name, {})) if where is not None else {},
-        "means": {name: _plain(means) for name, means in result.means.items()},
-        "efficiency": {name: _plain(o.efficiency) for name, o in result.variants.items() if o.efficiency},
-        "cost": cost_json(result.cost),
-        "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
-        "comparison": comparison.to_dict(orient="records"),
-        "judged": {name: asdict(cov) for name, cov in result.judged.items()},
-        "attribution": attribution_json(result.attribution),
-        "judgments_relevant_only": result.judgments_relevant_only,
-        "judgment_warnings": list(result.judgment_warnings),
-        "robustness": _robustness_json(result),
-        "queries_needed": _queries_needed_json(result),
-        "tuned": _tuned_json(result.tuned),
-        "grid": None
-        if result.grid is None
-        else result.grid.replace({np.nan: None}).to_dict(orient="records"),
-        "timings": dict(timings),
-        **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
-    }
-
-
-def _robustness_json(result: Comparison) -> dict[str, Any]:
-    """Per treatment: the range of the primary delta the unjudged hits allow, whether the verdict holds over
-    it (else the fewest judgments found that flip it, and to what), and the sentence."""
-
-    if result.robustness is None:
-        return {}
-    return {
-        str(row["treatment"]): {**_finite(row), "sentence": robustness_sentence(row)}
-        for row in result.robustness.to_dict(orient="records")
-    }
-
-
-def _queries_needed_json(result: Comparison) -> dict[str, Any]:
-    """Per treatment: the queries needed to detect min_effect (or the observed delta), with the range from
-    the bootstrap of sd(d), and the sentence (``null`` counts: no change to detect)."""
-
-    if result.queries_needed is None:
-        return {}
-    return {
-        str(row["treatment"]): {**_finite(row), "sentence": queries_needed_sentence(row)}
-        for row in result.queries_needed.to_dict(orient="records")
-    }
-
-
-def _finite(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A table row as JSON values: numpy scalars as Python numbers, NaN and infinities as None."""
-    out = {}
-    for key, value in row.items():
-        if isinstance(value, (np.integer, np.bool_)):
-            value = value.item()
-        if isinstance(value, (float, np.floating)):
-            value = float(value) if np.isfinite(value) else None
-        out[key] = value
-    return out
-
-
-def _tuned_json(tuned: Any) -> dict[str, Any] | None:
-    """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
-    if tuned is None:
-        return None
-
-    return {
-        "metric": tuned.metric,
-        "delta": tuned.delta,
-        "ci_low": tuned.ci_low,
-        "ci_high": tuned.ci_high,
-        "p_value": tuned.p_value,
-        "choices": list(tuned.choices),
-        "most_chosen": tuned.most_chosen,
-        "folds": tuned.folds,
-        "sentence": tuned_sentence(tuned),
-    }
-
-
-def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        k: (float(v) if isinstance(v, (np.floating, float, int, np.integer)) else v)
-        for k, v in values.items()
-    }
-
-
 # ------------------------------------------------------------------------------------------ collections
 def _print_collections(result: ComparisonResult, console: Any) -> None:
     """A comparison across collections: each collection's verdict lines under a heading naming it, then the
@@ -334,7 +225,8 @@ def _print_collections(result: ComparisonResult, console: Any) -> None:
     for treatment in result.pooled["treatment"]:
         console.print()
         console.print(per_collection_table(result.per_collection, str(treatment), result.pooled))
-    console.print(f"[dim]{plain_text(pooled_settings_line(result))}[/]", highlight=False)
+    settings = pooled_settings_line(result.pooled, result.per_collection, result.weighting)
+    console.print(f"[dim]{plain_text(settings)}[/]", highlight=False)
     for line in result.recorded:
         console.print(plain_text(line), highlight=False)
 
@@ -393,53 +285,3 @@ def per_collection_table(per_collection: pd.DataFrame, treatment: str, pooled: p
             _styled(row.verdict, row.verdict),
         )
     return table
-
-
-def pooled_settings_line(result: ComparisonResult) -> str:
-    """How the pooled figures were made: the weighting, the test, the interval, the correction."""
-    attrs = result.pooled.attrs
-    weighting = "equal weight per collection" if result.weighting == "collection" else "each query equally"
-    methods = sorted(set(attrs.get("ci_method") or [])) or ["percentile"]
-    note = result.per_collection.attrs.get("correction_note") or ""
-    return (
-        f"pooled: {weighting}; {attrs.get('test', 'stratified permutation')} test, "
-        f"{attrs.get('n_resamples', '')} resamples, seed {attrs.get('seed', '')}; "
-        f"stratified bootstrap interval ({', '.join(methods)}), alpha {attrs.get('alpha', '')}; "
-        f"p adjusted over the treatments ({attrs.get('correction', '')}); random effects "
-        f"{attrs.get('meta_method', '')}" + (f"; {note}" if note else "")
-    )
-
-
-def collections_as_json(result: ComparisonResult) -> dict[str, Any]:
-    """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
-    sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
-    writes a one-collection one."""
-
-    pooled = [
-        {
-            **_finite(row),
-            "sentence": pooled_sentence(result.pooled, result.per_collection, str(row["treatment"])),
-        }
-        for row in result.pooled.to_dict(orient="records")
-    ]
-    margin = result.pooled.attrs.get("non_inferiority_margin")
-    for row in pooled:
-        if margin is not None and "non_inferiority" in row:
-            row["non_inferiority_margin"] = margin
-            row["non_inferiority_sentence"] = pooled_non_inferiority_sentence(result.pooled, row["treatment"])
-    return {
-        "name": result.config.name,
-        "primary_metric": result.primary_metric,
-        "weighting": result.weighting,
-        "collections": {
-            name: comparison_json(c, result.where, name, c.timings) for name, c in result.collections.items()
-        },
-        "pooled": pooled,
-        "per_collection": [_finite(row) for row in result.per_collection.to_dict(orient="records")],
-        "pooled_settings": pooled_settings_line(result),
-        "tracking_uri": result.tracking_uri,
-        "experiment": result.config.tracking.experiment,
-        "parent_run_id": result.parent_run_id,
-        "collection_run_ids": result.collection_run_ids,
-        "timings": result.timings,
-    }

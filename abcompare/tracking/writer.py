@@ -17,7 +17,6 @@ to mark the open runs KILLED and waits for it.
 from __future__ import annotations
 
 import json
-import math
 import queue
 import shutil
 import signal
@@ -34,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning, TrackingError
+from abcompare.core.json_values import json_value
 from abcompare.core.naming import mlflow_safe_name
 from abcompare.tracking.layout import LOGGED_ARTIFACTS_TAG, table_file
 from abcompare.tracking.store import open_tracker
@@ -238,12 +238,11 @@ def _named_index(frame: pd.DataFrame) -> bool:
     return any(name is not None for name in frame.index.names)
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return str(value) if not isinstance(value, (int, float, bool)) else value
+def _plain(value: object) -> object:
+    """A cell as a logged table's JSON has it: :func:`~abcompare.core.json_values.json_value`, and text
+    for anything that is not a number."""
+    value = json_value(value)
+    return str(value) if value is not None and not isinstance(value, (int, float, bool)) else value
 
 
 # ------------------------------------------------------------------------------------------ sessions
