@@ -172,14 +172,28 @@ FOREST_LEGEND = (
 )
 
 
+@dataclass(frozen=True)
+class ForestStyle:
+    """How a forest looks beyond its rows: every other row shaded, room for the star in the labels, and
+    the figure widened to its legend."""
+
+    stripes: bool = True
+    star_room: int = 0  # characters
+    fit_legend: bool = False
+
+
+#: A comparison's forest (``plots/deltas.svg``), and the forest across collections.
+COMPARISON_FOREST = ForestStyle()
+COLLECTIONS_FOREST = ForestStyle(stripes=False, star_room=2, fit_legend=True)
+
+
 def forest_svg(
     rows: pd.DataFrame,
     title: str,
     *,
     subtitle: str = "",
     label_column: str = "label",
-    stripes: bool = True,
-    star_room: int = 0,
+    style: ForestStyle = COMPARISON_FOREST,
 ) -> str:
     """Each row's mean difference (treatment − control) with its confidence interval, coloured by verdict;
     significant rows (better or worse) are filled and starred, the others hollow.
@@ -187,12 +201,11 @@ def forest_svg(
     ``rows`` has ``delta, ci_low, ci_high, verdict`` and ``label_column``, in display order (top first);
     optionally ``kind`` (``row``, the default; ``heading``: a bold line of text; ``pooled``: a diamond in
     the verdict's colour under a rule; ``meta``: a blue diamond) and ``tip`` (a marker's tooltip).
-    ``stripes`` shades every other row; ``star_room`` widens the labels by that many characters.
     """
     rows = rows.reset_index(drop=True)
     labels = [str(v) for v in rows[label_column]]
     kinds = list(rows["kind"]) if "kind" in rows else ["row"] * len(rows)
-    label_width = min(320, 12 + 6.6 * (star_room + max((len(t) for t in labels), default=10)))
+    label_width = min(320, 12 + 6.6 * (style.star_room + max((len(t) for t in labels), default=10)))
     left, right, top, row_h = label_width + 20, 30, 62 if subtitle else 46, 22
     legend = list(FOREST_LEGEND)
     if (rows["verdict"] == INCONCLUSIVE).any():
@@ -200,7 +213,7 @@ def forest_svg(
     if "meta" in kinds:
         legend.append(("random effects", BLUE, True))
     legend_width = sum(22 + 6.2 * len(item[0]) for item in legend)
-    width = max(640, left + 420, left + legend_width + right)
+    width = max(640, left + 420, left + legend_width + right if style.fit_legend else 0)
     height = top + row_h * len(rows) + 60
     values = rows[["delta", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel()
     finite = np.concatenate([values[np.isfinite(values)], [0.0]])
@@ -216,7 +229,7 @@ def forest_svg(
     body.append(_line(x(0), top - 6, x(0), bottom, stroke="#222", width=1.2))
     for i, row in enumerate(rows.to_dict(orient="records")):
         y = top + row_h * i + row_h / 2
-        if stripes and i % 2 == 0:
+        if style.stripes and i % 2 == 0:
             body.append(
                 f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f7f7f7"/>'
             )
@@ -486,7 +499,7 @@ def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, t
     metric = str(pooled.attrs.get("metric", pooled["metric"].iloc[0] if len(pooled) else ""))
     subtitle = f"{metric}: each collection, the pooled delta and the random effects"
     rows = collections_forest_rows(pooled, per_collection)
-    return forest_svg(rows, title, subtitle=subtitle, stripes=False, star_room=2)
+    return forest_svg(rows, title, subtitle=subtitle, style=COLLECTIONS_FOREST)
 
 
 def collections_forest_rows(pooled: pd.DataFrame, per_collection: pd.DataFrame) -> pd.DataFrame:
