@@ -8,8 +8,7 @@ the tracking side. The figures are :mod:`abcompare.outcome.svg`'s, the HTML repo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -19,20 +18,13 @@ from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMA
 from abcompare.outcome import rows as shared
 from abcompare.outcome import verdicts
 from abcompare.outcome.json_output import result_as_json  # noqa: F401 - `abcompare run --json`'s, read from here too
-from abcompare.outcome.pooled_sentences import (
-    pooled_non_inferiority_sentence,
-    pooled_sentence,
-    pooled_settings_line,
-)
-from abcompare.outcome.sentences import (
-    _p_clause,
-    settings_line,
-    tuned_sentence,
-    verdict_notes,
-)
+from abcompare.outcome.pooled_sentences import pooled_settings_line
+from abcompare.outcome.sentences import _p_clause, settings_line, treatments
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import Comparison, ComparisonResult
+    from abcompare.data.alignment import AlignmentReport
+    from abcompare.outcome.results import ComparisonResult
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
@@ -103,55 +95,64 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
 
 
 def _print_report(result: ComparisonResult, console: Any) -> None:
-    if result.pooled is None:
-        _print_comparison(next(iter(result.collections.values())), console, result.recorded)
+    """The report of the result's view (:class:`~abcompare.outcome.view.ExperimentView`), then where it
+    was recorded; what the view does not hold (the alignment, the judge's stage) read off the result."""
+    view = ExperimentView.from_result(result)
+    if view.pooled is None:
+        ((name, only),) = view.collections.items()
+        comparison = result.collections[name]
+        judge = comparison.judge.lines() if comparison.judge is not None else []
+        _print_comparison(only, comparison.alignment, judge, console)
     else:
-        _print_collections(result, console)
+        _print_collections(view.collections, view.pooled, console)
+    for line in result.recorded:
+        console.print(plain_text(line), highlight=False)
 
 
-def _print_comparison(result: Comparison, console: Any, recorded: list[str]) -> None:
-
-    cfg = result.config
+def _print_comparison(
+    view: ComparisonView, alignment: Mapping[str, AlignmentReport], judge: Sequence[str], console: Any
+) -> None:
+    """One collection's comparison: what was compared and how its hits align with the judgments, a verdict
+    table per treatment (a sweep: its grid), the verdict lines, the judge's lines and the settings."""
     console.print()
     console.print(
-        f"[bold]{plain_text(cfg.name)}[/]  dataset [bold]{plain_text(result.dataset_name)}[/] "
-        f"({plural(result.n_queries, 'query')}, "
-        f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
+        f"[bold]{plain_text(view.name)}[/]  dataset [bold]{plain_text(view.dataset)}[/] "
+        f"({plural(view.n_queries, 'query')}, level {view.level}, convention {view.convention})"
     )
-    alignment = list(result.alignment.items())
+    _print_alignment(list(alignment.items()), console)
+    if view.judged:
+        line = shared.judged_line(view.judged, view.judgments_relevant_only)
+        console.print(f"  {plain_text(line)}")
+    for note in view.judgment_warnings:
+        console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
+    swept = set(view.grid["candidate"]) if view.grid is not None else set()
+    test = str(view.comparison.attrs.get("primary", ""))
+    for name in treatments(view.comparison):
+        if name not in swept:
+            console.print()
+            console.print(verdict_table(view.comparison, name, test))
+    if view.grid is not None:
+        console.print()
+        console.print(grid_table(view.grid, view.primary_metric, list(view.grid_settings)))
+    console.print()
+    lines = verdicts.verdict_lines(
+        view.comparison, view.tuned_sentence, view.grid, view.attribution, view.notes, view.cost
+    )
+    for line in lines:
+        text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
+        console.print(text, markup=False, highlight=False)
+    for line in judge:
+        console.print(f"  {line}", markup=False, highlight=False)
+    console.print(f"[dim]{plain_text(settings_line(view.comparison))}[/]", highlight=False)
+
+
+def _print_alignment(alignment: list[tuple[str, AlignmentReport]], console: Any) -> None:
+    """Each variant's alignment line; beyond four, the control's and one line for the treatments."""
     for name, report in alignment if len(alignment) <= 4 else alignment[:1]:
         summary = report.summary().removeprefix("alignment: ")
         console.print(f"  alignment of {plain_text(name)}: {plain_text(summary)}")
     if len(alignment) > 4:
         console.print(f"  {plain_text(treatments_alignment(alignment[1:]))}")
-    if result.judged:
-        judged = {name: asdict(coverage) for name, coverage in result.judged.items()}
-        line = shared.judged_line(judged, result.judgments_relevant_only)
-        console.print(f"  {plain_text(line)}")
-    for note in result.judgment_warnings:
-        console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
-    swept = set(result.grid["candidate"]) if result.grid is not None else set()
-    for name in cfg.treatments:
-        if name not in swept:
-            console.print()
-            console.print(verdict_table(result.comparison, name, cfg.significance.primary))
-    if result.grid is not None:
-        console.print()
-        console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
-    console.print()
-    tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
-    notes = verdict_notes(result.comparison, result.robustness, result.queries_needed)
-    lines = verdicts.verdict_lines(
-        result.comparison, tuned, result.grid, result.attribution, notes, result.cost
-    )
-    for line in lines:
-        text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
-        console.print(text, markup=False, highlight=False)
-    for line in result.judge.lines() if result.judge is not None else []:
-        console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
-    for line in recorded:
-        console.print(plain_text(line), highlight=False)
 
 
 def treatments_alignment(reports: list[tuple[str, Any]]) -> str:
@@ -189,46 +190,41 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
 
 
 # ------------------------------------------------------------------------------------------ collections
-def _print_collections(result: ComparisonResult, console: Any) -> None:
+def _print_collections(collections: Mapping[str, ComparisonView], pooled: PooledView, console: Any) -> None:
     """A comparison across collections: each collection's verdict lines under a heading naming it, then the
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
-    heterogeneity), the settings and where it was recorded."""
+    heterogeneity) and the settings."""
 
-    cfg = result.config
     console.print()
-    sizes = ", ".join(f"{plain_text(name)} ({c.n_queries:,})" for name, c in result.collections.items())
+    sizes = ", ".join(f"{plain_text(name)} ({c.n_queries:,})" for name, c in collections.items())
+    convention = next(iter(collections.values())).convention
     console.print(
-        f"[bold]{plain_text(cfg.name)}[/]  across {plural(len(result.collections), 'collection')} "
-        f"(queries: {sizes}), convention {cfg.evaluation.convention}"
+        f"[bold]{plain_text(pooled.name)}[/]  across {plural(len(collections), 'collection')} "
+        f"(queries: {sizes}), convention {convention}"
     )
-    for name, collection in result.collections.items():
+    for name, collection in collections.items():
         console.print()
-        level = collection.config.dataset.level
         size = plural(collection.n_queries, "query")
-        console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level})")
-        notes = verdict_notes(collection.comparison, collection.robustness, collection.queries_needed)
-        lines = verdicts.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
+        console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {collection.level})")
+        lines = verdicts.verdict_lines(
+            collection.comparison, None, None, collection.attribution, collection.notes, None
+        )
         for line in lines:
             text = f"    {line.text}" if line.kind in verdicts.UNDER_VERDICT else f"  {line.text}"
             console.print(text, markup=False, highlight=False)
     console.print()
-    console.print(f"[bold]pooled across {plural(len(result.collections), 'collection')}[/]")
-    for row in result.pooled.to_dict(orient="records"):
+    console.print(f"[bold]pooled across {plural(len(collections), 'collection')}[/]")
+    for row in pooled.pooled.to_dict(orient="records"):
         treatment = str(row["treatment"])
-        console.print(
-            pooled_sentence(result.pooled, result.per_collection, treatment), markup=False, highlight=False
-        )
+        console.print(pooled.sentences[treatment], markup=False, highlight=False)
         console.print(f"  {random_effects_line(row)}", markup=False, highlight=False)
-        non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
-        if non_inferiority:
-            console.print(f"  {non_inferiority}", markup=False, highlight=False)
-    for treatment in result.pooled["treatment"]:
+        if treatment in pooled.non_inferiority:
+            console.print(f"  {pooled.non_inferiority[treatment]}", markup=False, highlight=False)
+    for treatment in pooled.pooled["treatment"]:
         console.print()
-        console.print(per_collection_table(result.per_collection, str(treatment), result.pooled))
-    settings = pooled_settings_line(result.pooled, result.per_collection, result.weighting)
+        console.print(per_collection_table(pooled.per_collection, str(treatment), pooled.pooled))
+    settings = pooled_settings_line(pooled.pooled, pooled.per_collection, pooled.weighting)
     console.print(f"[dim]{plain_text(settings)}[/]", highlight=False)
-    for line in result.recorded:
-        console.print(plain_text(line), highlight=False)
 
 
 def random_effects_line(row: Mapping[str, Any]) -> str:

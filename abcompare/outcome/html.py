@@ -61,7 +61,7 @@ TREATMENTS_DETAILED = 4
 def render(inputs: ComparisonView) -> str:
     """The whole page as one HTML string."""
     table = inputs.comparison
-    primary = _primary_metric(table)
+    primary = inputs.primary_metric
     sections = [
         _header(inputs, primary),
         _verdicts(inputs),
@@ -89,14 +89,6 @@ def render(inputs: ComparisonView) -> str:
 
 
 # ------------------------------------------------------------------------------------------ sections
-def _primary_metric(table: pd.DataFrame) -> str:
-    """The comparison's primary metric: as the table's settings name it, else its primary rows'."""
-    if table.attrs.get("primary_metric"):
-        return str(table.attrs["primary_metric"])
-    rows = table[table["role"] == PRIMARY]
-    return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
-
-
 def _header(inputs: ComparisonView, primary: str) -> str:
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
     part_of = ""
@@ -175,7 +167,7 @@ def forest_figure(inputs: ComparisonView) -> str:
     first; for a sweep, every candidate on the primary metric, best first. The title names the comparison
     and the primary metric."""
     table = inputs.comparison
-    primary = _primary_metric(table)
+    primary = inputs.primary_metric
     if inputs.grid is not None and not inputs.grid.empty:
         rows = table[table["role"] == PRIMARY].sort_values("delta", ascending=False, kind="stable")
         rows = rows.assign(label=rows["treatment"])
@@ -382,7 +374,7 @@ def _query_block(
         f'(<span style="color:{colour};font-weight:600">{change:+.3f}</span>)</p><div class="side">'
     )
     lists = {name: _query_hits(inputs, name, query_id) for name in ("control", treatment)}
-    depth = deciding_depth(*lists.values(), parse_metric(_primary_metric(inputs.comparison))[1],
+    depth = deciding_depth(*lists.values(), parse_metric(inputs.primary_metric)[1],
                            inputs.relevance_threshold)  # fmt: skip
     columns = [_hits_list(inputs, name, hits, depth) for name, hits in lists.items()]
     return head + "".join(columns) + "</div></div>"
