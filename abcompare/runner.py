@@ -169,12 +169,7 @@ def load_collections(run: _Run) -> list[_Collection]:
             reporter.stage(f"loading collection {name}" if name else "loading the dataset")
             dataset = load_dataset_for_experiment(part.dataset)
         reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
-        # the run files, read once and checked (a file of another collection's queries named as such)
-        given = (
-            _checked_collection(config, name, dataset, run.config_path)
-            if name
-            else check_inputs(part, dataset)
-        )
+        given = _checked_part(config, name, part, dataset, run.config_path)
         loaded.append(_Collection(name or dataset.name, part, dataset, bool(name), given))
     return loaded
 
@@ -469,13 +464,19 @@ def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -
     retrieval (so a config ``validate`` passes is not refused by ``run`` for its inputs)."""
     from abcompare.data.experiment import load_dataset_for_experiment
 
-    if config.datasets is None:
-        check_inputs(config, load_dataset_for_experiment(config.dataset))
-        return
-    for name, collection in config.collections().items():
-        with error_context(f"collection {name!r}"):
-            dataset = load_dataset_for_experiment(collection.dataset)
-        _checked_collection(config, name, dataset, config_path)
+    for name, part in config.parts().items():
+        with _named(name):
+            dataset = load_dataset_for_experiment(part.dataset)
+        _checked_part(config, name, part, dataset, config_path)
+
+
+def _checked_part(
+    config: ExperimentConfig, name: str, part: ExperimentConfig, dataset: Dataset, config_path: Path | None
+) -> dict[str, pd.DataFrame]:
+    """One collection's inputs checked, its run files read once (:func:`check_inputs`); one of several
+    also has its run files checked to cover its queries, a file of another collection's queries named as
+    such (:func:`_checked_collection`). Returns the run files' tables for the run stage."""
+    return _checked_collection(config, name, dataset, config_path) if name else check_inputs(part, dataset)
 
 
 def _checked_collection(

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,15 +42,12 @@ from abcompare.tracking.layout import (
     COMPARISON_FIELDS,
     COMPARISON_TABLE,
     COMPARISON_TAG,
-    CONFIG_DIR,
     CONFIG_HASH_TAG,
     COST_RATIO_FIELDS,
     COST_TABLE,
     COST_TAG,
     DATASET_HASH_TAG,
     DATASET_TAG,
-    EXPERIMENT_KIND,
-    EXPERIMENT_KIND_TAG,
     GRID_TABLE,
     HELD_OUT_TABLE,
     HITS_FILE,
@@ -64,7 +60,6 @@ from abcompare.tracking.layout import (
     PRIMARY_METRIC_TAG,
     QUERIES_NEEDED_FIELDS,
     QUERIES_TABLE,
-    RESOLVED_CONFIG_FILE,
     ROBUSTNESS_FIELDS,
     ROLE_COMPARISON,
     ROLE_TAG,
@@ -90,30 +85,15 @@ from abcompare.tracking.layout import (
     view_url,
     vs_control_key,
 )
-from abcompare.tracking.store import flatten, owner_tags, ui_command
-from abcompare.tracking.writer import Command, RecordedRuns, open_session
+from abcompare.tracking.run_logger import RunLogger, header_width, stamped
+from abcompare.tracking.store import flatten, ui_command
+from abcompare.tracking.writer import Command, RecordedRuns
 
 if TYPE_CHECKING:
-    from abcompare.config.models import TrackingSettings
+    from abcompare.config import ExperimentConfig
+    from abcompare.data.dataset import Dataset
     from abcompare.outcome.results import Comparison
     from abcompare.tracking.top_run import Nesting
-
-
-def open_store(send: Callable[..., None], tracking: TrackingSettings) -> None:
-    """Ask the writer to open the configured store and experiment: the first command of every logger."""
-    send(
-        Command.OPEN,
-        tracking.uri,
-        tracking.experiment,
-        tracking.artifact_location,
-        owner_tags(),
-        {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-    )
-
-
-def stamped(base: str, started: datetime) -> str:
-    """A run's name: its base and when it started, so runs of one config can be told apart."""
-    return f"{base} {started:%Y-%m-%d %H:%M:%S}"
 
 
 PARENT = "parent"
@@ -160,36 +140,27 @@ class NullLogger:
         pass
 
 
-class ComparisonLogger:
+class ComparisonLogger(RunLogger):
     """Logs one comparison: the runner calls :meth:`start`, :meth:`log_variant` per variant,
     :meth:`log_comparison`, then :meth:`finish` (or :meth:`abort` when something failed)."""
 
     def __init__(
         self,
-        config: Any,
+        config: ExperimentConfig,
         config_path: Path | None,
-        dataset: Any,
+        dataset: Dataset,
         version: str,
         staging: Path,
         *,
         background: bool = False,
         nested: Nesting | None = None,
     ) -> None:
-        self.config = config
+        super().__init__(config, config_path, version, staging, background=background)
         self.nested = nested  # a collection's comparison: its parent run goes under the whole comparison's
-        self.config_path = config_path
         self.dataset = dataset
-        self.version = version
-        self.session = open_session(staging, background=background)
-        self.background = self.session.background
-        self.config_hash = config.fingerprint()
         self.dataset_hash = dataset.fingerprint()
-        self.started = datetime.now()
         self.variant_handles: list[str] = []  # variant runs, ended with the comparison
         self.logged_efficiency: dict[str, set[str]] = {}  # the efficiency.* each variant run has already
-
-    def _send(self, command: Command, *args: Any, **kwargs: Any) -> None:
-        self.session.send(command, *args, **kwargs)
 
     def _common_tags(self) -> dict[str, str]:
         return {
@@ -234,35 +205,20 @@ class ComparisonLogger:
     def start(self) -> None:
         """Open the store and the parent run; log the settings, the config and the query set."""
         cfg = self.config
-        open_store(self._send, cfg.tracking)
         tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
         nesting: dict[str, str] = {}
         if self.nested is not None:
             tags[COLLECTION_TAG] = self.nested.collection
             nesting["parent_run_id"] = self.nested.parent_run_id
-        self._send(Command.START_RUN, PARENT, self.run_name(), tags, description=cfg.description, **nesting)
         settings = {
             "dataset": cfg.dataset.model_dump(mode="json"),
             "evaluation": cfg.evaluation.model_dump(mode="json"),
             "significance": cfg.significance.model_dump(mode="json"),
             "treatments": ",".join(cfg.treatments),
         }
-        self._send(Command.LOG, PARENT, params=flatten(settings))
-        if self.config_path is not None:
-            self._send(
-                Command.COPY, PARENT, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path)
-            )
-        self._send(Command.JSON, PARENT, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
-        queries = self.dataset.queries
-        self._send(Command.TABLE, PARENT, QUERIES_TABLE, queries.set_index("query_id"))
-        self._send(
-            Command.DATASET,
-            PARENT,
-            queries,
-            name=self.dataset.name,
-            source=str(self.dataset.source or self.dataset.name),
-            digest=self.dataset_hash[:36],
-        )
+        self._open_run(PARENT, self.run_name(), tags, settings, **nesting)
+        self._send(Command.TABLE, PARENT, QUERIES_TABLE, self.dataset.queries.set_index("query_id"))
+        self._log_queries(PARENT, self.dataset.name, self.dataset, self.dataset_hash)
 
     def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
         """A child run: the variant's settings as params, its means and cost as metrics, its per-query table,
@@ -287,13 +243,6 @@ class ComparisonLogger:
             Command.FLUSH, handle
         )  # written now; the run ends with the comparison (a killed one: FAILED)
         self.variant_handles.append(handle)
-
-    def _send_files(self, handle: str, files: Mapping[str, str | Path]) -> None:
-        for artifact, content in files.items():
-            if isinstance(content, Path):
-                self._send(Command.COPY, handle, artifact, str(content))
-            else:
-                self._send(Command.TEXT, handle, artifact, content)
 
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
@@ -420,14 +369,7 @@ class ComparisonLogger:
     def finish(self) -> RecordedRuns:
         """Close the variant runs, then the parent, and wait until everything is written; where it was
         recorded. Runs end only here, so a comparison killed before its end leaves none FINISHED."""
-        for handle in self.variant_handles:
-            self._send(Command.END_RUN, handle)
-        self._send(Command.END_RUN, PARENT)
-        return self.session.finish()
-
-    def abort(self, status: str) -> None:
-        """Something failed (``FAILED``) or was interrupted (``KILLED``): close every open run so."""
-        self.session.abort(status)
+        return self._finish([*self.variant_handles, PARENT])
 
 
 def _cost_sentences(result: Comparison) -> dict[str, str]:
@@ -547,17 +489,12 @@ def headline_view(result: Comparison) -> dict[str, Any]:
         "columnOrder": ["attributes.`Run Name`", *columns, "runDateAndNestInfo", "duration"],
         "columnWidths": {
             "attributes.`Run Name`": 240,
-            **{f"metrics.`{m}`": _header_width(m) for m in metrics},
+            **{f"metrics.`{m}`": header_width(m) for m in metrics},
             verdict: 420,
         },
         "orderByKey": "attributes.start_time",
         "orderByAsc": False,
     }
-
-
-def _header_width(key: str) -> int:
-    """A runs-table column wide enough to show its whole metric key (about 7 px a character)."""
-    return min(40 + 7 * len(key), 420)
 
 
 def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, str]) -> list[str]:
