@@ -29,6 +29,7 @@ from abcompare.data.dataset import dataset_line
 from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
 from abcompare.data.levels import apply_level, judged_at_level, with_grades
 from abcompare.data.pooling import pool_unjudged, write_pool
+from abcompare.data.runs import check_scored_in_full
 from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
 from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
@@ -462,7 +463,6 @@ def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -
     """What ``abcompare validate`` checks beyond the config: each collection's dataset loaded, its run
     files covering its queries, and :func:`check_inputs`, the very checks ``run`` applies before any
     retrieval (so a config ``validate`` passes is not refused by ``run`` for its inputs)."""
-    from abcompare.data.experiment import load_dataset_for_experiment
 
     for name, part in config.parts().items():
         with _named(name):
@@ -504,7 +504,6 @@ def _check_run_files_cover(
     """Each run-file variant's file holds some of the collection's queries (``given``: each file's rows
     for them; a file of another collection's queries, or a variant missing from this one's file, would
     score zero on every query): a located error, naming the collection and the file, before any run."""
-    from abcompare.core.errors import ConfigError
 
     for variant_name, run in given.items():
         if run.empty:
@@ -559,7 +558,6 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[s
     to its hits (same threshold, same diagnosis): a run file's own keys (``given``), and for a retrieving
     variant the keys its level gives the corpus's documents (``doc`` at document level, ``doc#chunk-N``
     at chunk level, generously: every annotated chunk of a known document counts)."""
-    from abcompare.data.levels import judged_at_level
 
     level, evaluation = config.dataset.level, config.evaluation
     if level == "span" or evaluation.allow_misaligned:
@@ -615,7 +613,6 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
 def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convention: str) -> None:
     """``data.runs.check_scored_in_full``, naming the variant's run (its file and line, or its Python
     retriever) and the query, not the judgments it would next be scored against."""
-    from abcompare.data.runs import check_scored_in_full
 
     given = variant.run.path if variant.run is not None and variant.run.path is not None else None
     with error_context(context, file=given):

@@ -23,7 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from abcompare.config.judge import JudgeSettings
 from abcompare.config.sweep import SweepPlan, SweepSettings
-from abcompare.core.errors import ConfigError
+from abcompare.core.errors import ConfigError, StatisticsError
 from abcompare.core.limits import (
     MAX_COLLECTIONS,
     MAX_CPUS,
@@ -50,6 +50,7 @@ from abcompare.core.vocabulary import (
     not_computed,
     parse_metric,
 )
+from abcompare.examples import EXAMPLES, example_key
 from abcompare.retrieval.settings import VariantSettings, without_null_entries
 
 
@@ -140,16 +141,18 @@ class DatasetSettings(_Model):
             raise ValueError(
                 "give a builtin dataset 'name', a BEIR folder 'path', or 'queries' + 'annotations'"
             )
-        if self.name is not None and self.path is None and (self.queries is None or self.annotations is None):
-            from abcompare.examples import EXAMPLES, example_key
-
-            if example_key(self.name) not in EXAMPLES:
-                known = ", ".join(sorted(EXAMPLES))
-                raise located(
-                    f"unknown example {self.name!r} (known examples: {known}; or give a BEIR folder 'path')",
-                    "name",
-                )
+        from_example = self.name is not None and self.path is None
+        if from_example and (self.queries is None or self.annotations is None) and not _is_example(self.name):
+            known = ", ".join(sorted(EXAMPLES))
+            raise located(
+                f"unknown example {self.name!r} (known examples: {known}; or give a BEIR folder 'path')",
+                "name",
+            )
         return self
+
+
+def _is_example(name: str) -> bool:
+    return example_key(name) in EXAMPLES
 
 
 class CollectionSettings(DatasetSettings):
@@ -320,7 +323,6 @@ class SignificanceSettings(_Model):
     def _tests_fit_together(self) -> SignificanceSettings:
         """The rules between the settings (the primary test is run; max-T needs the permutation test) are the
         statistics stage's own, checked by its one checker and reported at the key they are about."""
-        from abcompare.core.errors import StatisticsError
         from abcompare.stats.comparison import check_test_settings
 
         try:

@@ -53,7 +53,8 @@ from abcompare.tracking.layout import (
 from abcompare.tracking.store import DEFAULT_DB, quiet_mlflow, sqlite_path
 
 if TYPE_CHECKING:
-    from abcompare.outcome.view import ComparisonView, PooledView
+    from mlflow import MlflowClient
+    from mlflow.entities import Run
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -280,7 +281,7 @@ def _existing_store(uri: str) -> str:
     return uri
 
 
-def _client(tracking_uri: str | None) -> tuple[Any, str]:
+def _client(tracking_uri: str | None) -> tuple[MlflowClient, str]:
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
@@ -320,16 +321,16 @@ def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None
     return runs[0].info.run_id
 
 
-def _read_table(client: Any, run_id: str, name: str, folder: Path) -> pd.DataFrame:
+def _read_table(client: MlflowClient, run_id: str, name: str, folder: Path) -> pd.DataFrame:
     local = client.download_artifacts(run_id, table_file(name, "parquet"), str(folder))
     return pd.read_parquet(local)
 
 
-def _artifact_paths(client: Any, run_id: str, folder: str | None = None) -> set[str]:
+def _artifact_paths(client: MlflowClient, run_id: str, folder: str | None = None) -> set[str]:
     return {item.path for item in client.list_artifacts(run_id, folder)}
 
 
-def _comparison_run(client: Any, run_id: str, uri: str) -> Any:
+def _comparison_run(client: MlflowClient, run_id: str, uri: str) -> Run:
     """The parent run of a comparison, or a located error: no such run, or a run that is not one."""
     from mlflow.exceptions import MlflowException
 
@@ -377,7 +378,7 @@ def load_comparison(
     return _load_one(client, parent, uri, with_hits=with_hits)
 
 
-def _nested_runs(client: Any, parent: Any) -> list[Any]:
+def _nested_runs(client: MlflowClient, parent: Run) -> list[Run]:
     """The runs nested under ``parent`` (a comparison's variants, or the collections' comparisons), in the
     order they started."""
     return client.search_runs(
@@ -388,7 +389,9 @@ def _nested_runs(client: Any, parent: Any) -> list[Any]:
     )
 
 
-def _run_fields(client: Any, parent: Any, nested: list[Any], uri: str, folder: Path) -> dict[str, Any]:
+def _run_fields(
+    client: MlflowClient, parent: Run, nested: list[Run], uri: str, folder: Path
+) -> dict[str, Any]:
     """:class:`LoadedRun`'s fields, read off the run, its nested runs and its ``result.json``."""
     run_id = parent.info.run_id
     extras: dict[str, Any] = {}
@@ -406,7 +409,7 @@ def _run_fields(client: Any, parent: Any, nested: list[Any], uri: str, folder: P
     }
 
 
-def _load_one(client: Any, parent: Any, uri: str, *, with_hits: bool) -> LoadedComparison:
+def _load_one(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -> LoadedComparison:
     """One comparison's parent run and its variant runs."""
     import tempfile
 
@@ -447,7 +450,7 @@ def _load_one(client: Any, parent: Any, uri: str, *, with_hits: bool) -> LoadedC
     )  # fmt: skip
 
 
-def _load_collections(client: Any, top: Any, uri: str, *, with_hits: bool) -> LoadedCollections:
+def _load_collections(client: MlflowClient, top: Run, uri: str, *, with_hits: bool) -> LoadedCollections:
     """A comparison across collections' top run: its tables, and which run holds each collection."""
     import tempfile
 
@@ -471,7 +474,7 @@ def _load_collections(client: Any, top: Any, uri: str, *, with_hits: bool) -> Lo
     )  # fmt: skip
 
 
-def _runs_frame(runs: list[Any]) -> pd.DataFrame:
+def _runs_frame(runs: list[Run]) -> pd.DataFrame:
     """The variant runs as ``mlflow.search_runs`` has them: run_id, status, metrics.*, params.*, tags.*."""
     rows = []
     for run in runs:
