@@ -600,7 +600,7 @@ def _retrievable_keys(dataset: Dataset, level: str) -> pd.DataFrame | None:
     )
 
 
-def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
+def _check_query_rewrites(config: ExperimentConfig, dataset: Dataset) -> None:
     """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
     unknown id, a warning for queries without rewrites)."""
     variants = config.variants()
@@ -610,7 +610,7 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
 
 
-def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convention: str) -> None:
+def _check_scored_in_full(run: pd.DataFrame, variant: VariantSettings, context: str, convention: str) -> None:
     """``data.runs.check_scored_in_full``, naming the variant's run (its file and line, or its Python
     retriever) and the query, not the judgments it would next be scored against."""
 
@@ -619,7 +619,7 @@ def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convent
         check_scored_in_full(run, convention, path=given, fmt=variant.run.format if given else "auto")
 
 
-def _given(variant: Any) -> str:
+def _given(variant: VariantSettings) -> str:
     """How a variant's run was given, for its error messages: `` (run file X)``, `` (Python retriever
     'X')``, or nothing (retrieved)."""
     if variant.run is None:

@@ -23,6 +23,8 @@ from abcompare.outcome.sentences import _p_clause, settings_line, treatments
 from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from abcompare.data.alignment import AlignmentReport
     from abcompare.outcome.results import ComparisonResult
 
@@ -94,7 +96,7 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
     sys.stdout.flush()
 
 
-def _print_report(result: ComparisonResult, console: Any) -> None:
+def _print_report(result: ComparisonResult, console: Console) -> None:
     """The report of the result's view (:class:`~abcompare.outcome.view.ExperimentView`), then where it
     was recorded; what the view does not hold (the alignment, the judge's stage) read off the result."""
     view = ExperimentView.from_result(result)
@@ -110,7 +112,7 @@ def _print_report(result: ComparisonResult, console: Any) -> None:
 
 
 def _print_comparison(
-    view: ComparisonView, alignment: Mapping[str, AlignmentReport], judge: Sequence[str], console: Any
+    view: ComparisonView, alignment: Mapping[str, AlignmentReport], judge: Sequence[str], console: Console
 ) -> None:
     """One collection's comparison: what was compared and how its hits align with the judgments, a verdict
     table per treatment (a sweep: its grid), the verdict lines, the judge's lines and the settings."""
@@ -146,7 +148,7 @@ def _print_comparison(
     console.print(f"[dim]{plain_text(settings_line(view.comparison))}[/]", highlight=False)
 
 
-def _print_alignment(alignment: list[tuple[str, AlignmentReport]], console: Any) -> None:
+def _print_alignment(alignment: list[tuple[str, AlignmentReport]], console: Console) -> None:
     """Each variant's alignment line; beyond four, the control's and one line for the treatments."""
     for name, report in alignment if len(alignment) <= 4 else alignment[:1]:
         summary = report.summary().removeprefix("alignment: ")
@@ -190,7 +192,9 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
 
 
 # ------------------------------------------------------------------------------------------ collections
-def _print_collections(collections: Mapping[str, ComparisonView], pooled: PooledView, console: Any) -> None:
+def _print_collections(
+    collections: Mapping[str, ComparisonView], pooled: PooledView, console: Console
+) -> None:
     """A comparison across collections: each collection's verdict lines under a heading naming it, then the
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
     heterogeneity) and the settings."""

@@ -26,7 +26,7 @@ def _size(ratio: float) -> str:
     return "the same size" if ratio == 1 else f"{format_ratio(ratio)} the size"
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
@@ -164,7 +164,7 @@ def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
     return "Cost vs control: " + ", ".join(c for c in clauses if c) + "."
 
 
-def _plain_value(value: Any) -> Any:
+def _plain_value(value: object) -> object:
     """A cost-table cell as JSON has it (:func:`abcompare.core.json_values.json_value`): None for a
     missing one, a bool, a float, or text."""
     value = json_value(value)

@@ -92,7 +92,7 @@ from abcompare.tracking.writer import Command, RecordedRuns
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
     from abcompare.data.dataset import Dataset
-    from abcompare.outcome.results import Comparison
+    from abcompare.outcome.results import Comparison, VariantOutcome
     from abcompare.tracking.top_run import Nesting
 
 
@@ -108,7 +108,7 @@ class Logger(Protocol):
 
     def start(self) -> None: ...
     def log_variant(
-        self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+        self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None: ...
     def part_of(self) -> tuple[str, str] | None: ...
@@ -124,7 +124,9 @@ class NullLogger:
     def start(self) -> None:
         pass
 
-    def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
+    def log_variant(
+        self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+    ) -> None:
         pass
 
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
@@ -220,7 +222,9 @@ class ComparisonLogger(RunLogger):
         self._send(Command.TABLE, PARENT, QUERIES_TABLE, self.dataset.queries.set_index("query_id"))
         self._log_queries(PARENT, self.dataset.name, self.dataset, self.dataset_hash)
 
-    def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
+    def log_variant(
+        self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+    ) -> None:
         """A child run: the variant's settings as params, its means and cost as metrics, its per-query table,
         its hits (with each hit's judgment grade) and the files the runner made for it."""
         handle = variant_handle(outcome.name)

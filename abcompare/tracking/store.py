@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -33,6 +33,9 @@ from abcompare.core.naming import mlflow_safe_name
 from abcompare.core.process_identity import current_process, is_alive
 from abcompare.core.vocabulary import mlflow_key
 from abcompare.tracking.layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
 
 #: How long a run waits for another process that is creating the same SQLite store.
 STORE_LOCK_SECONDS = 300
@@ -200,7 +203,7 @@ class StoreClient:
     """
 
     def __init__(
-        self, client: Any, experiment_id: str, uri: str, owner: Mapping[str, str] | None = None
+        self, client: MlflowClient, experiment_id: str, uri: str, owner: Mapping[str, str] | None = None
     ) -> None:
         self.client = client
         self.experiment_id = experiment_id
@@ -433,7 +436,7 @@ def _store_lock(uri: str) -> Any:
     return held()
 
 
-def _experiment_id(client: Any, experiment: str, location: str | None) -> str:
+def _experiment_id(client: MlflowClient, experiment: str, location: str | None) -> str:
     """Get or create the experiment; another process creating it at the same moment (a server answers
     RESOURCE_ALREADY_EXISTS) is not an error: the lookup is tried again."""
     from mlflow.exceptions import MlflowException
@@ -463,7 +466,7 @@ def _experiment_id(client: Any, experiment: str, location: str | None) -> str:
     return found.experiment_id
 
 
-def _fail_orphaned_runs(client: Any) -> list[str]:
+def _fail_orphaned_runs(client: MlflowClient) -> list[str]:
     """Mark FAILED the runs of this host left RUNNING by abcompare processes that no longer exist (killed
     with SIGKILL, or lost with their machine); one warning names how many and which processes."""
     from mlflow.entities import ViewType
@@ -497,7 +500,7 @@ def _fail_orphaned_runs(client: Any) -> list[str]:
     return [run.info.run_id for run in orphans]
 
 
-def _all_experiments(client: Any, view_type: Any) -> list[Any]:
+def _all_experiments(client: MlflowClient, view_type: int) -> list[Any]:
     found: list[Any] = []
     token = None
     while True:

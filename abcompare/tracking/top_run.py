@@ -173,7 +173,7 @@ class TopRunLogger(RunLogger):
 
 
 # ------------------------------------------------------------------------------------------ what is logged
-def collections_settings(config: Any) -> dict[str, Any]:
+def collections_settings(config: ExperimentConfig) -> dict[str, Any]:
     """The top run's params: the collections (their names, and each one's dataset settings), the pooling,
     the significance and evaluation settings and the treatments."""
     dumped = config.model_dump(mode="json")
@@ -189,7 +189,7 @@ def collections_settings(config: Any) -> dict[str, Any]:
     }
 
 
-def _code(verdict: Any) -> float:
+def _code(verdict: object) -> float:
     return float(VERDICT_CODE.get(str(verdict), 0))
 
 
