@@ -21,15 +21,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
-from abcompare.config.loading import check_models, check_retrievers, collection_key, line_of, variant_key
+from abcompare.config.loading import check_models, check_retrievers
 from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.core.scratch import scratch_folder
 from abcompare.data.dataset import dataset_line
-from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
+from abcompare.data.experiment import load_dataset_for_experiment
 from abcompare.data.levels import apply_level, judged_at_level, with_grades
 from abcompare.data.pooling import pool_unjudged, write_pool
-from abcompare.data.runs import check_scored_in_full
 from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
 from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
@@ -37,11 +36,21 @@ from abcompare.evaluation.measures import judged_columns, metric_columns
 from abcompare.evaluation.per_query import per_query_metrics
 from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
 from abcompare.execution import open_executor
-from abcompare.execution.base import precomputed_run
+
+# the input checks, run before any run opens (re-exported: `abcompare validate` and tests read them here)
+from abcompare.inputs import (  # check_inputs, given_run_files, validate_inputs: read here too
+    check_inputs,  # noqa: F401
+    check_query_rewrites,
+    check_scored_in_full_of,
+    checked_part,
+    given_note,
+    given_run_files,  # noqa: F401
+    named,
+    validate_inputs,  # noqa: F401
+)
 from abcompare.judging.stage import judge_stage
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
 from abcompare.outcome.sentences import grid_frame
-from abcompare.retrieval.query_planning import check_against_queries
 from abcompare.stats.comparison import paired_comparison
 from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
 from abcompare.stats.pooled import pooled_comparison
@@ -104,7 +113,7 @@ class _Collection:
 
     def context(self) -> AbstractContextManager[Any]:
         """Errors inside name the collection when it is one of several."""
-        return _named(self.name if self.several else "")
+        return named(self.name if self.several else "")
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -166,17 +175,13 @@ def load_collections(run: _Run) -> list[_Collection]:
     config, reporter = run.config, run.reporter
     loaded = []
     for name, part in config.parts().items():
-        with run.timer("data"), _named(name):
+        with run.timer("data"), named(name):
             reporter.stage(f"loading collection {name}" if name else "loading the dataset")
             dataset = load_dataset_for_experiment(part.dataset)
         reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
-        given = _checked_part(config, name, part, dataset, run.config_path)
+        given = checked_part(config, name, part, dataset, run.config_path)
         loaded.append(_Collection(name or dataset.name, part, dataset, bool(name), given))
     return loaded
-
-
-def _named(name: str) -> AbstractContextManager[Any]:
-    return error_context(f"collection {name!r}") if name else nullcontext()
 
 
 def _compare(run: _Run, collections: list[_Collection]) -> ComparisonResult:
@@ -310,8 +315,8 @@ def _judge_variant(
     lists (for the attribution) and the judgments at that level."""
 
     config, evaluation = run.config, run.config.evaluation
-    context = f"variant {name!r}" + _given(variant)
-    _check_scored_in_full(produced.run, variant, context, evaluation.convention)
+    context = f"variant {name!r}" + given_note(variant)
+    check_scored_in_full_of(produced.run, variant, context, evaluation.convention)
     with run.timer("evaluation"), error_context(context, file=dataset.annotation_file):
         hits, annotations, report = judged_at_level(
             produced.run, dataset, config.dataset.level, **evaluation.alignment_options()
@@ -459,177 +464,6 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
     )  # fmt: skip
 
 
-def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -> None:
-    """What ``abcompare validate`` checks beyond the config: each collection's dataset loaded, its run
-    files covering its queries, and :func:`check_inputs`, the very checks ``run`` applies before any
-    retrieval (so a config ``validate`` passes is not refused by ``run`` for its inputs)."""
-
-    for name, part in config.parts().items():
-        with _named(name):
-            dataset = load_dataset_for_experiment(part.dataset)
-        _checked_part(config, name, part, dataset, config_path)
-
-
-def _checked_part(
-    config: ExperimentConfig, name: str, part: ExperimentConfig, dataset: Dataset, config_path: Path | None
-) -> dict[str, pd.DataFrame]:
-    """One collection's inputs checked, its run files read once (:func:`check_inputs`); one of several
-    also has its run files checked to cover its queries, a file of another collection's queries named as
-    such (:func:`_checked_collection`). Returns the run files' tables for the run stage."""
-    return _checked_collection(config, name, dataset, config_path) if name else check_inputs(part, dataset)
-
-
-def _checked_collection(
-    config: ExperimentConfig, name: str, dataset: Dataset, config_path: Path | None
-) -> dict[str, pd.DataFrame]:
-    """One collection's inputs checked (:func:`check_inputs`), its run files read once: a run file of
-    another collection's queries is named as such before its keys are checked. Returns the run files'
-    tables for the run stage."""
-    collection = config.collections()[name]
-    with error_context(f"collection {name!r}"):
-        given = given_run_files(collection, dataset)
-    _check_run_files_cover(config, name, collection, given, len(dataset.query_ids), config_path)
-    with error_context(f"collection {name!r}"):
-        return check_inputs(collection, dataset, given)
-
-
-def _check_run_files_cover(
-    config: ExperimentConfig,
-    name: str,
-    collection: ExperimentConfig,
-    given: Mapping[str, pd.DataFrame],
-    n_queries: int,
-    config_path: Path | None,
-) -> None:
-    """Each run-file variant's file holds some of the collection's queries (``given``: each file's rows
-    for them; a file of another collection's queries, or a variant missing from this one's file, would
-    score zero on every query): a located error, naming the collection and the file, before any run."""
-
-    for variant_name, run in given.items():
-        if run.empty:
-            path = collection.variants()[variant_name].run.path
-            loc = collection_key(config, name, (*variant_key(variant_name), "run", "path"))
-            raise ConfigError(
-                f"collection {name!r}: the run file {path} of variant {variant_name!r} covers "
-                f"none of its {n_queries:,} queries",
-                file=config_path or config.source,
-                line=line_of(loc, config.key_lines),
-                field=".".join(loc),
-                hint=f"give this collection's own run file of {variant_name!r} "
-                f"(datasets.<i>.runs.{variant_name}: a file with its query ids)",
-            )
-
-
-def check_inputs(
-    config: ExperimentConfig, dataset: Dataset, given: Mapping[str, pd.DataFrame] | None = None
-) -> dict[str, pd.DataFrame]:
-    """What a comparison refuses about its inputs once the dataset is loaded, before any retrieval or
-    encoding; ``abcompare validate`` calls it too, so whatever ``run`` would refuse, ``validate`` refuses.
-    The rewrites files against the query ids, each run file read and checked as the run stage takes it,
-    and the annotated ids against the keys each variant can return at the configured level (a
-    chunk-level config against document judgments fails here, not after encoding the corpus).
-
-    Returns the run files' tables (``given``, when the caller read them already; else read here), which
-    the run stage takes instead of reading the files a second time."""
-    _check_query_rewrites(config, dataset)
-    given = given_run_files(config, dataset) if given is None else dict(given)
-    _check_id_kinds(config, dataset, given)
-    return given
-
-
-def given_run_files(config: ExperimentConfig, dataset: Dataset) -> dict[str, pd.DataFrame]:
-    """Each run-file variant's rows for the dataset's queries, read once and checked as the run stage
-    checks a run (scored in full in the trec convention), each problem naming the variant and its file.
-    A named pipe is left to the run stage, which reads it once."""
-
-    given: dict[str, pd.DataFrame] = {}
-    for name, variant in config.variants().items():
-        if variant.run is None or variant.run.path is None or not Path(variant.run.path).is_file():
-            continue  # a pipe gives its bytes once: the run stage reads it, with the comparison open
-        context = f"variant {name!r}" + _given(variant)
-        with error_context(context, file=variant.run.path):
-            given[name] = precomputed_run(variant, dataset)
-        _check_scored_in_full(given[name], variant, context, config.evaluation.convention)
-    return given
-
-
-def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[str, pd.DataFrame]) -> None:
-    """Each variant's possible hit keys against the annotated ids, with the alignment check the run applies
-    to its hits (same threshold, same diagnosis): a run file's own keys (``given``), and for a retrieving
-    variant the keys its level gives the corpus's documents (``doc`` at document level, ``doc#chunk-N``
-    at chunk level, generously: every annotated chunk of a known document counts)."""
-
-    level, evaluation = config.dataset.level, config.evaluation
-    if level == "span" or evaluation.allow_misaligned:
-        return
-    options = evaluation.alignment_options()
-    possible = _retrievable_keys(dataset, level)
-    for name, variant in config.variants().items():
-        if variant.run is not None and name not in given:
-            continue  # a Python retriever's keys are known once it has answered
-        context = f"variant {name!r}" + _given(variant)
-        run = given.get(name, possible)
-        if run is None:
-            continue
-        with error_context(context, file=dataset.annotation_file):
-            judged_at_level(run, dataset, level, **options)
-
-
-def _retrievable_keys(dataset: Dataset, level: str) -> pd.DataFrame | None:
-    """A stand-in run holding every key a retrieving variant could return at ``level`` (None without a
-    corpus): one row per key, the evaluated queries spread over them so each is in the run."""
-    if dataset.corpus is None or not len(dataset.query_ids):
-        return None
-    documents = dataset.corpus["doc_id"].astype("str")
-    if level == "document":
-        keys = pd.Index(documents)
-    else:
-        annotated = dataset.annotations["key"].astype("str")
-        chunks = annotated.str.contains("#chunk-", regex=False)
-        of_known = annotated[chunks & annotated.str.split("#chunk-", n=1).str[0].isin(set(documents))]
-        keys = pd.Index(documents + "#chunk-0").append(pd.Index(of_known)).unique()
-    queries = dataset.query_ids
-    rows = max(len(keys), len(queries))
-    return pd.DataFrame(
-        {
-            "query_id": [queries[i % len(queries)] for i in range(rows)],
-            "key": [keys[i % len(keys)] for i in range(rows)],
-            "rank": [i // len(queries) + 1 for i in range(rows)],
-            "score": 0.0,
-        }
-    )
-
-
-def _check_query_rewrites(config: ExperimentConfig, dataset: Dataset) -> None:
-    """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
-    unknown id, a warning for queries without rewrites)."""
-    variants = config.variants()
-    if not any(v.query_planning is not None and v.query_planning.variants for v in variants.values()):
-        return
-
-    check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
-
-
-def _check_scored_in_full(run: pd.DataFrame, variant: VariantSettings, context: str, convention: str) -> None:
-    """``data.runs.check_scored_in_full``, naming the variant's run (its file and line, or its Python
-    retriever) and the query, not the judgments it would next be scored against."""
-
-    given = variant.run.path if variant.run is not None and variant.run.path is not None else None
-    with error_context(context, file=given):
-        check_scored_in_full(run, convention, path=given, fmt=variant.run.format if given else "auto")
-
-
-def _given(variant: VariantSettings) -> str:
-    """How a variant's run was given, for its error messages: `` (run file X)``, `` (Python retriever
-    'X')``, or nothing (retrieved)."""
-    if variant.run is None:
-        return ""
-    if variant.run.python is not None:
-        return f" (Python retriever {variant.run.python!r})"
-    return f" (run file {variant.run.path})"
-
-
-# ------------------------------------------------------------------------------------------ pooling
 def pool_to_file(
     config: ExperimentConfig,
     path: Path,
@@ -671,7 +505,7 @@ def pool_unjudged_hits(
     _check_poolable(config)
     reporter.stage("loading the dataset")
     dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
-    _check_query_rewrites(config, dataset)
+    check_query_rewrites(config, dataset)
     runs, judgments = _runs_at_level(config, dataset, reporter, retrievers)
     level, evaluation = config.dataset.level, config.evaluation
     documents = dataset.corpus if level == "document" else None

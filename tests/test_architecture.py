@@ -49,10 +49,16 @@ ALLOWED: dict[str, set[str]] = {
 STAGES = {"data", "retrieval", "evaluation", "stats", "outcome", "tracking"}
 
 
+#: Top-level modules that are the runner's own: its input checks, run before any run opens.
+RUNNER_MODULES = {"runner", "inputs"}
+
+
 def _part(module: str) -> str:
-    """``abcompare.data.runs`` -> ``data``; ``abcompare.core.errors`` -> ``errors``."""
+    """``abcompare.data.runs`` -> ``data``; ``abcompare.core.errors`` -> ``errors``; ``abcompare.inputs``
+    (the runner's input checks) -> ``runner``."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "abcompare"
+    part = parts[1] if len(parts) > 1 else "abcompare"
+    return "runner" if part in RUNNER_MODULES else part
 
 
 def imports_by_part() -> dict[str, set[str]]:
