@@ -75,15 +75,19 @@ def render(inputs: ComparisonView) -> str:
     sections.append(_full_table(table))
     for name in _focus(inputs):
         sections.append(_changes(inputs, name, primary))
-    sections.append(
-        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
+    return document(f"{inputs.name}: {inputs.dataset}", sections, inputs.source)
+
+
+def document(title: str, sections: list[str], source: str) -> str:
+    """A page: its sections, then the footer naming where it was read from (``source``), self-contained."""
+    footer = (
+        f"<footer>Written by abcompare{' from ' + escape(source) if source else ''}. "
         "Self-contained: no script, nothing loaded from the network.</footer>"
     )
-    title = f"{inputs.name}: {inputs.dataset}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
-        + "\n".join(sections)
+        + "\n".join([*sections, footer])
         + "</main></body></html>\n"
     )
 
@@ -541,15 +545,8 @@ def render_collections(inputs: PooledView) -> str:
         "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
         "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
         f"</p>{''.join(tables)}</section>",
-        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
-        "Self-contained: no script, nothing loaded from the network.</footer>",
     ]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(inputs.name)}: across collections</title><style>{_CSS}</style></head><body><main>"
-        + "\n".join(sections)
-        + "</main></body></html>\n"
-    )
+    return document(f"{inputs.name}: across collections", sections, inputs.source)
 
 
 def _per_collection_table(inputs: PooledView, treatment: str) -> str:
@@ -580,8 +577,3 @@ PAGES = {ComparisonView: render, PooledView: render_collections}
 def page(view: ComparisonView | PooledView) -> str:
     """The view's ``report.html``."""
     return PAGES[type(view)](view)
-
-
-#: The names tests used for the views before :mod:`abcompare.outcome.view`: the same classes.
-ReportInputs = ComparisonView
-CollectionsReportInputs = PooledView

@@ -159,6 +159,3 @@ class ComparisonResult:
 
 
 _READ_THROUGH = ("alignment", "means", "per_query")
-
-#: The name tests and notebooks used for a comparison across collections: the same type.
-CollectionsResult = ComparisonResult
