@@ -13,10 +13,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _plain(params: list[Any]) -> list[Any]:
@@ -328,7 +331,18 @@ def pool(
         f"{plural(len(settings.variants()), 'variant')}) into {path}"
         + (", the hits whose judgment can move the primary delta most first" if order == "decisive" else "")
         + ": fill in 'grade' (0 = not relevant) and add the "
-        "file to dataset.annotations (a list: the original judgments, then the pool)"
+        "file to dataset.annotations (a list: the original judgments, then the pool)" + _judged_note(table)
+    )
+
+
+def _judged_note(table: pd.DataFrame) -> str:
+    """What the judge did to the pool, when a ``judge:`` section graded part of it."""
+    if "judged_by" not in table.columns:
+        return ""
+    asked, graded = int(table["judged_by"].notna().sum()), int(table["judge_grade"].notna().sum())
+    return (
+        f"; the judge graded {graded} of the {asked} it was asked (judge_grade, judged_by: for review, "
+        "never read as people's grades)"
     )
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.config import ExperimentConfig
-from abcompare.config.loading import check_models, check_retrievers
+from abcompare.config.loading import check_judges, check_models, check_retrievers
 from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.core.scratch import scratch_folder
@@ -48,7 +48,8 @@ from abcompare.inputs import (  # check_inputs, given_run_files, validate_inputs
     named,
     validate_inputs,  # noqa: F401
 )
-from abcompare.judging.stage import judge_stage
+from abcompare.judging.python_judge import JudgeFunction
+from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
 from abcompare.outcome.sentences import grid_frame
 from abcompare.stats.comparison import paired_comparison
@@ -99,6 +100,7 @@ class _Run:
     executor: Any
     retrievers: Mapping[str, Retriever] | None
     background_tracking: bool
+    judges: Mapping[str, JudgeFunction] | None = None
 
 
 @dataclass
@@ -124,6 +126,7 @@ def run_comparison(
     reporter: Reporter | None = None,
     background_tracking: bool = False,
     retrievers: Mapping[str, Retriever] | None = None,
+    judges: Mapping[str, JudgeFunction] | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment on each collection, judge them on the same queries, test, log
     and return the :class:`ComparisonResult`: each collection's comparison and, across several
@@ -134,14 +137,17 @@ def run_comparison(
     Python retrievers the config names (``run: {python: NAME}``): ``NAME -> fn``, where ``fn(queries)``
     gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
     (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
+    ``judges`` hands over a ``python`` judge (``judge.name``) likewise: ``fn(query_text, hit_text)``
+    returns a grade 0-3 (or a text to read one from).
     """
 
     check_models(config, config_path)  # a config built in Python skipped load_config's check
     check_retrievers(config, retrievers, config_path)  # the YAML names them; only Python hands them over
+    check_judges(config, judges, config_path)
     timer, reporter = _Timer(), reporter or Reporter()
     with ExitStack() as stack:
         executor = _start_executor(config, reporter, timer, stack)
-        run = _Run(config, config_path, reporter, timer, executor, retrievers, background_tracking)
+        run = _Run(config, config_path, reporter, timer, executor, retrievers, background_tracking, judges)
         collections = load_collections(run)
         result = _compare(run, collections)
         with timer("execution"):
@@ -241,6 +247,7 @@ def _compare_collection(
         judged_by = judge_stage(
             config, dataset, {n: o.run for n, o in judged.outcomes.items()}, judged.judgments,
             {n: o.per_query for n, o in judged.outcomes.items()}, reporter=run.reporter,
+            judges=run.judges,
         )  # fmt: skip  # a judge: section grades the pool and gives the corrected verdict
         result = Comparison(
             config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
@@ -472,11 +479,19 @@ def pool_to_file(
     depth: int = 10,
     order: str = "decisive",
     reporter: Reporter | None = None,
+    retrievers: Mapping[str, Retriever] | None = None,
+    judges: Mapping[str, JudgeFunction] | None = None,
 ) -> pd.DataFrame:
     """Pool every variant's unjudged top ``depth`` hits (:func:`pool_unjudged_hits`) and write them to
-    ``path`` as CSV or JSONL for annotators; returns the pool."""
+    ``path`` as CSV or JSONL for annotators; returns the pool. With a ``judge:`` section (not a ``file``
+    one) the judge grades the first ``judge.max_pairs`` and the file says which, with what grade
+    (``judge_grade``, ``judged_by``), beside the empty ``grade`` people fill in."""
 
-    table = pool_unjudged_hits(config, depth=depth, order=order, reporter=reporter)
+    check_judges(config, judges)
+    table = pool_unjudged_hits(config, depth=depth, order=order, reporter=reporter, retrievers=retrievers)
+    if config.judge is not None and config.judge.provider != "file" and len(table):
+        (reporter or Reporter()).stage(f"grading up to {config.judge.max_pairs} pooled hits with the judge")
+        table = with_judge_grades(table, judge_pool(config, table, judges=judges))
     write_pool(table, path, fmt)
     return table
 

@@ -264,3 +264,35 @@ def check_retrievers(
                 field=field,
                 hint="hand over fn(queries) -> {query_id: [RagHit or dict, ...]} or a run DataFrame",
             )
+
+
+def check_judges(
+    config: ExperimentConfig, judges: Mapping[str, Any] | None, path: Path | None = None
+) -> None:
+    """A ``python`` judge the config names (``judge.name``) was handed over and is callable, checked before
+    any run opens (the YAML never imports code, and the command line cannot hand one over)."""
+    given = dict(judges or {})
+    judge = config.judge
+    if judge is None or judge.provider != "python":
+        return
+    field = "judge.name"
+    if judge.name not in given:
+        how = (
+            f"handed over: {', '.join(map(repr, sorted(given)))}"
+            if given
+            else "no judges were handed over, as the command line cannot"
+        )
+        raise ConfigError(
+            f"names the Python judge {judge.name!r}, which nobody handed over ({how})",
+            file=path,
+            field=field,
+            hint=f"run it from Python with run_comparison(config, judges={{{judge.name!r}: fn}}), where "
+            "fn(query_text, hit_text) returns a grade 0-3",
+        )
+    if not callable(given[judge.name]):
+        raise ConfigError(
+            f"the judge {judge.name!r} handed over is a {type(given[judge.name]).__name__}, not a callable",
+            file=path,
+            field=field,
+            hint="hand over fn(query_text, hit_text) -> a grade 0-3 (or a text to read one from)",
+        )

@@ -19,6 +19,7 @@ from pydantic import (
 
 from abcompare.config.checks import (  # re-exported: the runner and tests import them from here
     _check_files,
+    check_judges,
     check_models,
     check_retrievers,
     collection_key,
@@ -55,8 +56,8 @@ from abcompare.retrieval.settings import VariantSettings
 
 #: Re-exported: the runner and tests import the checks and locations from here.
 __all__ = [
-    "apply_set_option", "changed_settings", "check_models", "check_retrievers", "collection_key",
-    "deep_merge", "line_of", "load_config", "python_retrievers", "variant_key",
+    "apply_set_option", "changed_settings", "check_judges", "check_models", "check_retrievers",
+    "collection_key", "deep_merge", "line_of", "load_config", "python_retrievers", "variant_key",
 ]  # fmt: skip
 
 

@@ -435,3 +435,17 @@ def judge_pool(
     judge = make_judge(config.judge, config.resolved_cache_dir(), dict(judges or {}))
     pairs = pool.rename(columns={"query": "query_text", "text": "hit_text"})
     return judge_pairs(judge, pairs, config.judge.max_pairs)
+
+
+def with_judge_grades(pool: pd.DataFrame, judged: JudgedPairs) -> pd.DataFrame:
+    """``pool`` with the judge's provenance (:data:`abcompare.data.pooling.JUDGE_COLUMNS`): ``judge_grade``
+    (empty where it did not grade, or its answer was unusable) and ``judged_by`` (``judge (prompt
+    version)``, empty where it was not asked), in the pool's own order."""
+    labels = judged.labels
+    asked = pd.DataFrame({
+        "query_id": labels["query_id"].astype(str),
+        "key": labels["key"].astype(str),
+        "judge_grade": labels["grade"].astype("Int64"),
+        "judged_by": labels["judge"].astype(str) + " (" + labels["prompt_version"].astype(str) + ")",
+    })  # fmt: skip
+    return pool.merge(asked, on=["query_id", "key"], how="left", validate="one_to_one")
