@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from abcompare.core.errors import AbcompareError, ConfigError, TrackingLostError, disk_full, one_line
+from abcompare.core.progress import ConsoleReporter
+from abcompare.core.vocabulary import plural
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -140,7 +144,6 @@ def check_output(path: Path, example: str, option: str = "--output") -> None:
     """The one rule for a file a command writes, checked before any work: not a folder, in a folder that
     exists (nothing is created for it) and that can be written. A problem is a ``ConfigError`` at
     ``option`` (exit 2)."""
-    from abcompare.core.errors import ConfigError
 
     def refuse(message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(f"{path}: {message}", field=option, hint=hint)
@@ -161,7 +164,6 @@ def check_output(path: Path, example: str, option: str = "--output") -> None:
 def check_run_id(run_id: str | None) -> str | None:
     """A run id as typed (surrounding blanks dropped), or a located error (exit 2) when it cannot be one,
     before any store is opened."""
-    from abcompare.core.errors import ConfigError
 
     if run_id is None:
         return None
@@ -178,8 +180,6 @@ def _route_warnings(stderr) -> None:
     """Show our warnings as one readable line each instead of Python's file:line format."""
 
     from rich.markup import escape
-
-    from abcompare.core.errors import one_line
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 - stdlib hook signature
         stderr.print(f"[bold yellow]warning:[/] {escape(one_line(str(message)))}", soft_wrap=True)
@@ -219,8 +219,6 @@ def run(
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
     from abcompare.config import load_config
-    from abcompare.core.errors import TrackingLostError
-    from abcompare.core.progress import ConsoleReporter
     from abcompare.outcome.console import print_report
     from abcompare.outcome.gate import check_gate, check_gate_settings, gated_table
     from abcompare.outcome.json_output import result_as_json
@@ -248,7 +246,6 @@ def run(
 
 def _apply_gate(comparison: Any, gate: str) -> None:
     """The gate's one line on stderr; exit :data:`GATE_FAILED_EXIT` when a treatment fails it."""
-    from abcompare.core.errors import one_line
     from abcompare.outcome.gate import failing_treatments
     from abcompare.outcome.sentences import gate_sentence
 
@@ -306,9 +303,6 @@ def pool(
     from rich.console import Console
 
     from abcompare.config import load_config
-    from abcompare.core.errors import ConfigError
-    from abcompare.core.progress import ConsoleReporter
-    from abcompare.core.vocabulary import plural
     from abcompare.runner import pool_to_file
 
     if fmt is not None and fmt.strip().lower() not in POOL_FORMATS:
@@ -406,7 +400,6 @@ def report(
     """Write a logged comparison as report.html, or as Markdown for a CI job (--format markdown)."""
     from rich.console import Console
 
-    from abcompare.core.errors import ConfigError
     from abcompare.tracking.reader import logged_markdown, logged_report
 
     chosen = fmt.strip().lower()
@@ -554,7 +547,6 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
 ) -> None:
     """Write a commented config from what a dataset and its run files hold, after their alignment report."""
-    from abcompare.core.errors import ConfigError
     from abcompare.starter.init import write_initial_config
 
     check_output(output, example="config.yaml")
@@ -579,7 +571,6 @@ def init(
 def usage_line(exc: Any) -> str:
     """A usage error (click's, as vendored by typer) as one ``error:`` line: the command, the option or
     argument and what is wrong, and where the options are listed."""
-    from abcompare.core.errors import one_line
 
     ctx = getattr(exc, "ctx", None)
     command_path = ctx.command_path if ctx is not None else "abcompare"
@@ -605,8 +596,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     a caller may call it again in the same process (the tests do).
     """
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
-    from abcompare.core.errors import AbcompareError, disk_full
 
     arguments = tuple(sys.argv[1:] if argv is None else argv)
     given = _ARGUMENTS.set(arguments)
@@ -636,8 +625,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         typer.echo(usage_line(exc), err=True)
         return 2
     except ClickException as exc:  # any other error the CLI framework raises (a file it cannot open)
-        from abcompare.core.errors import one_line
-
         typer.echo(one_line(f"error: {exc.format_message()}"), err=True)
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
@@ -647,7 +634,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if full is not None:
             typer.echo(f"error: {full}", err=True)
             return full.exit_code
-        from abcompare.core.errors import one_line
 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         message = f"error: unexpected failure: {type(exc).__name__}: {first}"
