@@ -35,13 +35,9 @@ from abcompare.config.locations import (
     line_of,
     variant_key,
 )
-from abcompare.config.models import (
-    DEFAULT_EXPERIMENT,
-    EvaluationSettings,
-    ExperimentConfig,
-    TrackingSettings,
-)
+from abcompare.config.models import EvaluationSettings, ExperimentConfig
 from abcompare.config.overrides import apply_set_option, changed_settings, deep_merge
+from abcompare.config.runtime import DEFAULT_EXPERIMENT, TrackingSettings
 from abcompare.config.sweep import (
     SweepPlan,
     SweepSettings,
