@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import signal
 import sys
@@ -16,8 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from abcompare.cli_options import (
+    GATE_FAILED_EXIT,
+    ConfigArg,
+    ExampleOpt,
+    FailOnOpt,
+    OptionalConfigArg,
+    PlainCommand,
+    PlainGroup,
+    SetOpt,
+    check_run_id,
+)
 from abcompare.core.errors import AbcompareError, ConfigError, TrackingLostError, disk_full, one_line
 from abcompare.core.progress import ConsoleReporter
 from abcompare.core.vocabulary import plural
@@ -26,79 +35,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def _plain(params: list[Any]) -> list[Any]:
-    """Help in plain words: an argument is its name in capitals (``CONFIG``, ``[RUN_ID]``), never a Python
-    type (``<path>``) or braces (``{config}``); a flag shows no value (no ``<bool>``)."""
-    for param in params:
-        if isinstance(param, TyperArgument):
-            name = (param.name or "").upper()
-            param.metavar = name
-            param.display_type_rich = lambda ctx: None
-            param._usage_display_name = lambda name=name, param=param: name if param.required else f"[{name}]"
-        elif isinstance(param, TyperOption) and param.is_flag:
-            param.metavar = ""
-    return params
-
-
-class _PlainCommand(TyperCommand):
-    """A command whose help reads as plain words (:func:`_plain`)."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _plain(super().get_params(ctx))
-
-
-class _PlainGroup(TyperGroup):
-    """The command group, with the same plain help (its ``--version`` and ``--help`` show no type)."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _plain(super().get_params(ctx))
-
-
 app = typer.Typer(
     name="abcompare",
     help="Did a retrieval change really help? Paired A/B comparison of retrieval variants, logged to MLflow.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    cls=_PlainGroup,
+    cls=PlainGroup,
 )
-ConfigArg = Annotated[Path, typer.Argument(help="The experiment config (YAML).", show_default=False)]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        "-s",
-        metavar="KEY=VALUE",
-        help="Override a config value: key.path=value (repeatable).",
-        show_default=False,
-    ),
-]
-#: The exit code of a comparison that ran, was logged and printed, and failed ``--fail-on`` (a CI gate).
-GATE_FAILED_EXIT = 4
-FailOnOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--fail-on",
-        metavar="worse|not-better|inferior",
-        help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better, "
-        "or not shown non-inferior (inferior needs the non-inferiority margin of the config's significance "
-        "section); the comparison is logged and printed first.",
-        show_default=False,
-    ),
-]
-OptionalConfigArg = Annotated[
-    Path | None,
-    typer.Argument(help="The experiment config (YAML); or --example NAME.", show_default=False),
-]
-ExampleOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--example",
-        metavar="NAME",
-        help="Run a config shipped with abcompare instead (`abcompare examples` lists them).",
-        show_default=False,
-    ),
-]
 #: The arguments :func:`main` was given (after the program name): what ``init`` writes into its config's
 #: header and what a usage error names. Unset when the app is called some other way: then ``sys.argv``.
 _ARGUMENTS: ContextVar[tuple[str, ...] | None] = ContextVar("abcompare_arguments", default=None)
@@ -108,11 +52,6 @@ def given_arguments() -> tuple[str, ...]:
     """The command's arguments as typed (after ``abcompare``)."""
     given = _ARGUMENTS.get()
     return tuple(sys.argv[1:]) if given is None else given
-
-
-#: MLflow's own rule for a run id (``mlflow.utils.validation``): a letter or digit, then up to 255 of
-#: letters, digits, ``_`` and ``-``.
-RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
 
 
 def _version(value: bool) -> None:
@@ -161,21 +100,6 @@ def check_output(path: Path, example: str, option: str = "--output") -> None:
         raise refuse(f"cannot write into {folder}: permission denied")
 
 
-def check_run_id(run_id: str | None) -> str | None:
-    """A run id as typed (surrounding blanks dropped), or a located error (exit 2) when it cannot be one,
-    before any store is opened."""
-
-    if run_id is None:
-        return None
-    if not RUN_ID.fullmatch(run_id.strip()):
-        raise ConfigError(
-            f"{run_id!r} is not an MLflow run id (a letter or digit, then letters, digits, '_' or '-')",
-            field="RUN_ID",
-            hint="give the comparison's parent run id that `abcompare run` printed, or none for the latest",
-        )
-    return run_id.strip()
-
-
 def _route_warnings(stderr) -> None:
     """Show our warnings as one readable line each instead of Python's file:line format."""
 
@@ -205,7 +129,7 @@ def _catch_interrupts(reporter) -> None:
     sys.unraisablehook = unraisable
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def run(
     config: OptionalConfigArg = None,
     set_: SetOpt = None,
@@ -272,7 +196,7 @@ def _show(result, as_json: bool, result_as_json, print_report) -> None:  # noqa:
         print_report(result)
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def pool(
     config: ConfigArg,
     depth: Annotated[
@@ -351,7 +275,7 @@ def _file_name(name: str) -> str:
     return name.replace("/", "_").replace("\\", "_")
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def report(
     run_id: Annotated[
         str | None,
@@ -426,7 +350,7 @@ def report(
     )
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     """Check a config (keys, types, files) without running anything."""
     from rich.console import Console
@@ -460,7 +384,7 @@ def _python_note(settings: Any) -> None:
         )
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def schema() -> None:
     """Print the JSON schema of the experiment config."""
     from abcompare.config import config_schema
@@ -491,7 +415,7 @@ def config_or_example(config: Path | None, example: str | None) -> Path:
     return config
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def examples() -> None:
     """List the example configs shipped with abcompare and the question each answers."""
     from abcompare.config.examples import example_configs
@@ -503,7 +427,7 @@ def examples() -> None:
     typer.echo("\nrun one from any folder: abcompare run --example NAME")
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def init(
     dataset: Annotated[
         str | None,

@@ -49,16 +49,17 @@ ALLOWED: dict[str, set[str]] = {
 STAGES = {"data", "retrieval", "evaluation", "stats", "outcome", "tracking"}
 
 
-#: Top-level modules that are the runner's own: its input checks, run before any run opens.
-RUNNER_MODULES = {"runner", "inputs"}
+#: Top-level modules that belong to another: the runner's input checks (run before any run opens), the
+#: command line's shared options.
+BELONGS_TO = {"inputs": "runner", "cli_options": "cli"}
 
 
 def _part(module: str) -> str:
     """``abcompare.data.runs`` -> ``data``; ``abcompare.core.errors`` -> ``errors``; ``abcompare.inputs``
-    (the runner's input checks) -> ``runner``."""
+    (the runner's input checks) -> ``runner`` (:data:`BELONGS_TO`)."""
     parts = module.split(".")
     part = parts[1] if len(parts) > 1 else "abcompare"
-    return "runner" if part in RUNNER_MODULES else part
+    return BELONGS_TO.get(part, part)
 
 
 def imports_by_part() -> dict[str, set[str]]:
