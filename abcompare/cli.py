@@ -20,11 +20,16 @@ from abcompare.cli_options import (
     GATE_FAILED_EXIT,
     ConfigArg,
     ExampleOpt,
+    ExperimentOpt,
     FailOnOpt,
     OptionalConfigArg,
     PlainCommand,
     PlainGroup,
+    ReportFormatOpt,
+    ReportOutputOpt,
+    RunIdArg,
     SetOpt,
+    TrackingUriOpt,
     check_run_id,
 )
 from abcompare.core.errors import AbcompareError, ConfigError, TrackingLostError, disk_full, one_line
@@ -277,49 +282,11 @@ def _file_name(name: str) -> str:
 
 @app.command(cls=PlainCommand)
 def report(
-    run_id: Annotated[
-        str | None,
-        typer.Argument(help="The comparison's parent run id (default: the latest).", show_default=False),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Where to write it (default: report.html for html, stdout for markdown).",
-            show_default=False,
-        ),
-    ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            metavar="html|markdown",
-            help="html: the self-contained page (verdicts, plots, tables, per-query wins and losses); "
-            "markdown: verdicts, the compact table and the settings as GitHub-flavoured Markdown, for a CI "
-            "job summary.",
-        ),
-    ] = "html",
-    tracking_uri: Annotated[
-        str | None,
-        typer.Option(
-            "--tracking-uri",
-            metavar="URI",
-            help="The MLflow store (default: $MLFLOW_TRACKING_URI, else the nearest "
-            "mlflow.db here or above).",
-            show_default=False,
-        ),
-    ] = None,
-    experiment: Annotated[
-        str | None,
-        typer.Option(
-            "--experiment",
-            metavar="NAME",
-            help="The latest comparison of this experiment.",
-            show_default=False,
-        ),
-    ] = None,
+    run_id: RunIdArg = None,
+    output: ReportOutputOpt = None,
+    fmt: ReportFormatOpt = "html",
+    tracking_uri: TrackingUriOpt = None,
+    experiment: ExperimentOpt = None,
 ) -> None:
     """Write a logged comparison as report.html, or as Markdown for a CI job (--format markdown)."""
     from rich.console import Console

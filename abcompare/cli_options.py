@@ -98,3 +98,48 @@ def check_run_id(run_id: str | None) -> str | None:
             hint="give the comparison's parent run id that `abcompare run` printed, or none for the latest",
         )
     return run_id.strip()
+
+
+# the options of `abcompare report`
+RunIdArg = Annotated[
+    str | None,
+    typer.Argument(help="The comparison's parent run id (default: the latest).", show_default=False),
+]
+ReportOutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Where to write it (default: report.html for html, stdout for markdown).",
+        show_default=False,
+    ),
+]
+ReportFormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="html|markdown",
+        help="html: the self-contained page (verdicts, plots, tables, per-query wins and losses); "
+        "markdown: verdicts, the compact table and the settings as GitHub-flavoured Markdown, for a CI "
+        "job summary.",
+    ),
+]
+TrackingUriOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tracking-uri",
+        metavar="URI",
+        help="The MLflow store (default: $MLFLOW_TRACKING_URI, else the nearest mlflow.db here or above).",
+        show_default=False,
+    ),
+]
+ExperimentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--experiment",
+        metavar="NAME",
+        help="The latest comparison of this experiment.",
+        show_default=False,
+    ),
+]

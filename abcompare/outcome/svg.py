@@ -345,16 +345,7 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
 
     cost = (1000 * grid["efficiency.seconds_per_query"].astype(float)).to_list()
     quality = grid["delta"].astype(float).to_list()
-    if FRONT_COLUMN in grid:
-        marked = [i for i, on in enumerate(grid[FRONT_COLUMN].astype(bool)) if on and math.isfinite(cost[i])]
-        front = sorted(marked, key=lambda i: (cost[i], -quality[i]))
-        note = "the line joins the Pareto front (none is better and faster by more than the noise)"
-        if len(front) == sum(math.isfinite(c) for c in cost) and len(front) > 1:
-            front = []  # nothing dominated: no trade-off to draw
-            note = "no candidate is faster than another by more than the noise, so no front is drawn"
-    else:
-        front = pareto_front(cost, quality)
-        note = "the line joins the Pareto front (no candidate is both faster and better)"
+    front, note = _drawn_front(grid, cost, quality)
     width, height, left, right, top, bottom = 720, 440, 80, 30, 54, 380
     xs = [c for c in cost if math.isfinite(c)] + ([1000 * control_cost] if control_cost else [])
     x_ticks = nice_ticks(min(xs + [0.0]), max(xs + [0.001]))
@@ -382,24 +373,9 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
             'stroke-dasharray="6 3"/>'
         )
     for i, row in enumerate(grid.itertuples(index=False)):
-        if not math.isfinite(cost[i]):
-            continue
-        verdict = row.verdict
-        colour = verdict_colour(verdict)
-        filled = verdict in SIGNIFICANT
-        radius = 6 if i in front else 4.5
-        body.append(
-            _circle(
-                x(cost[i]),
-                y(quality[i]),
-                radius,
-                colour if filled else "white",
-                colour,
-                tooltip=f"{row.candidate}: {quality[i]:+.4f}, {cost[i]:.2f} ms",
-            )
-        )
-        if i in front:
-            body.append(_text(x(cost[i]) + 8, y(quality[i]) - 6, str(row.candidate), size=10, fill="#333"))
+        if math.isfinite(cost[i]):
+            body += _candidate(str(row.candidate), str(row.verdict), x(cost[i]), y(quality[i]), i in front,
+                               f"{row.candidate}: {quality[i]:+.4f}, {cost[i]:.2f} ms")  # fmt: skip
     if control_cost:
         cx, cy = x(1000 * control_cost), y(0)
         body += [
@@ -407,16 +383,28 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
             _line(cx - 6, cy + 6, cx + 6, cy - 6, width=2),
             _text(cx + 8, cy + 16, "control", size=11),
         ]
-    body += _legend(
-        [
-            ("better (significant)", VERDICT_COLOURS[BETTER], True),
-            ("worse (significant)", VERDICT_COLOURS[WORSE], True),
-            ("not significant", VERDICT_COLOURS[NO_DIFFERENCE], False),
-        ],
-        left,
-        height - 8,
-    )
+    body += _legend(FOREST_LEGEND, left, height - 8)
     return _svg(width, height, body, title)
+
+
+def _drawn_front(grid: pd.DataFrame, cost: list[float], quality: list[float]) -> tuple[list[int], str]:
+    """The candidates the front's line joins, cheapest first, and the subtitle's note on it."""
+    if FRONT_COLUMN not in grid:
+        front = pareto_front(cost, quality)
+        return front, "the line joins the Pareto front (no candidate is both faster and better)"
+    marked = [i for i, on in enumerate(grid[FRONT_COLUMN].astype(bool)) if on and math.isfinite(cost[i])]
+    front = sorted(marked, key=lambda i: (cost[i], -quality[i]))
+    if len(front) == sum(math.isfinite(c) for c in cost) and len(front) > 1:  # nothing dominated
+        return [], "no candidate is faster than another by more than the noise, so no front is drawn"
+    return front, "the line joins the Pareto front (none is better and faster by more than the noise)"
+
+
+def _candidate(name: str, verdict: str, cx: float, cy: float, on_front: bool, tooltip: str) -> list[str]:
+    """One candidate's marker (filled when significant, larger and named on the front)."""
+    colour = verdict_colour(verdict)
+    fill = colour if verdict in SIGNIFICANT else "white"
+    marker = [_circle(cx, cy, 6 if on_front else 4.5, fill, colour, tooltip=tooltip)]
+    return marker + ([_text(cx + 8, cy - 6, name, size=10, fill="#333")] if on_front else [])
 
 
 #: The colours of a delta's parts (colour-blind safe, Paul Tol's), in the order the bars stack them.

@@ -253,55 +253,49 @@ class ComparisonLogger(RunLogger):
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
 
         self.logged = result  # kept, so a lost server's error can carry it
-        comparison = result.comparison
-        metrics = _parent_metrics(comparison, result.means, result.primary_metric)
-        tags = {PRIMARY_METRIC_TAG: result.primary_metric}
-        sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
-        for name, sentence in sentences.items():
-            tags[verdict_tag(name)] = sentence
-            secondary = secondary_summary(comparison, name)
-            if secondary:
-                tags[secondary_tag(name)] = secondary
-        if result.tuned is not None:
-            tags[TUNED_TAG] = tags[VERDICT_TAG] = tuned_sentence(result.tuned)
-            metrics.update(
-                {
-                    f"{TUNED_PREFIX}.{k}": float(getattr(result.tuned, k))
-                    for k in ("delta", "ci_low", "ci_high", "p_value")
-                }
-            )
-        else:
-            tags[VERDICT_TAG] = "\n".join(sentences.values())
-        markdown = description_markdown(
-            comparison,
-            context=self._context(result),
-            tuned=result.tuned,
-            grid=result.grid,
-            grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
-            attribution=result.attribution,
-            notes=verdict_notes(comparison, result.robustness, result.queries_needed),
-            cost=result.cost,
-        )
+        metrics, tags, sentences = _verdict_figures(result)
+        markdown = self._description(result)
         tags[NOTE_TAG] = markdown
         costs = _cost_sentences(result)
         tags.update({cost_tag(name): sentence for name, sentence in costs.items()})
         metrics.update(result.judge.metrics() if result.judge is not None else {})
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
+        self._send_tables(result, markdown, files)
+        for name, sentence in sentences.items():
+            self._log_vs_control(
+                result.comparison, name, sentence, result.attribution, _robustness_figures(result, name)
+            )
+        self._log_costs(result, costs)
+        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
+
+    def _description(self, result: Comparison) -> str:
+        """The parent run's description (``summary.md``): the verdicts, the table, how it was tested."""
+        return description_markdown(
+            result.comparison,
+            context=self._context(result),
+            tuned=result.tuned,
+            grid=result.grid,
+            grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
+            attribution=result.attribution,
+            notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
+            cost=result.cost,
+        )
+
+    def _send_tables(self, result: Comparison, markdown: str, files: Mapping[str, str | Path]) -> None:
+        """The parent run's tables and files: the judge's, the comparison (the one reading order), the
+        per-query metrics side by side, a sweep's grid and held-out table, the alignment, the description,
+        the timings, the runner's files, the attribution and the cost."""
         for name, table in result.judge.tables().items() if result.judge is not None else ():
             self._send(Command.TABLE, PARENT, name, table)
-        rows = primary_first(comparison).set_index(["treatment", "metric"])  # the one reading order
+        rows = primary_first(result.comparison).set_index(["treatment", "metric"])
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
         if result.grid is not None:
             self._send(Command.TABLE, PARENT, GRID_TABLE, result.grid)
         if result.tuned is not None:
             self._send(Command.TABLE, PARENT, HELD_OUT_TABLE, result.tuned.held_out)
-        self._send(
-            Command.JSON,
-            PARENT,
-            ALIGNMENT_FILE,
-            {n: report.to_dict() for n, report in result.alignment.items()},
-        )
+        alignment = {n: report.to_dict() for n, report in result.alignment.items()}
+        self._send(Command.JSON, PARENT, ALIGNMENT_FILE, alignment)
         self._send(Command.TEXT, PARENT, SUMMARY_FILE, markdown)
         self._send(Command.JSON, PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(PARENT, files)
@@ -310,12 +304,6 @@ class ComparisonLogger(RunLogger):
             self._send(Command.TABLE, PARENT, ATTRIBUTION_PER_QUERY_TABLE, result.attribution_per_query)
         if result.cost is not None:
             self._send(Command.TABLE, PARENT, COST_TABLE, result.cost)
-        for name, sentence in sentences.items():
-            self._log_vs_control(
-                comparison, name, sentence, result.attribution, _robustness_figures(result, name)
-            )
-        self._log_costs(result, costs)
-        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
     def _log_vs_control(
         self,
@@ -374,6 +362,27 @@ class ComparisonLogger(RunLogger):
         """Close the variant runs, then the parent, and wait until everything is written; where it was
         recorded. Runs end only here, so a comparison killed before its end leaves none FINISHED."""
         return self._finish([*self.variant_handles, PARENT])
+
+
+def _verdict_figures(result: Comparison) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """The parent run's figures and verdict tags (a sweep's: its tuned comparison), and each treatment's
+    verdict sentence."""
+    comparison = result.comparison
+    metrics = _parent_metrics(comparison, result.means, result.primary_metric)
+    tags = {PRIMARY_METRIC_TAG: result.primary_metric}
+    sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
+    for name, sentence in sentences.items():
+        tags[verdict_tag(name)] = sentence
+        secondary = secondary_summary(comparison, name)
+        if secondary:
+            tags[secondary_tag(name)] = secondary
+    if result.tuned is not None:
+        tags[TUNED_TAG] = tags[VERDICT_TAG] = tuned_sentence(result.tuned)
+        tuned = {k: float(getattr(result.tuned, k)) for k in ("delta", "ci_low", "ci_high", "p_value")}
+        metrics.update({f"{TUNED_PREFIX}.{k}": v for k, v in tuned.items()})
+    else:
+        tags[VERDICT_TAG] = "\n".join(sentences.values())
+    return metrics, tags, sentences
 
 
 def _cost_sentences(result: Comparison) -> dict[str, str]:
