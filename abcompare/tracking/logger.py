@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from abcompare.core.vocabulary import NON_INFERIORITY_CODE, PRIMARY, VERDICT_CODE
+from abcompare.outcome.markdown import view_description
 from abcompare.outcome.rows import primary_first
 from abcompare.outcome.sentences import (
     attribution_row,
     cost_sentence,
     secondary_summary,
     tuned_sentence,
-    verdict_notes,
     verdict_run_name,
     verdict_sentence,
 )
-from abcompare.outcome.verdicts import description_markdown
+from abcompare.outcome.view import ComparisonView
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
@@ -270,16 +270,7 @@ class ComparisonLogger(RunLogger):
 
     def _description(self, result: Comparison) -> str:
         """The parent run's description (``summary.md``): the verdicts, the table, how it was tested."""
-        return description_markdown(
-            result.comparison,
-            context=self._context(result),
-            tuned=result.tuned,
-            grid=result.grid,
-            grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
-            attribution=result.attribution,
-            notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
-            cost=result.cost,
-        )
+        return view_description(ComparisonView.from_result(result), self._context(result))
 
     def _send_tables(self, result: Comparison, markdown: str, files: Mapping[str, str | Path]) -> None:
         """The parent run's tables and files: the judge's, the comparison (the one reading order), the
