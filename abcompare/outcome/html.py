@@ -577,3 +577,8 @@ PAGES = {ComparisonView: render, PooledView: render_collections}
 def page(view: ComparisonView | PooledView) -> str:
     """The view's ``report.html``."""
     return PAGES[type(view)](view)
+
+
+#: The names the outcome tests use for the views (:mod:`abcompare.outcome.view`): the same classes.
+ReportInputs = ComparisonView
+CollectionsReportInputs = PooledView
