@@ -85,7 +85,7 @@ from abcompare.tracking.layout import (
     view_url,
     vs_control_key,
 )
-from abcompare.tracking.run_logger import RunLogger, header_width, stamped
+from abcompare.tracking.run_logger import Nesting, RunLogger, header_width, stamped
 from abcompare.tracking.store import flatten, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns
 
@@ -93,7 +93,6 @@ if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
     from abcompare.data.dataset import Dataset
     from abcompare.outcome.results import Comparison, VariantOutcome
-    from abcompare.tracking.top_run import Nesting
 
 
 PARENT = "parent"

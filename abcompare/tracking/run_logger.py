@@ -6,6 +6,7 @@ sent as they are; closing. Each logger lays its own figures out."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,17 @@ def stamped(base: str, started: datetime) -> str:
 def header_width(key: str) -> int:
     """A runs-table column wide enough to show its whole metric key (about 7 px a character)."""
     return min(40 + 7 * len(key), 420)
+
+
+@dataclass(frozen=True)
+class Nesting:
+    """Where a collection's comparison is recorded: its parent run goes under the top run
+    ``parent_run_id`` and is tagged ``abcompare.collection=<collection>``."""
+
+    parent_run_id: str
+    collection: str
+    #: The top run's name and its page (the collection's report.html leads back to it), when known.
+    part_of: tuple[str, str] | None = None
 
 
 class RunLogger:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +50,7 @@ from abcompare.tracking.layout import (
     view_url,
 )
 from abcompare.tracking.logger import headline_view, non_inferiority_figures
-from abcompare.tracking.run_logger import RunLogger, header_width, stamped
+from abcompare.tracking.run_logger import Nesting, RunLogger, header_width, stamped
 from abcompare.tracking.store import UNRECORDED, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns
 
@@ -62,17 +61,6 @@ if TYPE_CHECKING:
 
 #: The top run's handle in its writer session.
 TOP = "collections"
-
-
-@dataclass(frozen=True)
-class Nesting:
-    """Where a collection's comparison is recorded: its parent run goes under the top run
-    ``parent_run_id`` and is tagged ``abcompare.collection=<collection>``."""
-
-    parent_run_id: str
-    collection: str
-    #: The top run's name and its page (the collection's report.html leads back to it), when known.
-    part_of: tuple[str, str] | None = None
 
 
 class TopRunLogger(RunLogger):
