@@ -69,17 +69,8 @@ class TopRunLogger(RunLogger):
     :meth:`abort` when something failed: the collections that finished stay FINISHED, the top run is
     marked FAILED or KILLED)."""
 
-    def __init__(
-        self,
-        config: ExperimentConfig,
-        config_path: Path | None,
-        version: str,
-        staging: Path,
-        *,
-        background: bool = False,
-    ) -> None:
-        super().__init__(config, config_path, version, staging, background=background)
-        self.where: RecordedRuns | None = None  # the store, the experiment and the top run's id, once started
+    #: The store, the experiment and the top run's id, once started.
+    where: RecordedRuns | None = None
 
     def run_name(self) -> str:
         """The top run's name: the comparison's name and when it started."""
