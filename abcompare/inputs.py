@@ -18,7 +18,7 @@ from abcompare.config import ExperimentConfig
 from abcompare.config.loading import collection_key, line_of, variant_key
 from abcompare.core.errors import ConfigError, error_context
 from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
-from abcompare.data.levels import judged_at_level
+from abcompare.data.levels import check_run_alignment
 from abcompare.data.runs import check_scored_in_full
 from abcompare.execution.base import precomputed_run
 from abcompare.retrieval.query_planning import check_against_queries
@@ -146,7 +146,7 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[s
         if run is None:
             continue
         with error_context(context, file=dataset.annotation_file):
-            judged_at_level(run, dataset, level, **options)
+            check_run_alignment(run, dataset, level, **options)  # the report only when it fails
 
 
 def _retrievable_keys(dataset: Dataset, level: str) -> pd.DataFrame | None:

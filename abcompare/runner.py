@@ -33,7 +33,6 @@ from abcompare.evaluation.attribution import attribution, attribution_summary, s
 from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
 from abcompare.evaluation.measures import judged_columns, metric_columns
-from abcompare.evaluation.per_query import per_query_metrics
 from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
 from abcompare.execution import open_executor
 
@@ -328,7 +327,9 @@ def _judge_variant(
         hits, annotations, report = judged_at_level(
             produced.run, dataset, config.dataset.level, **evaluation.alignment_options()
         )
-        per_query = per_query_metrics(hits, annotations, dataset.query_ids, **evaluation.scoring_options())
+        per_query = run.executor.per_query_metrics(
+            hits, annotations, dataset.query_ids, **evaluation.scoring_options()
+        )  # sharded on Ray for a large run
         lists = scored_lists(hits, annotations, dataset.query_ids, **evaluation.scoring_options())
     means = per_query[_metrics(config) + judged_columns(evaluation.cutoffs)].mean().to_dict()
     role = "control" if name == "control" else "treatment"
