@@ -38,8 +38,9 @@ ALLOWED: dict[str, set[str]] = {
     # data's TREC format (data.runs.write_run, the one writer of that format)
     "tracking": {"outcome", "data"},
     # the retrieval stage's executor: a variant's run from its run file (data) or retrieved (retrieval),
-    # here or on Ray; it reads its settings' type (config)
-    "execution": {"config", "data", "retrieval"},
+    # here or on Ray; it reads its settings' type (config); on Ray it also scores a large run in blocks of
+    # queries with the evaluation stage's own functions (issue 38), in this process otherwise
+    "execution": {"config", "data", "retrieval", "evaluation"},
     "cli": {"config", "runner", "outcome", "tracking", "starter"},
     # `abcompare init`: reads a dataset and its runs (data) and writes a config that loads (config)
     "starter": {"config", "data", "examples"},
