@@ -62,3 +62,10 @@ MAX_GRADE = 2**31 - 1
 MAX_INDEX = 2**53
 #: Deepest nesting of a JSON record (queries, corpus, spans, annotations, runs); real records nest two levels.
 MAX_JSON_DEPTH = 64
+
+# ------------------------------------------------------------------------------------ relevance judge
+#: Most (query, hit) pairs one run may ask a judge about (``judge.max_pairs``).
+MAX_JUDGE_PAIRS = 1_000_000
+#: Longest wait for one answer of a judge's endpoint, and most retries of one call.
+MAX_JUDGE_TIMEOUT_SECONDS = 3_600
+MAX_JUDGE_RETRIES = 10

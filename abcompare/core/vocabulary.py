@@ -242,3 +242,9 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     if plural_form is None:
         plural_form = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
     return f"{count:,} {plural_form}"
+
+
+# ------------------------------------------------------------------------------------ relevance judge
+#: The relevance prompts a judge can be asked with, newest last (the texts live in abcompare.judging.prompt).
+JUDGE_PROMPT_VERSIONS: tuple[str, ...] = ("umbrela-0.1",)
+JUDGE_PROVIDERS: tuple[str, ...] = ("transformers", "openai", "python", "file")
