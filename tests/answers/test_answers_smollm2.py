@@ -7,7 +7,6 @@ prompt, and extractive vs model answers go through scoring, the paired compariso
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from support.environment import require, require_module
