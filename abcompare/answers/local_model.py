@@ -22,7 +22,7 @@ USER = "Passages:\n{passages}\n\nQuestion: {question}\nAnswer in one or two sent
 
 #: The longest part of one hit shown to the model (characters), so a handful of hits fits a small context.
 MAX_HIT_CHARS = 600
-_CITED = re.compile(r"\[(\d+)\]")
+_CITED = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _LOADED: dict[tuple[str, str | None], object] = {}
 
 
@@ -50,9 +50,9 @@ def messages(query_text: str, hits: list[Hit]) -> list[dict[str, str]]:
 
 
 def cited_ids(answer: str, hits: list[Hit]) -> list[str]:
-    """The ids of the hits an answer cites as ``[n]`` (n from 1, in order of first citation); a number with
-    no hit behind it is not a citation of anything and is left out."""
-    numbers = [int(n) for n in _CITED.findall(answer)]
+    """The ids of the hits an answer cites as ``[n]`` or ``[n, m]`` (n from 1, in order of first citation); a
+    number with no hit behind it is not a citation of anything and is left out."""
+    numbers = [int(n) for group in _CITED.findall(answer) for n in group.split(",")]
     return list(dict.fromkeys(hits[n - 1].id for n in numbers if 1 <= n <= len(hits)))
 
 

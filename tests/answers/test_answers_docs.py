@@ -45,4 +45,5 @@ def test_the_cited_ids_are_the_hits_behind_the_markers_in_order_of_first_citatio
 
     hits = [Hit("d1", "", 1), Hit("d2", "", 2)]
     assert cited_ids("Meat [2]. Fish [1], mice [2] and birds [9] [0].", hits) == ["d2", "d1"]
-    assert cited_ids("No markers, or [1, 2] in one bracket.", hits) == []
+    assert cited_ids("Both [2, 1] in one bracket.", hits) == ["d2", "d1"]
+    assert cited_ids("No markers (1), [x] or [1.5].", hits) == []
