@@ -125,6 +125,7 @@ def _compare_variants(
     from abcompare.evaluation.measures import judged_columns, metric_columns
     from abcompare.evaluation.per_query import per_query_metrics
     from abcompare.evaluation.unjudged import unjudged_ranges
+    from abcompare.judging.stage import judge_stage
     from abcompare.outcome.sentences import grid_frame
     from abcompare.stats.comparison import paired_comparison
     from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
@@ -225,6 +226,9 @@ def _compare_variants(
                     )  # fmt: skip
                 robustness = robustness_table(comparison, ranges, relevant_only=relevant_only)
                 needed = queries_needed_table(per_query_tables["control"], treatments, comparison)
+            with timer("judge"):  # a judge: section grades the pool and gives the corrected verdict
+                judged_by = judge_stage(config, dataset, {n: o.run for n, o in outcomes.items()},
+                                        judgments_at_level, per_query_tables, reporter=reporter)  # fmt: skip
             tuned, grid = None, None
             if plan is not None:
                 with timer("statistics"):
@@ -263,6 +267,7 @@ def _compare_variants(
                 robustness=robustness,
                 queries_needed=needed,
                 cost=cost,
+                judge=judged_by,
             )
             with timer("tracking"):
                 logger.log_comparison(result, comparison_files(result, logger.part_of()))

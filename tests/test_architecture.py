@@ -27,6 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "examples": {"retrieval"},  # the example's builder chunks its documents to write chunk-level qrels
     "retrieval": set(),
     "evaluation": set(),
+    # the relevance judge: a file of model-made labels is read by data's annotations reader
+    # and its stage pools and scores with data's and evaluation's functions, then stats' agreement and PPI
+    "judging": {"data", "evaluation", "stats"},
     "stats": set(),
     "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
     # MLflow writes what outcome renders (the description, the figures) and each variant's run file in

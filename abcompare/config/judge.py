@@ -70,6 +70,12 @@ class JudgeSettings(BaseModel):
     max_pairs: int = Field(
         500, ge=1, le=MAX_JUDGE_PAIRS, description="At most this many (query, hit) pairs are judged."
     )
+    depth: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_JUDGE_PAIRS,
+        description="The pool's depth: each variant's top this many hits (default: the primary cutoff).",
+    )
     agreement_pairs: int = Field(
         200,
         ge=0,

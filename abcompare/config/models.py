@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from abcompare.config.judge import JudgeSettings
 from abcompare.config.sweep import SweepPlan, SweepSettings
 from abcompare.core.errors import ConfigError
 from abcompare.core.limits import (
@@ -548,6 +549,9 @@ class ExperimentConfig(_Model):
     efficiency: EfficiencySettings = Field(
         default_factory=EfficiencySettings, description="How each variant's query latency is timed."
     )
+    judge: JudgeSettings | None = Field(
+        None, description="A relevance judge for the unjudged hits, measured against people's labels."
+    )
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
@@ -694,6 +698,8 @@ class ExperimentConfig(_Model):
         execution backend and the latency timing are left out, since they never change a quality number.
         A one-collection config hashes as it did before ``datasets`` and ``pooling`` existed."""
         dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
+        if self.judge is None:
+            dumped.pop("judge")  # a config without a judge hashes as it did before the judge existed
         if self.datasets is None:
             dumped.pop("datasets")
             dumped["significance"].pop("pooling")

@@ -139,6 +139,8 @@ def _print_comparison(result: ComparisonResult, console: Any) -> None:
     for line in lines:
         text = f"  {line.text}" if line.kind in shared.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
+    for line in result.judge.lines() if result.judge is not None else []:
+        console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
         console.print(plain_text(line), highlight=False)
@@ -215,6 +217,7 @@ def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, An
         if result.grid is None
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
+        "judge": None if result.judge is None else result.judge.as_json(),
     }
 
 

@@ -8,7 +8,7 @@ stage to another at run time.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -68,6 +68,8 @@ class ComparisonResult:
     robustness: pd.DataFrame | None = None
     #: Per treatment: the queries needed to detect min_effect or the observed delta (``stats.power``).
     queries_needed: pd.DataFrame | None = None
+    #: The relevance judge's stage (``abcompare.judging.stage.JudgeOutcome``), None without a judge section.
+    judge: Any = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:

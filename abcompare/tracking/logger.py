@@ -318,7 +318,10 @@ class ComparisonLogger:
         tags[NOTE_TAG] = markdown
         costs = _cost_sentences(result)
         tags.update({cost_tag(name): sentence for name, sentence in costs.items()})
+        metrics.update(result.judge.metrics() if result.judge is not None else {})
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
+        for name, table in result.judge.tables().items() if result.judge is not None else ():
+            self._send(Command.TABLE, PARENT, name, table)
         rows = primary_first(comparison).set_index(["treatment", "metric"])  # the one reading order
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))

@@ -1,0 +1,348 @@
+"""The judge's stage of ``abcompare run`` (a ``judge:`` section): grade the pool of unjudged hits
+decisive-first within ``judge.max_pairs``, grade a seeded sample of the pairs people judged (whole
+queries) to measure agreement, and give the corrected (prediction-powered) primary delta beside the human-only and judge-only
+figures, refused below ``judge.min_agreement``.
+
+The labels a delta is computed with, per query:
+
+- people's (``human``): the comparison's own per-query delta (unjudged hits as the evaluation says);
+- the judge's view (``judge``): people's labels, with the judge's grade on every pair it graded (the holes it
+  filled, and on the sampled queries people's own pairs too);
+- on the sampled (labelled) queries, the reference (``y``): people's grades where they gave one, the judge's
+  on the holes it filled.
+
+On the labelled queries ``y - judge`` is what the judge's disagreement with people moves the delta; PPI
+(:func:`abcompare.stats.ppi.ppi_mean`) adds its mean to the judge's view of the other queries. This assumes
+the judge errs on the holes as it errs on people's pairs, which is what the agreement line measures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from abcompare.core.vocabulary import parse_metric
+from abcompare.judging.cost import JudgeCost
+from abcompare.judging.session import judge_pairs
+
+#: What each label row says of its pair: ``pool`` (a hole, asked decisive-first) or ``agreement`` (a pair
+#: people judged, asked to measure agreement).
+PURPOSES = ("pool", "agreement")
+LABEL_COLUMNS = ["query_id", "key", "purpose", "human_grade", "grade", "source", "judge", "prompt_version",
+                 "problem", "cached"]  # fmt: skip
+#: MLflow table names of the stage's tables.
+LABELS_TABLE = "judge_labels.json"
+CONFUSION_TABLE = "judge_confusion.json"
+
+
+@dataclass
+class JudgeOutcome:
+    """What the judge did in a run: its ``labels`` (one row per pair asked, with people's grade where they
+    gave one), the ``agreement`` (``abcompare.stats.agreement.Agreement``, None when no pair was graded by
+    both), the variants' ranking ``tau``, each treatment's corrected ``verdicts`` (or ``not_computed``: why
+    not), the judge's ``cost``, and lines ``notes`` on what was left out."""
+
+    judge: str
+    prompt_version: str
+    scale: str  # "graded": grades compared on 0-3; "binary": relevant or not
+    labels: pd.DataFrame
+    summary: str
+    agreement: Any
+    tau: Any
+    verdicts: dict[str, Any]
+    not_computed: dict[str, str]
+    cost: JudgeCost
+    min_agreement: float | None
+    metric: str
+    notes: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------------------------ rendering
+    def agreement_line(self) -> str:
+        """One line: kappa, alpha and tau with their intervals, on how many pairs (or why none)."""
+        a = self.agreement
+        if a is None:
+            return f"judge agreement with people: not measured ({self.summary})"
+        pct = round(a.confidence * 100)
+        text = (
+            f"judge agreement with people on {a.n_pairs} pairs of {a.n_queries} queries ({self.scale} "
+            f"grades): weighted kappa {_f(a.kappa.value)} [{_f(a.kappa.low)}, {_f(a.kappa.high)}], "
+            f"Krippendorff alpha (ordinal) {_f(a.alpha_ordinal.value)} [{_f(a.alpha_ordinal.low)}, "
+            f"{_f(a.alpha_ordinal.high)}]"
+        )
+        if self.tau is not None:
+            text += f", Kendall tau of the variants' ranking {_f(self.tau.value)}"
+        return text + f" ({pct}% query bootstrap)"
+
+    def verdict_lines(self) -> list[str]:
+        """Per treatment: the corrected delta beside the human-only and judge-only figures, or the refusal."""
+        lines = []
+        for name, verdict in self.verdicts.items():
+            p = verdict.ppi
+            pct = round(p.confidence * 100)
+            figures = (
+                f"{self.metric} delta {name}: human-only {p.human_only:+.4f} on {p.n_labelled} labelled "
+                f"queries, judge-only {p.judge_only:+.4f}, PPI-corrected {p.estimate:+.4f} "
+                f"[{p.low:+.4f}, {p.high:+.4f}] ({pct}%, {p.n_labelled} labelled + {p.n_unlabelled} "
+                "judge-only queries)"
+            )
+            lines.append(figures)
+            if verdict.refused:
+                lines.append(f"refused: the corrected verdict for {name} does not stand: {verdict.reason}; "
+                             "the human-only verdict above stands")  # fmt: skip
+        for name, why in self.not_computed.items():
+            lines.append(f"{self.metric} delta {name}: no corrected verdict ({why})")
+        return lines
+
+    def cost_line(self) -> str:
+        c = self.cost
+        return (
+            f"judge cost: {c.calls} calls, {c.prompt_tokens:,} prompt + {c.completion_tokens:,} completion "
+            f"tokens, {c.seconds:.1f} s, {c.cache_hits} from the cache"
+        )
+
+    def lines(self) -> list[str]:
+        """What the console prints under the verdict."""
+        return [f"judge {self.judge} (prompt {self.prompt_version}): {self.summary}", self.agreement_line(),
+                *self.verdict_lines(), self.cost_line(), *self.notes]  # fmt: skip
+
+    def metrics(self) -> dict[str, float]:
+        """The MLflow metrics of the parent run (``judge.*``)."""
+        out: dict[str, float] = {f"judge.{k.removeprefix('judge_')}": float(v) for k, v in
+                                 self.cost.as_dict().items()}  # fmt: skip
+        out["judge.pairs_judged"] = float(self.labels["grade"].notna().sum())
+        if self.agreement is not None:
+            for name in ("kappa", "alpha_ordinal", "alpha_interval"):
+                est = getattr(self.agreement, name)
+                out.update({f"judge.{name}": est.value, f"judge.{name}_low": est.low,
+                            f"judge.{name}_high": est.high})  # fmt: skip
+            out["judge.agreement_pairs"] = float(self.agreement.n_pairs)
+        if self.tau is not None:
+            out["judge.tau"] = self.tau.value
+        for name, verdict in self.verdicts.items():
+            p = verdict.ppi
+            out.update({f"judge.{name}.ppi_delta": p.estimate, f"judge.{name}.ppi_low": p.low,
+                        f"judge.{name}.ppi_high": p.high, f"judge.{name}.judge_only_delta": p.judge_only,
+                        f"judge.{name}.refused": float(verdict.refused)})  # fmt: skip
+        return {k: v for k, v in out.items() if np.isfinite(v)}
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The MLflow tables: every label with its source, and the confusion table."""
+        tables = {LABELS_TABLE: self.labels}
+        if self.agreement is not None:
+            tables[CONFUSION_TABLE] = self.agreement.confusion.reset_index().rename(columns=str)
+        return tables
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``judge`` block of ``abcompare run --json``."""
+        a = self.agreement
+
+        def est(e: Any) -> dict[str, float | None] | None:
+            return None if e is None else {k: _none(getattr(e, k)) for k in ("value", "low", "high")}
+
+        return {
+            "judge": self.judge,
+            "prompt_version": self.prompt_version,
+            "summary": self.summary,
+            "scale": self.scale,
+            "agreement": None if a is None else {
+                "n_pairs": a.n_pairs, "n_queries": a.n_queries, "weights": a.weights,
+                "kappa": est(a.kappa), "alpha_ordinal": est(a.alpha_ordinal),
+                "alpha_interval": est(a.alpha_interval), "tau": est(self.tau),
+                "confusion": a.confusion.to_numpy().tolist(), "confidence": a.confidence,
+            },
+            "min_agreement": self.min_agreement,
+            "verdicts": {name: {**{k: _none(v) for k, v in vars(v.ppi).items()}, "refused": v.refused,
+                                "reason": v.reason} for name, v in self.verdicts.items()},
+            "not_computed": dict(self.not_computed),
+            "cost": self.cost.as_dict(),
+            "labels": {"pool": int((self.labels["purpose"] == "pool").sum()),
+                       "agreement": int((self.labels["purpose"] == "agreement").sum()),
+                       "judged": int(self.labels["grade"].notna().sum())},
+        }  # fmt: skip
+
+
+def _f(value: float) -> str:
+    return "n/a" if not np.isfinite(value) else f"{value:.2f}"
+
+
+def _none(value: Any) -> Any:
+    if isinstance(value, float | np.floating) and not np.isfinite(value):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# ---------------------------------------------------------------------------------------------- the stage
+def judge_comparison(
+    settings: Any,
+    *,
+    runs: Mapping[str, pd.DataFrame],
+    annotations: pd.DataFrame,
+    queries: pd.DataFrame,
+    query_ids: list[str],
+    per_query: Mapping[str, pd.DataFrame],
+    evaluation: Any,
+    documents: pd.DataFrame | None = None,
+    cache_dir: Any = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    judges: Mapping[str, Callable] | None = None,
+    reporter: Any = None,
+) -> JudgeOutcome:
+    """The judge's stage: ``runs`` are each variant's hits at the annotation level (``control`` first),
+    ``annotations`` people's judgments at that level, ``per_query`` the comparison's per-query tables."""
+    from abcompare.data.pooling import pool_unjudged
+    from abcompare.evaluation.batch import in_evaluation_order
+    from abcompare.evaluation.unjudged import decisiveness
+    from abcompare.judging import make_judge
+    from abcompare.stats.agreement import agreement, ranking_agreement
+
+    metric = evaluation.primary_metric
+    depth = settings.depth or parse_metric(metric)[1]
+    runs = {n: in_evaluation_order(r.drop(columns=["grade"], errors="ignore"), evaluation.convention)
+            for n, r in runs.items()}  # fmt: skip
+    people = annotations[["query_id", "key", "grade"]].astype({"query_id": str, "key": str})
+    people = people.groupby(["query_id", "key"], sort=False, as_index=False)["grade"].max()
+    scale = "graded" if people["grade"].between(0, 3).all() else "binary"
+    # the holes, decisive-first, and every pair in some variant's top depth (for people's judged ones)
+    weights = decisiveness(runs, people, metric=metric, **evaluation.unjudged_options())
+    holes = pool_unjudged(runs, people, queries, depth=depth, documents=documents, decisiveness=weights)
+    everything = pool_unjudged(runs, people.iloc[:0], queries, depth=depth, documents=documents,
+                               order="stable")  # fmt: skip
+    judged = everything.merge(people.rename(columns={"grade": "human_grade"}), on=["query_id", "key"])
+    sample = _sample_queries(judged, settings.agreement_pairs, seed)
+    if reporter is not None:
+        reporter.stage(f"judging {min(len(holes), settings.max_pairs)} unjudged hits and {len(sample)} pairs "
+                       "people judged")  # fmt: skip
+    judge = make_judge(settings, cache_dir, dict(judges or {}))
+    pairs = lambda t: t.rename(columns={"query": "query_text", "text": "hit_text"})  # noqa: E731
+    pool_asked = judge_pairs(judge, pairs(holes), settings.max_pairs)
+    sample_asked = judge_pairs(judge, pairs(sample), len(sample))
+    labels = pd.concat(
+        [
+            pool_asked.labels.assign(purpose="pool", human_grade=pd.NA),
+            sample_asked.labels.assign(purpose="agreement", human_grade=sample["human_grade"].to_numpy()),
+        ],
+        ignore_index=True,
+    )[LABEL_COLUMNS]
+    labels["human_grade"] = labels["human_grade"].astype("Int64")
+    summary = pool_asked.summary() + f" of the pool (depth {depth}); " + sample_asked.summary().replace(
+        "judged ", "graded ", 1) + " people judged"  # fmt: skip
+
+    # agreement on the pairs both graded
+    both = labels[(labels["purpose"] == "agreement") & labels["grade"].notna()]
+    found, tau = None, None
+    if len(both):
+        human, said = both["human_grade"].to_numpy(int), both["grade"].to_numpy(int)
+        if scale == "binary":
+            human = (human >= evaluation.relevance_threshold).astype(int)
+            said = (said >= 2).astype(int)
+        found = agreement(human, said, both["query_id"].tolist(), n_resamples=n_resamples, seed=seed)
+
+    # per-query deltas under the judge's view and the reference
+    top = int(people["grade"].max()) if len(people) else 1
+    graded = labels[labels["grade"].notna()].assign(grade=lambda t: t["grade"].clip(upper=top).astype(int))
+    view = _overlay(people, graded[["query_id", "key", "grade"]])
+    reference = _overlay(people, graded.loc[graded["purpose"] == "pool", ["query_id", "key", "grade"]])
+    judge_tables = _per_query(runs, view, query_ids, evaluation)
+    labelled = [q for q in query_ids if q in set(both["query_id"])]
+    reference_tables = _per_query(runs, reference, labelled, evaluation)
+    if len(labelled) >= 2 and len(runs) >= 2:
+        tau = ranking_agreement(
+            pd.DataFrame({n: per_query[n].set_index("query_id").loc[labelled, metric] for n in runs}),
+            pd.DataFrame({n: judge_tables[n].set_index("query_id").loc[labelled, metric] for n in runs}),
+            n_resamples=n_resamples, seed=seed,
+        )  # fmt: skip
+    verdicts, not_computed = _verdicts(runs, metric, judge_tables, reference_tables, labelled, found,
+                                       settings.min_agreement)  # fmt: skip
+    notes = []
+    if scale == "binary":
+        notes.append(f"people's grades go beyond 0-3: agreement is on relevance (people's grade >= "
+                     f"{evaluation.relevance_threshold:g}, the judge's >= 2)")  # fmt: skip
+    return JudgeOutcome(judge.identity, judge.prompt_version, scale, labels, summary, found, tau, verdicts,
+                        not_computed, judge.cost, settings.min_agreement, metric, notes)  # fmt: skip
+
+
+def _sample_queries(judged: pd.DataFrame, budget: int, seed: int) -> pd.DataFrame:
+    """Whole queries of people's judged pairs, in a seeded random order, while they fit in ``budget``."""
+    if budget == 0 or judged.empty:
+        return judged.iloc[:0]
+    order = pd.unique(judged["query_id"])
+    rng = np.random.default_rng(seed)
+    taken, size = [], 0
+    counts = judged["query_id"].value_counts()
+    for q in rng.permutation(order):
+        if size + counts[q] > budget:
+            continue
+        taken.append(q)
+        size += counts[q]
+    keep = judged[judged["query_id"].isin(set(taken))]
+    return keep.reset_index(drop=True)
+
+
+def _overlay(people: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
+    """People's labels with the judge's grade on every pair it graded (its grade wins)."""
+    rest = people.merge(judge[["query_id", "key"]], on=["query_id", "key"], how="left", indicator=True)
+    rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge")
+    return pd.concat([rest, judge], ignore_index=True)
+
+
+def _per_query(runs: Mapping[str, pd.DataFrame], labels: pd.DataFrame, query_ids: list[str],
+               evaluation: Any) -> dict[str, pd.DataFrame]:  # fmt: skip
+    from abcompare.evaluation.per_query import per_query_metrics
+
+    return {n: per_query_metrics(run, labels, query_ids, **evaluation.scoring_options())
+            for n, run in runs.items()}  # fmt: skip
+
+
+def _verdicts(runs, metric, judge_tables, reference_tables, labelled, found, min_agreement):  # noqa: ANN001
+    from abcompare.stats.judged import judged_verdict
+
+    kappa = found.kappa.value if found is not None else float("nan")
+    verdicts, not_computed = {}, {}
+
+    def scores(tables: Mapping[str, pd.DataFrame], name: str) -> pd.Series:
+        return tables[name].set_index("query_id")[metric]
+
+    for name in runs:
+        if name == "control":
+            continue
+        judge_delta = scores(judge_tables, name) - scores(judge_tables, "control")
+        if len(labelled) < 2 or len(judge_delta) - len(labelled) < 2:
+            not_computed[name] = (f"PPI needs at least two labelled and two judge-only queries; there are "
+                                  f"{len(labelled)} and {len(judge_delta) - len(labelled)}")  # fmt: skip
+            continue
+        human_delta = scores(reference_tables, name) - scores(reference_tables, "control")
+        verdicts[name] = judged_verdict(human_delta, judge_delta, kappa, min_agreement)
+    return verdicts, not_computed
+
+
+def judge_stage(
+    config: Any,
+    dataset: Any,
+    runs: Mapping[str, pd.DataFrame],
+    annotations: pd.DataFrame,
+    per_query: Mapping[str, pd.DataFrame],
+    *,
+    reporter: Any = None,
+    judges: Mapping[str, Callable] | None = None,
+) -> JudgeOutcome | None:
+    """The runner's one call: :func:`judge_comparison` with the experiment's settings, or None without a
+    ``judge:`` section."""
+    if config.judge is None:
+        return None
+    from abcompare.judging.base import JudgeError
+
+    if config.dataset.level == "span":
+        raise JudgeError("the judge grades listed (query, hit) pairs; span-level evidence has none",
+                         field="judge", hint="judge at chunk or document level")  # fmt: skip
+    return judge_comparison(
+        config.judge, runs=runs, annotations=annotations, queries=dataset.queries,
+        query_ids=[str(q) for q in dataset.query_ids], per_query=per_query, evaluation=config.evaluation,
+        documents=dataset.corpus if config.dataset.level == "document" else None,
+        cache_dir=config.resolved_cache_dir(), seed=config.significance.seed, judges=judges,
+        reporter=reporter,
+    )  # fmt: skip
