@@ -48,6 +48,7 @@ def run_comparison(
     reporter: Reporter | None = None,
     background_tracking: bool = False,
     retrievers: Mapping[str, Retriever] | None = None,
+    generators: Mapping[str, Any] | None = None,
 ) -> ComparisonResult | CollectionsResult:
     """Run the control and every treatment, judge them on the same queries, test, log and return; a config
     with ``datasets`` (several collections) returns a :class:`CollectionsResult`: each collection's own
@@ -58,6 +59,7 @@ def run_comparison(
     Python retrievers the config names (``run: {python: NAME}``): ``NAME -> fn``, where ``fn(queries)``
     gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
     (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
+    ``generators`` hands over the answer generators an ``answers:`` section names (``python:NAME``).
     """
     from abcompare.config.loading import check_models, check_retrievers
     from abcompare.execution import open_executor
@@ -89,8 +91,9 @@ def run_comparison(
             )
         else:
             result = _compare_variants(
-                config, config_path, reporter, timer, executor, background_tracking, retrievers
-            )
+                config, config_path, reporter, timer, executor, background_tracking, retrievers,
+                generators=generators,
+            )  # fmt: skip
         with timer("execution"):
             stack.close()  # a Ray this run started stops here
     return result
@@ -108,6 +111,7 @@ def _compare_variants(
     dataset: Dataset | None = None,
     produced: Iterator[VariantRun] | None = None,
     nested: Any = None,
+    generators: Mapping[str, Any] | None = None,
 ) -> ComparisonResult:
     """The comparison proper, stage by stage: data, each variant's run from the executor, judged at the
     annotation level, scored and logged; the paired tests (and a sweep's tuned choice), the result, and
@@ -116,6 +120,7 @@ def _compare_variants(
     One collection of several hands over its ``dataset`` (already loaded and checked), its variants'
     runs (``produced``: already asked of the executor, so Ray has every collection's work at once) and
     where its MLflow run nests (``nested``: the tracking side's handle, from the whole comparison's run)."""
+    from abcompare.answers.stage import answers_stage
     from abcompare.core.scratch import scratch_folder
     from abcompare.data.dataset import dataset_line
     from abcompare.data.experiment import load_dataset_for_experiment
@@ -274,6 +279,8 @@ def _compare_variants(
                 recorded = logger.finish()
         if recorded is not None:
             record(result, recorded, logger)
+        with timer("answers"):  # an answers: section: answers scored, compared and traced under the run
+            result.answers = answers_stage(config, dataset, result, generators=generators, reporter=reporter)
     return result
 
 

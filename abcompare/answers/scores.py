@@ -14,15 +14,11 @@ import pandas as pd
 from abcompare.answers.generation import Answers
 from abcompare.answers.support import SUPPORTED_FROM, context_text, support_judge
 from abcompare.answers.text import sentences, terms, without_citations
+from abcompare.core.vocabulary import ANSWER_METRICS
 from abcompare.judging.base import Judge
 from abcompare.judging.grades import Grade
 
-FAITHFULNESS = "faithfulness"
-ANSWER_RELEVANCE = "answer_relevance"
-CITATION_PRECISION = "citation_precision"
-CITATION_RECALL = "citation_recall"
-#: The per-query answer metrics, in the order tables show them; the first two need a judge.
-ANSWER_METRICS: tuple[str, ...] = (FAITHFULNESS, ANSWER_RELEVANCE, CITATION_PRECISION, CITATION_RECALL)
+FAITHFULNESS, ANSWER_RELEVANCE, CITATION_PRECISION, CITATION_RECALL = ANSWER_METRICS
 JUDGED_METRICS: tuple[str, ...] = (FAITHFULNESS, ANSWER_RELEVANCE)
 
 

@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from abcompare.config.answers import AnswersSettings
 from abcompare.config.judge import JudgeSettings
 from abcompare.config.sweep import SweepPlan, SweepSettings
 from abcompare.core.errors import ConfigError
@@ -552,6 +553,9 @@ class ExperimentConfig(_Model):
     judge: JudgeSettings | None = Field(
         None, description="A relevance judge for the unjudged hits, measured against people's labels."
     )
+    answers: AnswersSettings | None = Field(
+        None, description="Answers per variant, scored per query and compared paired (docs/answers.md)."
+    )
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
@@ -700,6 +704,8 @@ class ExperimentConfig(_Model):
         dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
         if self.judge is None:
             dumped.pop("judge")  # a config without a judge hashes as it did before the judge existed
+        if self.answers is None:
+            dumped.pop("answers")  # nor one without answers
         if self.datasets is None:
             dumped.pop("datasets")
             dumped["significance"].pop("pooling")

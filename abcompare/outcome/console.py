@@ -141,6 +141,8 @@ def _print_comparison(result: ComparisonResult, console: Any) -> None:
         console.print(text, markup=False, highlight=False)
     for line in result.judge.lines() if result.judge is not None else []:
         console.print(f"  {line}", markup=False, highlight=False)
+    for line in result.answers.lines() if result.answers is not None else []:
+        console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
     for line in result.recorded:
         console.print(plain_text(line), highlight=False)
@@ -218,6 +220,7 @@ def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, An
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
         "judge": None if result.judge is None else result.judge.as_json(),
+        "answers": None if result.answers is None else result.answers.as_json(),
     }
 
 

@@ -70,6 +70,8 @@ class ComparisonResult:
     queries_needed: pd.DataFrame | None = None
     #: The relevance judge's stage (``abcompare.judging.stage.JudgeOutcome``), None without a judge section.
     judge: Any = None
+    #: The answers stage (``abcompare.answers.stage.AnswersOutcome``), None without an answers section.
+    answers: Any = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from abcompare.config.judge import JudgeSettings
+from abcompare.core.vocabulary import ANSWER_METRICS
 
 #: The generators abcompare ships, by the name a config gives them.
 SHIPPED = ("extractive", "local")
@@ -83,8 +84,6 @@ class AnswersSettings(BaseModel):
     @model_validator(mode="after")
     def _known(self) -> AnswersSettings:
         _check_generator(self.generator)
-        from abcompare.answers.scores import ANSWER_METRICS
-
         if self.primary_metric is not None and self.primary_metric not in ANSWER_METRICS:
             raise _located(f"primary_metric must be one of {', '.join(ANSWER_METRICS)}", "primary_metric")
         if self.judge is not None and self.judge.provider == "file":
