@@ -4,6 +4,8 @@ answers change only when the retrieval does."""
 
 from __future__ import annotations
 
+import time
+
 from abcompare.answers.generation import GenerationCost
 from abcompare.answers.hits import Hit, Query
 from abcompare.answers.text import sentences, terms
@@ -26,7 +28,14 @@ class ExtractiveGenerator:
         self.cost = GenerationCost()
 
     def __call__(self, query: Query, hits: list[Hit]) -> tuple[str, list[str]]:
-        self.cost.calls += 1
+        started = time.perf_counter()
+        try:
+            return self._answer(query, hits)
+        finally:
+            self.cost.calls += 1
+            self.cost.seconds += time.perf_counter() - started
+
+    def _answer(self, query: Query, hits: list[Hit]) -> tuple[str, list[str]]:
         asked = terms(query.text)
         candidates = []  # (-score, hit position, sentence position, sentence, hit id)
         for h, hit in enumerate(hits):

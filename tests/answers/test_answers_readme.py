@@ -21,6 +21,10 @@ MARKER = (
     "<!-- the answer lines of configs/answers.yaml's run, pinned by tests/answers/test_answers_readme.py -->"
 )
 _NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+#: The answers stage's lines (the comparison's own header, which starts with its name, is not one).
+ANSWER_LINE = re.compile(
+    r"^(answers \(|answers \S+ vs control|answers \S+: |answer judge |answer traces|generation cost)"
+)
 #: Lines whose figures come from the model (its answers, its grades) or the clock.
 _FREE = ("vs control", "cost", "without")
 
