@@ -141,6 +141,7 @@ def _compare_variants(
     from abcompare.tracking.lifecycle import closing_runs, open_logger, record
 
     evaluation, primary, plan = config.evaluation, config.evaluation.primary_metric, config.sweep_plan
+    given = None  # a collection of several hands over its variants' runs (``produced``) instead
     metrics = metric_columns(evaluation.metrics, evaluation.cutoffs)  # the compared metrics, in config order
     means_of = metrics + judged_columns(evaluation.cutoffs)
     if dataset is None:
@@ -148,7 +149,7 @@ def _compare_variants(
             reporter.stage("loading the dataset")
             dataset = load_dataset_for_experiment(config.dataset)
         reporter.stage(dataset_line(dataset))
-        check_inputs(config, dataset)
+        given = check_inputs(config, dataset)  # the run files, read once: the run stage takes them
     if plan is not None:
         reporter.stage(plan.summary())
         for note in plan.invalid + plan.duplicates:
@@ -166,7 +167,7 @@ def _compare_variants(
                 logger.start()
             if produced is None:
                 produced = executor.variant_runs(
-                    config.variants(), dataset, config.resolved_cache_dir(), retrievers
+                    config.variants(), dataset, config.resolved_cache_dir(), retrievers, given=given
                 )
             for name, variant in config.variants().items():
                 role = "control" if name == "control" else "treatment"
@@ -308,15 +309,13 @@ def compare_collections(
 
     collections = config.collections()
     datasets: dict[str, Dataset] = {}
+    given: dict[str, dict[str, pd.DataFrame]] = {}  # each collection's run files, read once
     for name, collection in collections.items():
         with timer("data"), error_context(f"collection {name!r}"):
             reporter.stage(f"loading collection {name}")
             datasets[name] = load_dataset_for_experiment(collection.dataset)
         reporter.stage(f"  {dataset_line(datasets[name])}")
-        # a run file of another collection's queries is named as such, before its keys are checked
-        _check_run_files_cover(config, name, collection, datasets[name].queries["query_id"], config_path)
-        with error_context(f"collection {name!r}"):
-            check_inputs(collection, datasets[name])
+        given[name] = _checked_collection(config, name, datasets[name], config_path)
     results: dict[str, ComparisonResult] = {}
     with scratch_folder() as tmp:
         with timer("tracking"):
@@ -327,7 +326,7 @@ def compare_collections(
             with timer("retrieval"), error_context("collections"):
                 produced = {
                     name: executor.variant_runs(
-                        c.variants(), datasets[name], c.resolved_cache_dir(), retrievers
+                        c.variants(), datasets[name], c.resolved_cache_dir(), retrievers, given=given[name]
                     )
                     for name, c in collections.items()
                 }  # Ray: every collection's tasks are submitted here, before the first is collected
@@ -382,50 +381,47 @@ def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -
     if config.datasets is None:
         check_inputs(config, load_dataset_for_experiment(config.dataset))
         return
-    check_collection_run_files(config, config_path)
     for name, collection in config.collections().items():
         with error_context(f"collection {name!r}"):
-            check_inputs(collection, load_dataset_for_experiment(collection.dataset))
+            dataset = load_dataset_for_experiment(collection.dataset)
+        _checked_collection(config, name, dataset, config_path)
 
 
-def check_collection_run_files(config: ExperimentConfig, config_path: Path | None = None) -> None:
-    """What ``abcompare validate`` checks of a config across collections without loading a dataset: each
-    collection's run files name some of the ids of its query file (the run checks the evaluated queries
-    themselves, once the datasets are loaded)."""
-    from abcompare.data.experiment import query_file_ids
-
-    for name, collection in config.collections().items():
-        if any(v.run is not None and v.run.path is not None for v in collection.variants().values()):
-            with error_context(f"collection {name!r}"):
-                ids = query_file_ids(collection.dataset)
-            _check_run_files_cover(config, name, collection, ids, config_path)
+def _checked_collection(
+    config: ExperimentConfig, name: str, dataset: Dataset, config_path: Path | None
+) -> dict[str, pd.DataFrame]:
+    """One collection's inputs checked (:func:`check_inputs`), its run files read once: a run file of
+    another collection's queries is named as such before its keys are checked. Returns the run files'
+    tables for the run stage."""
+    collection = config.collections()[name]
+    with error_context(f"collection {name!r}"):
+        given = given_run_files(collection, dataset)
+    _check_run_files_cover(config, name, collection, given, len(dataset.query_ids), config_path)
+    with error_context(f"collection {name!r}"):
+        return check_inputs(collection, dataset, given)
 
 
 def _check_run_files_cover(
     config: ExperimentConfig,
     name: str,
     collection: ExperimentConfig,
-    query_ids: Any,
+    given: Mapping[str, pd.DataFrame],
+    n_queries: int,
     config_path: Path | None,
 ) -> None:
-    """Each run-file variant's file holds some of the collection's queries (``query_ids``; a file of another
-    collection's queries, or a variant missing from this one's file, would score zero on every query): a
-    located error, naming the collection and the file, before any run opens."""
+    """Each run-file variant's file holds some of the collection's queries (``given``: each file's rows
+    for them; a file of another collection's queries, or a variant missing from this one's file, would
+    score zero on every query): a located error, naming the collection and the file, before any run."""
     from abcompare.config.loading import collection_key, line_of, variant_key
     from abcompare.core.errors import ConfigError
-    from abcompare.data.runs import read_run
 
-    wanted = set(query_ids)
-    for variant_name, variant in collection.variants().items():
-        if variant.run is None or variant.run.path is None:
-            continue
-        with error_context(f"collection {name!r}, variant {variant_name!r}", file=variant.run.path):
-            run = read_run(variant.run.path, fmt=variant.run.format)
-        if not run["query_id"].isin(wanted).any():
+    for variant_name, run in given.items():
+        if run.empty:
+            path = collection.variants()[variant_name].run.path
             loc = collection_key(config, name, (*variant_key(variant_name), "run", "path"))
             raise ConfigError(
-                f"collection {name!r}: the run file {variant.run.path} of variant {variant_name!r} covers "
-                f"none of its {len(wanted):,} queries",
+                f"collection {name!r}: the run file {path} of variant {variant_name!r} covers "
+                f"none of its {n_queries:,} queries",
                 file=config_path or config.source,
                 line=line_of(loc, config.key_lines),
                 field=".".join(loc),
@@ -434,23 +430,46 @@ def _check_run_files_cover(
             )
 
 
-def check_inputs(config: ExperimentConfig, dataset: Dataset) -> None:
+def check_inputs(
+    config: ExperimentConfig, dataset: Dataset, given: Mapping[str, pd.DataFrame] | None = None
+) -> dict[str, pd.DataFrame]:
     """What a comparison refuses about its inputs once the dataset is loaded, before any retrieval or
     encoding; ``abcompare validate`` calls it too, so whatever ``run`` would refuse, ``validate`` refuses.
-    The rewrites files against the query ids, and the annotated ids against the keys each variant can
-    return at the configured level (a chunk-level config against document judgments fails here, not
-    after encoding the corpus)."""
+    The rewrites files against the query ids, each run file read and checked as the run stage takes it,
+    and the annotated ids against the keys each variant can return at the configured level (a
+    chunk-level config against document judgments fails here, not after encoding the corpus).
+
+    Returns the run files' tables (``given``, when the caller read them already; else read here), which
+    the run stage takes instead of reading the files a second time."""
     _check_query_rewrites(config, dataset)
-    _check_id_kinds(config, dataset)
+    given = given_run_files(config, dataset) if given is None else dict(given)
+    _check_id_kinds(config, dataset, given)
+    return given
 
 
-def _check_id_kinds(config: ExperimentConfig, dataset: Dataset) -> None:
-    """Each variant's possible hit keys against the annotated ids, with the alignment check the run applies
-    to its hits (same threshold, same diagnosis): a run file's own keys (read here, it is cheap), and for a
-    retrieving variant the keys its level gives the corpus's documents (``doc`` at document level,
-    ``doc#chunk-N`` at chunk level, generously: every annotated chunk of a known document counts)."""
-    from abcompare.data.levels import judged_at_level
+def given_run_files(config: ExperimentConfig, dataset: Dataset) -> dict[str, pd.DataFrame]:
+    """Each run-file variant's rows for the dataset's queries, read once and checked as the run stage
+    checks a run (scored in full in the trec convention), each problem naming the variant and its file.
+    A named pipe is left to the run stage, which reads it once."""
     from abcompare.execution.base import precomputed_run
+
+    given: dict[str, pd.DataFrame] = {}
+    for name, variant in config.variants().items():
+        if variant.run is None or variant.run.path is None or not Path(variant.run.path).is_file():
+            continue  # a pipe gives its bytes once: the run stage reads it, with the comparison open
+        context = f"variant {name!r}" + _given(variant)
+        with error_context(context, file=variant.run.path):
+            given[name] = precomputed_run(variant, dataset)
+        _check_scored_in_full(given[name], variant, context, config.evaluation.convention)
+    return given
+
+
+def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[str, pd.DataFrame]) -> None:
+    """Each variant's possible hit keys against the annotated ids, with the alignment check the run applies
+    to its hits (same threshold, same diagnosis): a run file's own keys (``given``), and for a retrieving
+    variant the keys its level gives the corpus's documents (``doc`` at document level, ``doc#chunk-N``
+    at chunk level, generously: every annotated chunk of a known document counts)."""
+    from abcompare.data.levels import judged_at_level
 
     level, evaluation = config.dataset.level, config.evaluation
     if level == "span" or evaluation.allow_misaligned:
@@ -458,16 +477,11 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset) -> None:
     options = evaluation.alignment_options()
     possible = _retrievable_keys(dataset, level)
     for name, variant in config.variants().items():
-        if variant.run is not None and (variant.run.path is None or not Path(variant.run.path).is_file()):
-            continue  # a Python retriever's keys are known once it has answered; a pipe is read once, later
+        if variant.run is not None and name not in given:
+            continue  # a Python retriever's keys are known once it has answered
         context = f"variant {name!r}" + _given(variant)
-        if variant.run is not None:
-            with error_context(context, file=variant.run.path):
-                run = precomputed_run(variant, dataset)
-            _check_scored_in_full(run, variant, context, evaluation.convention)
-        elif possible is not None:
-            run = possible
-        else:
+        run = given.get(name, possible)
+        if run is None:
             continue
         with error_context(context, file=dataset.annotation_file):
             judged_at_level(run, dataset, level, **options)
@@ -511,28 +525,13 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
 
 
 def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convention: str) -> None:
-    """In the trec convention hits are ordered by score, so a query whose hits are scored only in part has
-    no order: refused naming the variant's run (its file, or its Python retriever) and the query, not the
-    judgments it would next be scored against."""
-    if convention != "trec" or run.empty:
-        return
-    missing = run["score"].isna()
-    if not missing.any():
-        return
-    share = missing.groupby(run["query_id"], sort=False).transform("mean")
-    partial = share.between(0, 1, inclusive="neither")
-    if not partial.any():
-        return
-    first = run[partial & missing].iloc[0]
-    file = variant.run.path if variant.run is not None and variant.run.path is not None else None
-    with error_context(context, file=file):
-        raise DataError(
-            f"query {first['query_id']!r}: the hit at rank {first['rank']} ({first['key']!r}) has no score "
-            "while others of its query have one",
-            field="score",
-            hint="the trec convention orders hits by score: give every hit of a query a finite score, or "
-            "none (then their order is the ranking)",
-        )
+    """``data.runs.check_scored_in_full``, naming the variant's run (its file and line, or its Python
+    retriever) and the query, not the judgments it would next be scored against."""
+    from abcompare.data.runs import check_scored_in_full
+
+    given = variant.run.path if variant.run is not None and variant.run.path is not None else None
+    with error_context(context, file=given):
+        check_scored_in_full(run, convention, path=given, fmt=variant.run.format if given else "auto")
 
 
 def _given(variant: Any) -> str:

@@ -667,8 +667,10 @@ class ExperimentConfig(_Model):
         return self
 
     def variants(self) -> dict[str, VariantSettings]:
-        """The control first, then the treatments in config order."""
-        return {"control": self.control, **self.treatments}
+        """The control first, then the treatments in config order; at ``dataset.level: document`` each
+        counts its ``depth``, ``top_k`` and ``rerank.top_n`` in documents (``VariantSettings.counted_in``)."""
+        unit = "document" if self.dataset is not None and self.dataset.level == "document" else "chunk"
+        return {name: v.counted_in(unit) for name, v in {"control": self.control, **self.treatments}.items()}
 
     def collections(self) -> dict[str, ExperimentConfig]:
         """Each collection of ``datasets`` as its own one-collection config, by name in config order: this

@@ -218,7 +218,7 @@ _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$"
 
 
 def parse_floats(
-    values: pa.Array, *, path: str | Path, numbers: np.ndarray, what: str, hint: str
+    values: pa.Array, *, path: str | Path, numbers: np.ndarray, what: str, hint: str, field: str | None = None
 ) -> np.ndarray:
     """Strings to float64, vectorised; the first non-numeric one is a ``DataError`` at its line."""
     try:
@@ -229,7 +229,11 @@ def parse_floats(
         if bad is None:  # pragma: no cover - the regex and Arrow's parser agree on ordinary numbers
             raise DataError(f"cannot parse the {what} values as numbers", file=path, hint=hint) from None
         raise DataError(
-            f"non-numeric {what} {values[bad].as_py()!r}", file=path, line=int(numbers[bad]), hint=hint
+            f"non-numeric {what} {values[bad].as_py()!r}",
+            file=path,
+            line=int(numbers[bad]),
+            field=field,
+            hint=hint,
         ) from None
 
 

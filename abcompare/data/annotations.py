@@ -177,18 +177,20 @@ def _read_columns(path: InputFile, *, fields: int, hint: str, tab_only: bool, he
     for values, name in ((query, "query id"), (key, "document id")):
         empty = first_true(pc.equal(values, "").to_numpy(zero_copy_only=False))
         if empty is not None:
-            raise DataError(f"empty {name}", file=path, line=int(numbers[empty]), hint=hint)
+            field = name.replace(" ", "_")
+            raise DataError(f"empty {name}", file=path, line=int(numbers[empty]), field=field, hint=hint)
     grade = parse_floats(
         grade_text,
         path=path,
         numbers=numbers,
         what="grade",
         hint="the grade is an integer (0 = not relevant, higher = more relevant)",
+        field="grade",
     )
     bad = first_true(grade_problem(grade))
     if bad is not None:
         message = f"grade {grade_text[bad].as_py()!r} is not an integer in range"
-        raise DataError(message, file=path, line=int(numbers[bad]), hint=_GRADE_HINT)
+        raise DataError(message, file=path, line=int(numbers[bad]), field="grade", hint=_GRADE_HINT)
     frame = pd.DataFrame(
         {
             "query_id": query.to_pandas().astype("str"),
@@ -331,6 +333,7 @@ def _deduplicate(frame: pd.DataFrame, path: str | Path) -> pd.DataFrame:
             f"conflicting grades {values} for query {q!r}, id {k!r}{where}",
             file=path,
             line=int(numbers[bad]) if numbers is not None else None,
+            field="grade",
             hint="keep one judgment per (query, id)",
         )
     return frame[~repeated].reset_index(drop=True)

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.core.errors import DataError
-from abcompare.core.hits import RagHit
+from abcompare.core.hits import KEY_RULE, RagHit
 from abcompare.core.limits import MAX_INDEX
 from abcompare.data._jsonl import jsonl_records
 from abcompare.data.hit_lists import (
@@ -45,6 +45,16 @@ def read_jsonl_run(path: str | Path) -> pd.DataFrame:
         hits_by_query[qid] = checked_hit_list(record["hits"], qid, path=path, line=number)
         line_of[qid] = number
     return finite_scores(run_frame_from_hits(hits_by_query), path)
+
+
+def jsonl_hit_location(path: str | Path, query_id: str, rank: int, name: str) -> dict[str, Any]:
+    """Where a JSONL run file holds the field ``name`` of the hit at ``rank`` of ``query_id`` (its list
+    position, as the run table numbers it): ``{"line": n, "field": "hits[i].name"}``, or ``{}`` when the
+    query is not found."""
+    for number, record in jsonl_records(path, "run", ""):
+        if isinstance(record, dict) and clean_id(record.get("query_id")) == query_id:
+            return {"line": number, "field": f"hits[{rank - 1}].{name}"}
+    return {}
 
 
 def hit_lists_run(hits_by_query: Mapping[Any, Any]) -> pd.DataFrame:
@@ -114,6 +124,15 @@ def _validate_hit(
                 hint="give each hit a finite score, or leave the score out of every hit of the query "
                 "(then their order is the ranking)",
             )
+    if raw.get("id") is not None and _nameless(hit):
+        raise DataError(
+            f"invalid hit: id {raw['id']!r} is empty",
+            file=path,
+            line=line,
+            field=f"{prefix}hits[{index}].id",
+            hint="give every hit its id (or the hit fields a key is computed from: document_id, "
+            "source_path, ...); a hit without any would be matched by its position alone",
+        )
     whole = [(name, getattr(hit, name)) for name in ("rank", "chunk_index", "page_number")]
     whole += [(f"metadata.{name}", (hit.metadata or {}).get(name)) for name in ("start", "end")]
     for name, value in whole:
@@ -129,6 +148,11 @@ def _validate_hit(
                 hint="ranks, chunk indexes, page numbers and character offsets are integers",
             )
     return hit
+
+
+def _nameless(hit: RagHit) -> bool:
+    """Whether no field of ``hit`` gives it a key (``core.hits.KEY_RULE``): only its position would."""
+    return not any(all(clean_id(getattr(hit, name)) is not None for name in fields) for fields, _ in KEY_RULE)
 
 
 def _check_hit_ranks(

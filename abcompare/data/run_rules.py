@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 
 from abcompare.core.errors import DataError
+from abcompare.core.hits import KEY_RULE
 from abcompare.core.ranking import run_order
 from abcompare.data._lines import (
     first_true,
@@ -69,3 +70,24 @@ def finite_scores(frame: pd.DataFrame, path: str | Path | None) -> pd.DataFrame:
 def column_order(frame: pd.DataFrame) -> pd.DataFrame:
     extra = [c for c in frame.columns if c not in RUN_COLUMNS]
     return frame[[*RUN_COLUMNS, *extra]]
+
+
+def _set(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """Whether each row's ``name`` is set (present, not NA, not blank): the id rule's ``clean_id``."""
+    if name not in frame:
+        return np.zeros(len(frame), dtype=bool)
+    column = frame[name]
+    return (column.notna() & (column.astype("str").str.strip() != "")).to_numpy(dtype=bool)
+
+
+def nameless_hits(frame: pd.DataFrame) -> np.ndarray:
+    """Rows that name their hit by an id column (``key`` or ``id``) left blank while no other hit field
+    gives a key (``core.hits.KEY_RULE``): the hit would be matched by its position in the list alone, so a
+    blank id is refused where it is written, not left to match an annotated ``"3"``."""
+    id_columns = [name for name in ("key", "id") if name in frame]
+    if not id_columns:
+        return np.zeros(len(frame), dtype=bool)
+    keyed = _set(frame, "key").copy()
+    for fields, _ in KEY_RULE:
+        keyed |= np.logical_and.reduce([_set(frame, name) for name in fields])
+    return ~keyed

@@ -15,6 +15,7 @@ from abcompare.core.errors import DataError
 from abcompare.core.limits import MAX_INDEX
 from abcompare.data._lines import (
     InputFile,
+    as_input,
     first_true,
     read_bytes,
     unix_newlines,
@@ -24,10 +25,17 @@ from abcompare.data.hit_lists import (
     INT_FIELDS,
     stable_keys,
 )
-from abcompare.data.run_rules import column_order, order_by_score, ranks_within
+from abcompare.data.run_rules import column_order, nameless_hits, order_by_score, ranks_within
 
 
 def read_parquet_run(path: InputFile) -> pd.DataFrame:
+    frame, where = _parquet_frame(path)
+    return _finish_table(frame, path, where)
+
+
+def _parquet_frame(path: InputFile) -> tuple[pd.DataFrame, Any]:
+    """The Parquet file's table as it is, and where its rows are (``row N``: Parquet has no lines)."""
+    path = as_input(path, "run")
     # a missing file gets our error from read_bytes; a pipe is read once into memory (Parquet needs seeks)
     source = path.path if path.rereadable else io.BytesIO(read_bytes(path, "run"))
     try:
@@ -36,10 +44,17 @@ def read_parquet_run(path: InputFile) -> pd.DataFrame:
         raise DataError(
             f"cannot read Parquet run: {exc}", file=path, hint="write it with pandas/pyarrow"
         ) from None
-    return _finish_table(frame, path, lambda i: {"field": f"row {i + 1}"})
+    return frame, lambda i: {"field": f"row {i + 1}"}
 
 
 def read_csv_run(path: str | Path) -> pd.DataFrame:
+    frame, where = _csv_frame(path)
+    return _finish_table(frame, path, where)
+
+
+def _csv_frame(path: str | Path) -> tuple[pd.DataFrame, Any]:
+    """The CSV file's rows as strings (numbers converted, located), and where each row is: its line in
+    the file (the header is line 1), or ``row N`` when a quoted value spans lines."""
     import pyarrow.csv as pacsv
 
     data = unix_newlines(read_bytes(path, "run"))
@@ -67,7 +82,21 @@ def read_csv_run(path: str | Path) -> pd.DataFrame:
     for name in ("rank", "score", *FLOAT_FIELDS, *INT_FIELDS):
         if name in frame:
             frame[name] = _numeric_column(frame[name], name, path, where)
-    return _finish_table(frame, path, where)
+    return frame, where
+
+
+def tabular_hit_location(path: str | Path, fmt: str, query_id: str, key: str, name: str) -> dict[str, Any]:
+    """Where a CSV or Parquet run file holds the column ``name`` of the hit ``(query_id, key)`` of its run
+    table: ``{"line": n, "field": name}`` (CSV) or ``{"field": "row n: name"}``, found by reading the file
+    again with its rows numbered (only an error's path does this); ``{}`` when the hit is not found."""
+    frame, where = _csv_frame(path) if fmt == "csv" else _parquet_frame(as_input(path, "run"))
+    numbered = _finish_table(frame.assign(**{_ROW: np.arange(len(frame))}), path, where)
+    found = numbered[(numbered["query_id"] == query_id) & (numbered["key"] == key)]
+    return _merge(where(int(found[_ROW].iloc[0])), name) if len(found) else {}
+
+
+#: The column that numbers a file's rows while it is read for a location (never in a run table).
+_ROW = "__abcompare_row__"
 
 
 def _numeric_column(values: pd.Series, name: str, path: str | Path, where) -> pd.Series:
@@ -144,6 +173,15 @@ def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.Dat
     for name in INT_FIELDS:
         if name in frame:
             frame[name] = _integral(frame[name], name, path, where)
+    blank = first_true(nameless_hits(frame))
+    if blank is not None:
+        name = "key" if "key" in frame else "id"
+        raise DataError(
+            f"empty {name} for query {frame.at[blank, 'query_id']!r}",
+            file=path,
+            **_merge(where(blank), name),
+            hint=f"give every hit its {name} (or the hit fields a key is computed from)",
+        )
     if "rank" in frame:
         frame["rank"] = _integral(frame["rank"], "rank", path, where)
         frame = _order_by_rank(frame, path, where)

@@ -32,6 +32,8 @@ from abcompare.data.hit_lists import (
 from abcompare.data.run_rules import order_by_score, ranks_within
 
 _TREC_HINT = "each line is 'query_id Q0 doc_id rank score run_tag' separated by whitespace"
+#: A short line's first missing field, named in its error (a line of 3 fields lacks the rank).
+_FIELD_NAMES = ("query_id", "Q0", "docno", "rank", "score", "run_tag")
 
 
 def read_trec_run(path: str | Path) -> pd.DataFrame:
@@ -147,6 +149,7 @@ def _read_trec_lines(path: str | Path) -> pd.DataFrame:
             f"malformed line: expected 6 fields, found {counts[bad]}",
             file=path,
             line=int(numbers[bad]),
+            field=_FIELD_NAMES[min(int(counts[bad]), 5)],
             hint=_TREC_HINT,
         )
     score = parse_floats(
@@ -155,6 +158,7 @@ def _read_trec_lines(path: str | Path) -> pd.DataFrame:
         numbers=numbers,
         what="score",
         hint="the 5th field is the score; trec_eval orders hits by it",
+        field="score",
     )
     bad = first_true(~np.isfinite(score))
     if bad is not None:
@@ -162,6 +166,7 @@ def _read_trec_lines(path: str | Path) -> pd.DataFrame:
             f"score is {score[bad]} (NaN/inf)",
             file=path,
             line=int(numbers[bad]),
+            field="score",
             hint="write a finite score for every hit",
         )
     qid = pc.list_element(parts, 0)
@@ -200,6 +205,7 @@ def _check_unique_docs(qid: pa.Array, doc: pa.Array, qcodes: np.ndarray, numbers
         f"(first at line {numbers[first]})",
         file=path,
         line=int(numbers[bad]),
+        field="docno",
         hint="trec_eval rejects repeated docnos; keep one line each",
     )
 

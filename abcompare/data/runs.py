@@ -28,12 +28,13 @@ from abcompare.data.hit_lists import (
     run_frame_from_hits,
     stable_keys,
 )
-from abcompare.data.run_jsonl import hit_lists_run, read_jsonl_run
-from abcompare.data.run_tabular import read_csv_run, read_parquet_run, table_run
+from abcompare.data.run_jsonl import hit_lists_run, jsonl_hit_location, read_jsonl_run
+from abcompare.data.run_tabular import read_csv_run, read_parquet_run, table_run, tabular_hit_location
 from abcompare.data.run_trec import read_trec_run, run_tag, write_trec_run
 
 __all__ = [
     "RUN_COLUMNS",
+    "check_scored_in_full",
     "hits_from_run_frame",
     "read_run",
     "returned_run",
@@ -128,6 +129,62 @@ def returned_run(returned: Any) -> pd.DataFrame:
     if run.empty:
         raise DataError("returned no hit for any query", hint="return each query's ranked hits, best first")
     return bounded_hit_lists(run)
+
+
+def check_scored_in_full(
+    run: pd.DataFrame, convention: str, *, path: str | Path | None = None, fmt: str = "auto"
+) -> None:
+    """In the trec convention hits are ordered by score, so a query whose hits are scored only in part has
+    no order: a ``DataError`` naming the query and the hit, located at its line when the run was read
+    from the file ``path`` (the file is read again to find it: only the error's path pays for that).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> run = pd.DataFrame({"query_id": ["q", "q"], "rank": [1, 2], "key": ["a", "b"], "score": [1.0, None]})
+    >>> check_scored_in_full(run, "ai4j")  # ranks order the hits: nothing to refuse
+    >>> check_scored_in_full(run, "trec")
+    Traceback (most recent call last):
+    ...
+    abcompare.core.errors.DataError: score: query 'q': the hit at rank 2 ('b') has no score while others \
+of its query have one (the trec convention orders hits by score: give every hit of a query a finite score, \
+or none (then their order is the ranking))
+    """
+    if convention != "trec" or run.empty:
+        return
+    missing = run["score"].isna()
+    if not missing.any():
+        return
+    share = missing.groupby(run["query_id"], sort=False).transform("mean")
+    partial = share.between(0, 1, inclusive="neither")
+    if not partial.any():
+        return
+    first = run[partial & missing].iloc[0]
+    query_id, key = str(first["query_id"]), str(first["key"])
+    where = _hit_location(path, fmt, query_id, key, int(first["rank"])) if path is not None else {}
+    raise DataError(
+        f"query {query_id!r}: the hit at rank {first['rank']} ({key!r}) has no score while others of its "
+        "query have one",
+        file=path,
+        line=where.get("line"),
+        field=where.get("field", "score"),
+        hint="the trec convention orders hits by score: give every hit of a query a finite score, or "
+        "none (then their order is the ranking)",
+    )
+
+
+def _hit_location(path: str | Path, fmt: str, query_id: str, key: str, rank: int) -> dict[str, Any]:
+    """Where the run file ``path`` holds the score of a hit of its run table (``line`` and ``field``), or
+    ``{}`` when the file cannot be read again (a pipe) or the hit is not found."""
+    source = as_input(path, "run")
+    if not source.rereadable:
+        return {}
+    fmt = _detect_format(source) if fmt == "auto" else fmt
+    if fmt == "jsonl":
+        return jsonl_hit_location(source, query_id, rank, "score")
+    if fmt in ("csv", "parquet"):
+        return tabular_hit_location(source, fmt, query_id, key, "score")
+    return {}  # a TREC run has a finite score on every line
 
 
 def _detect_format(path: InputFile) -> str:

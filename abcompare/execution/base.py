@@ -44,10 +44,12 @@ class Executor(Protocol):
         dataset: Dataset,
         cache_dir: Path,
         retrievers: Mapping[str, Retriever] | None = None,
+        *,
+        given: Mapping[str, pd.DataFrame] | None = None,
     ) -> Iterator[VariantRun]:
         """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready; a run
         given as a file or a Python retriever (from ``retrievers``) is produced in the driver
-        (:func:`given_run`)."""
+        (:func:`given_run`; ``given``: run files already read, by name, not read again)."""
         ...
 
     def time_queries(
@@ -109,15 +111,22 @@ def _for_queries(run: pd.DataFrame, dataset: Dataset) -> pd.DataFrame:
 
 
 def given_run(
-    name: str, variant: VariantSettings, dataset: Dataset, retrievers: Mapping[str, Retriever] | None
+    name: str,
+    variant: VariantSettings,
+    dataset: Dataset,
+    retrievers: Mapping[str, Retriever] | None,
+    given: Mapping[str, pd.DataFrame] | None = None,
 ) -> VariantRun:
     """A variant whose run is given, not retrieved, produced in the driver (where the file is, and where
     the caller's callable lives: it is never pickled): a run file as it reads, or the hits of the Python
     retriever ``run.python`` names, called once with the dataset's queries and checked by the run-file
-    rules (``data.runs.returned_run``). The callable's wall time over the queries is its cost
+    rules (``data.runs.returned_run``); a run file already read (``given[name]``, by the inputs' check) is
+    not read again. The callable's wall time over the queries is its cost
     (``efficiency.seconds_per_query``); it builds no index the comparison could see."""
     assert variant.run is not None
     if variant.run.python is None:
+        if given is not None and name in given:
+            return VariantRun(name, given[name])
         return VariantRun(name, precomputed_run(variant, dataset))
     from abcompare.data.runs import returned_run
     from abcompare.retrieval.pipeline import RetrievalCost

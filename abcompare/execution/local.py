@@ -12,6 +12,7 @@ from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
     from abcompare.data.dataset import Dataset
     from abcompare.retrieval.latency import TimingPlan
@@ -26,12 +27,13 @@ def produce_variant_run(
     cache_dir: Path,
     reporter: Reporter,
     retrievers: Mapping[str, Retriever] | None = None,
+    given: Mapping[str, pd.DataFrame] | None = None,
 ) -> VariantRun:
     """A variant's run table and its cost: read from its run file, from a Python retriever handed over,
     or retrieved here (``cache`` memoises chunks, indexes, embeddings and each retriever's hits across the
     variants of one comparison)."""
     if variant.run is not None:
-        return given_run(name, variant, dataset, retrievers)
+        return given_run(name, variant, dataset, retrievers, given)
     require_corpus(name, dataset)
     from abcompare.data.runs import run_frame_from_hits
     from abcompare.retrieval.pipeline import run_variant_with_cost
@@ -60,10 +62,12 @@ class LocalExecutor:
         dataset: Dataset,
         cache_dir: Path,
         retrievers: Mapping[str, Retriever] | None = None,
+        *,
+        given: Mapping[str, pd.DataFrame] | None = None,
     ) -> Iterator[VariantRun]:
         for name, variant in variants.items():
             yield produce_variant_run(
-                name, variant, dataset, self.cache, cache_dir, self.reporter, retrievers
+                name, variant, dataset, self.cache, cache_dir, self.reporter, retrievers, given
             )
 
     def time_queries(

@@ -33,6 +33,7 @@ from abcompare.retrieval.settings import BM25Settings, VariantSettings
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
     from abcompare.data.dataset import Dataset
     from abcompare.retrieval.latency import TimingPlan
@@ -157,6 +158,8 @@ class RayExecutor:
         dataset: Dataset,
         cache_dir: Path,
         retrievers: Mapping[str, Retriever] | None = None,
+        *,
+        given: Mapping[str, pd.DataFrame] | None = None,
     ) -> Iterator[VariantRun]:
         """Submits every retrieved variant's tasks now (not at the first ``next``), so a comparison across
         several collections has all of them in flight before the first is collected; the session is
@@ -164,7 +167,7 @@ class RayExecutor:
         retrieval = {name: v for name, v in variants.items() if v.run is None}
         pending = self._submit(retrieval, dataset, cache_dir) if retrieval else {}
         self._in_flight += bool(pending)
-        return self._collected(variants, pending, dataset, retrievers)
+        return self._collected(variants, pending, dataset, retrievers, given)
 
     def _collected(
         self,
@@ -172,11 +175,12 @@ class RayExecutor:
         pending: dict[str, _Pending],
         dataset: Dataset,
         retrievers: Mapping[str, Retriever] | None,
+        given: Mapping[str, pd.DataFrame] | None = None,
     ) -> Iterator[VariantRun]:
         last = list(pending)[-1] if pending else None
         for name, variant in variants.items():
             if variant.run is not None:  # a run file, or a Python retriever: in the driver, never pickled
-                yield given_run(name, variant, dataset, retrievers)
+                yield given_run(name, variant, dataset, retrievers, given)
                 continue
             produced = self._collect(name, pending.pop(name))  # its object refs go with it
             if name == last:
@@ -225,11 +229,10 @@ class RayExecutor:
             if queries_id not in planned_refs:
                 planned_refs[queries_id] = texts_ref if planned == query_texts else ray.put(planned)
             feedback = pipeline.feedback_of(variant)
+            depth = pipeline.fetch_depth(variant, chunks)
             steps = []
             for retriever, spec in variant.retrievers.items():
-                key = pipeline.ranking_key(
-                    retriever, spec, chunks_id, variant.depth, queries_id, cache_dir, feedback
-                )
+                key = pipeline.ranking_key(retriever, spec, chunks_id, depth, queries_id, cache_dir, feedback)
                 if isinstance(spec, BM25Settings):
                     index_key = pipeline.bm25_index_key(chunks_id, spec)
                     if index_key not in indexes:
@@ -239,7 +242,7 @@ class RayExecutor:
                         indexes[index_key] = _Shared(index, seconds, nbytes)
                     if key not in rankings:
                         ranking, seconds = _bm25_ranking.options(num_returns=2, **self._options()).remote(
-                            indexes[index_key].ref, planned_refs[queries_id], variant.depth, feedback
+                            indexes[index_key].ref, planned_refs[queries_id], depth, feedback
                         )
                         rankings[key] = _Shared(ranking, seconds)
                     steps.append((retriever, key, index_key))
@@ -252,7 +255,7 @@ class RayExecutor:
                     if key not in rankings and key not in requests:
                         texts = pipeline.query_texts_for(spec, planned)
                         requests[key] = _EncodeRequest(key, encoder, texts)
-                        searches[key] = (vectors_key, variant.depth)
+                        searches[key] = (vectors_key, depth)
                     steps.append((retriever, key, vectors_key))
             plan.append((name, variant, chunks_id, steps))
 

@@ -219,13 +219,12 @@ def _stages(
         texts = plan_queries(variant.query_planning, query_ids, query_texts)
         feedback = feedback_of(variant)
         planned_id = pipeline.queries_key(texts.texts)
+        depth = pipeline.fetch_depth(variant, chunks)
         for retriever, spec in variant.retrievers.items():
-            key = pipeline.ranking_key(
-                retriever, spec, chunks_id, variant.depth, planned_id, cache_dir, feedback
-            )
+            key = pipeline.ranking_key(retriever, spec, chunks_id, depth, planned_id, cache_dir, feedback)
             if key not in stages:
                 per_text, everything = _retriever_stage(
-                    retriever, spec, chunks, chunks_id, variant.depth, texts.texts, cache_dir, cache, feedback
+                    retriever, spec, chunks, chunks_id, depth, texts.texts, cache_dir, cache, feedback
                 )
                 stages[key] = _per_question(per_text, texts.groups)
                 hits_of[key] = cache.get(key, everything)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from abcompare.core.errors import RetrievalError
-from abcompare.core.hits import RagHit
+from abcompare.core.hits import RagHit, stable_key
 from abcompare.retrieval.bm25 import BM25Index
 from abcompare.retrieval.chunking import Chunk, chunk_corpus
 from abcompare.retrieval.dense import DenseEncoder, search
@@ -336,11 +336,12 @@ def finish_variant(
     weights = (
         [(fusion.weights or {}).get(name, 1.0) for name in variant.retrievers] if fusion is not None else None
     )
+    cut = first_documents if variant.counts_documents else _first_hits
     results: dict[str, list[RagHit]] = {}
     for i, (query_id, text) in enumerate(zip(query_ids, query_texts, strict=True)):
         per_text = []
         for row in plan.groups[i]:
-            lists = [hits[row] for hits in per_retriever]
+            lists = [cut(hits[row], variant.depth) for hits in per_retriever]
             if len(lists) == 1 and fusion is None:
                 per_text.append(lists[0])
             else:
@@ -353,11 +354,41 @@ def finish_variant(
             roles = [plan.roles[row] for row in plan.groups[i]]
             ranked = fuse_query_texts(variant.query_planning, per_text, roles)
         if reranker is not None:
-            ranked = reranker.rerank(text, list(ranked[: variant.rerank.top_n]))
-        results[query_id] = ranked[: variant.top_k]
+            ranked = reranker.rerank(text, cut(ranked, variant.rerank.top_n))
+        results[query_id] = cut(ranked, variant.top_k)
         if progress is not None:
             progress(i + 1, len(query_ids))
     return results
+
+
+def _first_hits(hits: Sequence[RagHit], n: int) -> list[RagHit]:
+    """The first ``n`` hits."""
+    return list(hits[:n])
+
+
+def first_documents(hits: Sequence[RagHit], n: int) -> list[RagHit]:
+    """The hits of the first ``n`` documents of a ranked list: every hit before the first hit of the
+    ``n+1``-th distinct document. Judged as documents (each document at its best-ranked hit, as
+    ``data.levels.collapse_to_documents`` judges them), the list holds ``n`` documents, as trec_eval
+    would count the collapsed run, however many chunks of one document came first."""
+    seen: set[str] = set()
+    for position, hit in enumerate(hits):
+        document = hit.document_id or stable_key(hit, position).split("#", 1)[0]
+        if document not in seen:
+            if len(seen) == n:
+                return list(hits[:position])
+            seen.add(document)
+    return list(hits)
+
+
+def fetch_depth(variant: VariantSettings, chunks: Sequence[Chunk]) -> int:
+    """How many chunk hits each retriever returns a query: ``depth``, or when the variant counts
+    documents enough to hold ``depth`` documents whichever chunks come first (``depth`` times the most
+    chunks of one document, at most every chunk); :func:`finish_variant` then keeps the first ``depth``."""
+    if not variant.counts_documents or not chunks:
+        return variant.depth
+    most = max(Counter(chunk.document_id for chunk in chunks).values())
+    return min(len(chunks), variant.depth * most)
 
 
 def check_inputs(variant: VariantSettings, corpus: Any, queries: Any) -> None:
@@ -416,8 +447,8 @@ def run_variant_with_cost(
     query_ids, query_texts = query_table(queries)
     planned = plan_queries(variant.query_planning, query_ids, query_texts).texts
     per_retriever = [
-        _retrieve(name, spec, chunks, chunks_id, planned, variant.depth, cache_dir, progress, memo, cost,
-                  feedback_of(variant))
+        _retrieve(name, spec, chunks, chunks_id, planned, fetch_depth(variant, chunks), cache_dir, progress,
+                  memo, cost, feedback_of(variant))
         for name, spec in variant.retrievers.items()
     ]  # fmt: skip
     start = time.perf_counter()

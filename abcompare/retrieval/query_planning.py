@@ -74,8 +74,8 @@ def _read_variants_file(path: Path, _mtime_ns: int, _size: int) -> VariantsFile:
         if not line.strip():
             continue
 
-        def error(message: str, number: int = number) -> ConfigError:
-            return ConfigError(message, file=path, line=number, hint=FILE_HINT)
+        def error(message: str, field: str | None = None, number: int = number) -> ConfigError:
+            return ConfigError(message, file=path, line=number, field=field, hint=FILE_HINT)
 
         try:
             record = json.loads(line)
@@ -89,22 +89,26 @@ def _read_variants_file(path: Path, _mtime_ns: int, _size: int) -> VariantsFile:
             clean_id(written) if isinstance(written, str | int) and not isinstance(written, bool) else None
         )
         if query_id is None:
-            raise error("the line has no query_id (a string or an integer)")
+            raise error("the line has no query_id (a string or an integer)", "query_id")
         if query_id in lines:
-            raise error(f"query {query_id!r} is listed twice (first on line {lines[query_id]})")
+            raise error(f"query {query_id!r} is listed twice (first on line {lines[query_id]})", "query_id")
         variants = record.get("variants")
         if not isinstance(variants, list):
-            raise error(f"query {query_id!r}: 'variants' must be a list of query texts")
+            raise error(f"query {query_id!r}: 'variants' must be a list of query texts", "variants")
         if len(variants) > MAX_REWRITES_PER_QUERY:
             raise error(
                 f"query {query_id!r} has {len(variants):,} rewrites: at most {MAX_REWRITES_PER_QUERY:,} a "
-                "query (each is retrieved and fused)"
+                "query (each is retrieved and fused)",
+                "variants",
             )
         for position, variant in enumerate(variants, start=1):
             if not isinstance(variant, str):
-                raise error(f"query {query_id!r}: variant {position} is not a string ({json.dumps(variant)})")
+                raise error(
+                    f"query {query_id!r}: variant {position} is not a string ({json.dumps(variant)})",
+                    f"variants[{position - 1}]",
+                )
             if not variant.strip():
-                raise error(f"query {query_id!r}: variant {position} is empty")
+                raise error(f"query {query_id!r}: variant {position} is empty", f"variants[{position - 1}]")
         rewrites[query_id] = tuple(variants)
         lines[query_id] = number
     return VariantsFile(path, rewrites, lines)
@@ -132,6 +136,7 @@ def check_against_queries(
                     f"unknown query id {query_id!r}: the dataset's query file has no such query",
                     file=file.path,
                     line=line,
+                    field="query_id",
                     hint="each line's query_id must be one of the dataset's query ids",
                 )
         missing = sum(1 for q in evaluated_ids if not file.rewrites.get(q))

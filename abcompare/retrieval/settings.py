@@ -204,7 +204,9 @@ class RunFileSettings(_Settings):
     of a Python callable the caller hands over by name (the YAML never imports code)."""
 
     path: Path | None = Field(None, description="Run file (any format the data layer reads).")
-    format: str = Field("auto", description="Run file format; 'auto' detects it from the file.")
+    format: Literal["auto", "trec", "jsonl", "parquet", "csv"] = Field(
+        "auto", description="Run file format; 'auto' detects it from the file's name, then its first bytes."
+    )
     python: str | None = Field(
         None,
         min_length=1,
@@ -281,6 +283,25 @@ class VariantSettings(_Settings):
             message = "rm3 expands the queries of BM25 retrievers, and this variant has none"
             raise _located(message, "query_planning", "expansion")
         return self
+
+    #: What ``depth``, ``top_k`` and ``rerank.top_n`` count: ``chunk`` hits, or ``document``s (the
+    #: experiment's ``dataset.level: document`` sets it through ``ExperimentConfig.variants()``: hits are
+    #: then judged as documents, so each list holds that many documents, however many chunks that takes).
+    _unit: str = PrivateAttr("chunk")
+
+    def counted_in(self, unit: str) -> VariantSettings:
+        """This variant with ``depth``, ``top_k`` and ``rerank.top_n`` counted in ``unit`` (``chunk`` or
+        ``document``): itself when it already is."""
+        if unit == self._unit:
+            return self
+        copy = self.model_copy()
+        copy._unit = unit
+        return copy
+
+    @property
+    def counts_documents(self) -> bool:
+        """Whether ``depth``, ``top_k`` and ``rerank.top_n`` count documents, not chunk hits."""
+        return self._unit == "document"
 
     def pipeline_identity(self) -> str:
         """What decides this variant's hits: its settings without the ones that have no effect (RRF's

@@ -66,7 +66,11 @@ def test_each_collection_is_the_same_comparison_on_its_own_dataset(tmp_path: Pat
     )
     for name, collection in collections.items():
         assert collection.datasets is None and collection.collections() == {}
-        assert collection.variants() == config.variants()  # the same control and treatments everywhere
+        settings = {n: v.model_dump() for n, v in collection.variants().items()}
+        assert settings == {n: v.model_dump() for n, v in config.variants().items()}  # the same everywhere
+        # what depth and top_k count follows each collection's level (documents at level: document)
+        documents = collection.dataset.level == "document"
+        assert all(v.counts_documents == documents for v in collection.variants().values())
         assert collection.tracking.run_name == f"several {name}"  # the nested run says its collection
         assert collection.significance == config.significance
     assert first.fingerprint() != second.fingerprint() != config.fingerprint()

@@ -68,9 +68,9 @@ NOT_A_STRING = '{"query_id": "qa-002", "variants": [["nested"]]}'
 @pytest.mark.parametrize(
     "command, bad, message",
     [
-        ("validate", EMPTY, "query 'qa-002': variant 2 is empty"),
-        ("run", EMPTY, "query 'qa-002': variant 2 is empty"),
-        ("validate", NOT_A_STRING, "query 'qa-002': variant 1 is not a string ([\"nested\"])"),
+        ("validate", EMPTY, "variants[1]: query 'qa-002': variant 2 is empty"),
+        ("run", EMPTY, "variants[1]: query 'qa-002': variant 2 is empty"),
+        ("validate", NOT_A_STRING, "variants[0]: query 'qa-002': variant 1 is not a string ([\"nested\"])"),
     ],
 )
 def test_an_empty_or_non_string_variant_is_an_error_at_its_line(
@@ -90,8 +90,8 @@ def test_an_unknown_query_id_is_an_error_at_its_line_before_any_run_opens(tmp_pa
     result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
     line = one_error(result)
     assert line.startswith(
-        f"error: {tmp_path / 'rewrites.jsonl'}:3: unknown query id 'qa-999': the dataset's query file has "
-        "no such query ("
+        f"error: {tmp_path / 'rewrites.jsonl'}:3: query_id: unknown query id 'qa-999': the dataset's query "
+        "file has no such query ("
     )
     nothing_ran(tmp_path, result)
 
