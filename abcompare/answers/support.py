@@ -48,13 +48,14 @@ def support_judge(judge: Judge) -> Judge:
     """``judge`` asked the support question: ``grade(statement, context)``. It shares the judge's model,
     cache (under its own prompt version, so no relevance grade is reused) and cost counters."""
     from abcompare.judging.python_judge import PythonJudge
+    from abcompare.judging.transformers_judge import TransformersJudge
 
+    if isinstance(judge, TransformersJudge):
+        judge.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
     view = copy.copy(judge)
     view.prompt_version = SUPPORT_PROMPT_VERSION
     if isinstance(judge, PythonJudge):
         return view
-    from abcompare.judging.transformers_judge import TransformersJudge
-
     if isinstance(judge, TransformersJudge):
         tokenizer = judge.tokenizer
 

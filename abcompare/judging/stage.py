@@ -35,8 +35,8 @@ PURPOSES = ("pool", "agreement")
 LABEL_COLUMNS = ["query_id", "key", "purpose", "human_grade", "grade", "source", "judge", "prompt_version",
                  "problem", "cached"]  # fmt: skip
 #: MLflow table names of the stage's tables.
-LABELS_TABLE = "judge_labels.json"
-CONFUSION_TABLE = "judge_confusion.json"
+LABELS_TABLE = "judge_labels"
+CONFUSION_TABLE = "judge_confusion"
 
 
 @dataclass
@@ -59,6 +59,8 @@ class JudgeOutcome:
     min_agreement: float | None
     metric: str
     notes: list[str] = field(default_factory=list)
+    #: Per treatment: the mean delta on people's labels alone, over every query (the verdict table's).
+    human_only: dict[str, float] = field(default_factory=dict)
 
     # ------------------------------------------------------------------------------------ rendering
     def agreement_line(self) -> str:
@@ -67,9 +69,10 @@ class JudgeOutcome:
         if a is None:
             return f"judge agreement with people: not measured ({self.summary})"
         pct = round(a.confidence * 100)
+        scale = "grades 0-3" if self.scale == "graded" else "relevant or not"
         text = (
-            f"judge agreement with people on {a.n_pairs} pairs of {a.n_queries} queries ({self.scale} "
-            f"grades): weighted kappa {_f(a.kappa.value)} [{_f(a.kappa.low)}, {_f(a.kappa.high)}], "
+            f"judge agreement with people on {a.n_pairs} pairs of {a.n_queries} queries ({scale}): "
+            f"weighted kappa {_f(a.kappa.value)} [{_f(a.kappa.low)}, {_f(a.kappa.high)}], "
             f"Krippendorff alpha (ordinal) {_f(a.alpha_ordinal.value)} [{_f(a.alpha_ordinal.low)}, "
             f"{_f(a.alpha_ordinal.high)}]"
         )
@@ -84,10 +87,10 @@ class JudgeOutcome:
             p = verdict.ppi
             pct = round(p.confidence * 100)
             figures = (
-                f"{self.metric} delta {name}: human-only {p.human_only:+.4f} on {p.n_labelled} labelled "
-                f"queries, judge-only {p.judge_only:+.4f}, PPI-corrected {p.estimate:+.4f} "
-                f"[{p.low:+.4f}, {p.high:+.4f}] ({pct}%, {p.n_labelled} labelled + {p.n_unlabelled} "
-                "judge-only queries)"
+                f"{self.metric} delta {name}: people's labels {self.human_only.get(name, float('nan')):+.4f} "
+                f"(the verdict above), the judge's view {p.judge_only:+.4f}, PPI-corrected "
+                f"{p.estimate:+.4f} [{p.low:+.4f}, {p.high:+.4f}] ({pct}%: {p.n_labelled} queries sampled "
+                f"for agreement correct the judge on {p.n_unlabelled} others)"
             )
             lines.append(figures)
             if verdict.refused:
@@ -156,7 +159,8 @@ class JudgeOutcome:
             },
             "min_agreement": self.min_agreement,
             "verdicts": {name: {**{k: _none(v) for k, v in vars(v.ppi).items()}, "refused": v.refused,
-                                "reason": v.reason} for name, v in self.verdicts.items()},
+                                "reason": v.reason, "human_only_all_queries": self.human_only.get(name)}
+                         for name, v in self.verdicts.items()},
             "not_computed": dict(self.not_computed),
             "cost": self.cost.as_dict(),
             "labels": {"pool": int((self.labels["purpose"] == "pool").sum()),
@@ -166,7 +170,7 @@ class JudgeOutcome:
 
 
 def _f(value: float) -> str:
-    return "n/a" if not np.isfinite(value) else f"{value:.2f}"
+    return "n/a" if not np.isfinite(value) else f"{value:.2f}".replace("-0.00", "0.00")
 
 
 def _none(value: Any) -> Any:
@@ -234,8 +238,8 @@ def judge_comparison(
         ignore_index=True,
     )[LABEL_COLUMNS]
     labels["human_grade"] = labels["human_grade"].astype("Int64")
-    summary = pool_asked.summary() + f" of the pool (depth {depth}); " + sample_asked.summary().replace(
-        "judged ", "graded ", 1) + " people judged"  # fmt: skip
+    summary = (f"the pool (top {depth}): {pool_asked.summary()}; the agreement sample: "
+               f"{sample_asked.summary().replace('judged ', 'graded ', 1)} people judged")  # fmt: skip
 
     # agreement on the pairs both graded
     both = labels[(labels["purpose"] == "agreement") & labels["grade"].notna()]
@@ -267,8 +271,11 @@ def judge_comparison(
     if scale == "binary":
         notes.append(f"people's grades go beyond 0-3: agreement is on relevance (people's grade >= "
                      f"{evaluation.relevance_threshold:g}, the judge's >= 2)")  # fmt: skip
+    human_only = {n: float((per_query[n][metric] - per_query["control"][metric]).mean())
+                  for n in runs if n != "control"}  # fmt: skip
     return JudgeOutcome(judge.identity, judge.prompt_version, scale, labels, summary, found, tau, verdicts,
-                        not_computed, judge.cost, settings.min_agreement, metric, notes)  # fmt: skip
+                        not_computed, judge.cost, settings.min_agreement, metric, notes,
+                        human_only)  # fmt: skip
 
 
 class _FileLabels:
@@ -375,3 +382,19 @@ def judge_stage(
         cache_dir=config.resolved_cache_dir(), seed=config.significance.seed, judges=judges,
         reporter=reporter,
     )  # fmt: skip
+
+
+def judge_pool(config: Any, pool: pd.DataFrame, *, judges: Mapping[str, Callable] | None = None) -> Any:
+    """The configured judge's grades of ``pool`` (``abcompare pool``'s table, in its decisive-first order),
+    at most ``judge.max_pairs`` of them, in that order: a bounded budget goes where it moves the verdict.
+    Returns :class:`abcompare.judging.JudgedPairs`."""
+    from abcompare.core.errors import ConfigError
+    from abcompare.judging import make_judge
+
+    if config.judge is None:
+        raise ConfigError("no judge: add a 'judge:' section to judge the pool", field="judge")
+    if config.judge.provider == "file":
+        raise ConfigError("a file judge's labels are read, not asked for", field="judge.provider")
+    judge = make_judge(config.judge, config.resolved_cache_dir(), dict(judges or {}))
+    pairs = pool.rename(columns={"query": "query_text", "text": "hit_text"})
+    return judge_pairs(judge, pairs, config.judge.max_pairs)

@@ -59,29 +59,37 @@ class TransformersJudge(ModelJudge):
     ) -> None:
         folder, gguf = resolve_model(model, gguf_file)
         super().__init__(f"transformers:{model}" + (f"/{gguf}" if gguf else ""), prompt_version, cache)
+        self._where = (folder, gguf)
+        self._loaded: tuple | None = None  # on the first question: a run the cache answers never loads it
+
+    def _load(self) -> tuple:
+        """(tokenizer, model, grade token ids, torch), loaded once."""
+        if self._loaded is not None:
+            return self._loaded
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        folder, gguf = self._where
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf)
-            self.model = AutoModelForCausalLM.from_pretrained(
-                str(folder), gguf_file=gguf, dtype=torch.float32
-            )
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf)
+            model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf, dtype=torch.float32)
         except ImportError as exc:  # the GGUF loader needs gguf (and accelerate)
             raise JudgeError(
                 f"cannot load {folder / (gguf or '')}: {exc}",
                 field="judge.model",
                 hint='pip install "abcompare[judge]"',
             ) from None
-        self.model.eval()
-        self.grade_ids = [self._single_token(token) for token in GRADE_TOKENS]
-        self._torch = torch
+        model.eval()
+        self._loaded = (tokenizer, model, [_single_token(tokenizer, token) for token in GRADE_TOKENS], torch)
+        return self._loaded
 
-    def _single_token(self, token: str) -> int:
-        ids = self.tokenizer.encode(token, add_special_tokens=False)
-        if len(ids) != 1:
-            raise JudgeError(f"the model's tokenizer splits the grade {token!r} into {len(ids)} tokens")
-        return ids[0]
+    @property
+    def tokenizer(self):  # noqa: ANN201 - transformers' tokenizer
+        return self._load()[0]
+
+    @property
+    def model(self):  # noqa: ANN201 - transformers' model
+        return self._load()[1]
 
     def prompt(self, query_text: str, hit_text: str) -> str:
         """The chat-formatted prompt, ending in the assistant's answer prefix."""
@@ -92,11 +100,11 @@ class TransformersJudge(ModelJudge):
     def probabilities(self, query_text: str, hit_text: str) -> tuple[list[float], int]:
         """The next-token probability of each grade token (over the whole vocabulary), and the prompt's
         token count."""
-        torch = self._torch
+        _, _, grade_ids, torch = self._load()
         encoded = self.tokenizer(self.prompt(query_text, hit_text), return_tensors="pt")
         with torch.inference_mode():
             logits = self.model(**encoded).logits[0, -1].to(torch.float64)
-        probs = torch.softmax(logits, dim=-1)[self.grade_ids]
+        probs = torch.softmax(logits, dim=-1)[grade_ids]
         return [float(p) for p in probs], int(encoded["input_ids"].shape[1])
 
     def ask(self, query_text: str, hit_text: str) -> Answer:
@@ -109,3 +117,11 @@ class TransformersJudge(ModelJudge):
             )
         best = max(range(len(probs)), key=lambda g: (probs[g], -g))  # a tie goes to the lower grade
         return Answer(text, best, None, prompt_tokens, 1)
+
+
+def _single_token(tokenizer: object, token: str) -> int:
+    """The id of ``token``, which must be one token of the model's vocabulary."""
+    ids = tokenizer.encode(token, add_special_tokens=False)
+    if len(ids) != 1:
+        raise JudgeError(f"the model's tokenizer splits the grade {token!r} into {len(ids)} tokens")
+    return ids[0]

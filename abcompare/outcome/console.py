@@ -219,8 +219,8 @@ def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, An
         if result.grid is None
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
         "timings": result.timings,
-        "judge": None if result.judge is None else result.judge.as_json(),
-        "answers": None if result.answers is None else result.answers.as_json(),
+        **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
+        **({} if result.answers is None else {"answers": result.answers.as_json()}),  # only with answers:
     }
 
 

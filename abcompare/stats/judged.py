@@ -34,7 +34,7 @@ def refusal(kappa: float, min_agreement: float | None) -> str | None:
         return "the judge's agreement with people could not be measured (no pair both graded, or one grade)"
     if min_agreement is not None and kappa < min_agreement:
         return (
-            f"the judge's weighted kappa with people is {kappa:.2f}, "
+            f"the judge's weighted kappa with people is {kappa:.3f}, "
             f"below judge.min_agreement {min_agreement:.2f}"
         )
     return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.cli import error_lines, run_cli
+from support.cli import error_lines, invoke_cli
 from support.configs import MINIMAL
 
 from abcompare.config import load_config
@@ -65,7 +65,7 @@ def test_the_cli_refuses_an_unset_key_variable_with_one_error_line_and_exit_2(tm
     path = write(
         tmp_path, "provider: openai\nbase_url: http://127.0.0.1:9/v1\nmodel: m\napi_key_env: NO_SUCH_KEY_VAR"
     )
-    done = run_cli(["validate", str(path)], tmp_path, tmp_path / "cache", timeout=120)
+    done = invoke_cli(["validate", str(path)], tmp_path, tmp_path / "cache")
     assert done.returncode == 2, done.stderr
     (line,) = error_lines(done.stderr)
     assert "api_key_env" in line and "NO_SUCH_KEY_VAR" in line and "not set" in line

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from support.configs import MINIMAL
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
-from abcompare.runner import judge_pool, pool_unjudged_hits
+from abcompare.judging.stage import judge_pool
+from abcompare.runner import pool_unjudged_hits
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +29,8 @@ def test_the_pool_is_judged_decisive_first_up_to_max_pairs(tmp_path: Path) -> No
         seen.append((query_text, hit_text))
         return min(3, len(hit_text) // 200)
 
-    judged = judge_pool(config, depth=5, judges={"length": by_length})
     pool = pool_unjudged_hits(config, depth=5, order="decisive")
+    judged = judge_pool(config, pool, judges={"length": by_length})
     assert len(pool) > 3, "the example's pool is larger than the budget"
     assert (
         judged.labels[["query_id", "key"]].values.tolist()
@@ -43,4 +45,4 @@ def test_judging_the_pool_needs_a_judge(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(MINIMAL)
     with pytest.raises(ConfigError, match="no judge"):
-        judge_pool(load_config(path))
+        judge_pool(load_config(path), pd.DataFrame())
