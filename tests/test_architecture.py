@@ -1,16 +1,18 @@
 """The import rules of docs/architecture.md, checked on the code: data flows one way, stages stay apart.
 
 Every ``import`` and ``from ... import`` of abcompare's own modules is read from the source (function-level
-imports included), so a stage that reaches into another fails here, not in a review.
+imports included; ``support/package_rules.py`` reads them), so a stage that reaches into another fails here,
+not in a review. The rules between modules (no circle, imports at module top) are in
+``test_architecture_modules.py``.
 """
 
 from __future__ import annotations
 
-import ast
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from support.package_rules import edges
 
 PACKAGE = Path(__file__).resolve().parents[1] / "abcompare"
 
@@ -55,33 +57,14 @@ def _part(module: str) -> str:
     return parts[1] if len(parts) > 1 else "abcompare"
 
 
-def _runtime_nodes(tree: ast.AST):
-    """Every node except those under ``if TYPE_CHECKING:``: a type named for checkers ties nothing together
-    at run time (``results`` names each stage's output types that way)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            stack.extend(node.orelse)
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
 def imports_by_part() -> dict[str, set[str]]:
+    """Which part imports which, from the module graph of ``support.package_rules`` (runtime imports at
+    module top or in a function; ``if TYPE_CHECKING:`` imports are types for checkers, not dependencies)."""
     graph: dict[str, set[str]] = defaultdict(set)
-    for path in PACKAGE.rglob("*.py"):
-        relative = path.relative_to(PACKAGE.parent).with_suffix("")
-        module = ".".join(p for p in relative.parts if p != "__init__")
-        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            for name in names:
-                if name.startswith("abcompare.") and _part(name) != _part(module):
-                    graph[_part(module)].add(_part(name))
+    for edge in edges():
+        # ``import abcompare`` (the package, e.g. for its path) is no stage's dependency
+        if edge.target != "abcompare" and _part(edge.target) != _part(edge.source):
+            graph[_part(edge.source)].add(_part(edge.target))
     return graph
 
 

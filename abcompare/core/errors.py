@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -106,7 +105,9 @@ class TrackingLostError(TrackingError):
 
     exit_code = 3
 
-    def __init__(self, message: str, *, result: Any = None, saved: Path | None = None, **where: Any) -> None:
+    def __init__(
+        self, message: str, *, result: object = None, saved: Path | None = None, **where: object
+    ) -> None:
         super().__init__(message, **where)
         self.result = result
         self.saved = saved

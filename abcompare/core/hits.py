@@ -58,7 +58,7 @@ fields joined by ``#``, followed by ``#idx`` (the chunk index, or ``-``) when th
 set, the key is the hit's 0-based position."""
 
 
-def clean_id(value: Any) -> str | None:
+def clean_id(value: object) -> str | None:
     """The id rule: ``value`` as a stripped string, None when it is None, NaN or blank; an integral
     float is written as the integer it is (``7.0`` -> ``"7"``, as ids read from a table come)."""
     if value is None:
@@ -72,7 +72,7 @@ def clean_id(value: Any) -> str | None:
     return text or None
 
 
-def _getter(hit: Any):
+def _getter(hit: object):
     if isinstance(hit, Mapping):
         return hit.get
     return lambda name: getattr(hit, name, None)

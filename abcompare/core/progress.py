@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from abcompare.core.errors import one_line
+
 
 class Reporter:
     """Receives the runner's progress; this base class stays silent (library and test use).
@@ -88,11 +90,9 @@ class ConsoleReporter(Reporter):
             yield advance
 
 
-def plain_text(text: Any) -> str:
+def plain_text(text: object) -> str:
     """User-given text (names, ids, paths) for a rich console: square brackets are not markup, and control
     characters cannot move the cursor."""
     from rich.markup import escape
-
-    from abcompare.core.errors import one_line
 
     return escape(one_line(str(text)))

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.core.errors import DataError
+from abcompare.core.row_blocks import block_aligned_bounds
 
 
 def trec_order(scores: Mapping[str, float]) -> list[str]:
@@ -133,8 +134,6 @@ def key_identity(query: np.ndarray, keys: pa.Array) -> np.ndarray:
     table over millions of keys), on Arrow's CPU count of threads (the hashing releases the GIL)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from abcompare.core.row_blocks import block_aligned_bounds
-
     identity = np.empty(query.size, dtype=np.int64)
     bounds = block_aligned_bounds(query, _IDENTITY_CHUNK)
 
@@ -153,8 +152,6 @@ def repeated_keys(query: np.ndarray, keys: pa.Array) -> np.ndarray:
     once; a chunk with as many distinct keys as rows holds no repeat, and in the others only the rows
     whose key occurs more than once in the chunk are looked at."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from abcompare.core.row_blocks import block_aligned_bounds
 
     repeated = np.zeros(query.size, dtype=bool)
     bounds = block_aligned_bounds(query, _IDENTITY_CHUNK)

@@ -166,6 +166,11 @@ CORRECTION_LABELS: dict[str, str] = {
     NO_CORRECTION: "no",
 }
 
+# ---------------------------------------------------------------------------------------------- variants
+#: The name of the variant every treatment is compared with (the config's ``control:`` section, a run's
+#: role tag, the key of its per-query table): one name, so no module spells it.
+CONTROL = "control"
+
 # ---------------------------------------------------------------------------------------------- roles
 PRIMARY = "primary"
 SECONDARY = "secondary"

@@ -17,7 +17,7 @@ __all__ = ["jsonl_records", "text_field"]
 _TOO_DEEP = object()
 
 
-def _nesting(value: Any) -> int:
+def _nesting(value: object) -> int:
     """How deeply lists and objects nest in a parsed JSON value (1 for a flat object), without recursion."""
     deepest, stack = 0, [(value, 1)]
     while stack:

@@ -8,7 +8,7 @@ names the likely cause; ``check_alignment`` fails loudly when under half the ann
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -70,7 +70,11 @@ class AlignmentReport:
         return f"{text}. {self.diagnosis}" if self.diagnosis else text
 
 
-def strings(values: Any) -> pa.Array:
+#: Ids as the Arrow diagnostics take them: a Series, an Index, an Arrow array or a plain sequence.
+Strings = pd.Series | pd.Index | pa.Array | pa.ChunkedArray | Sequence[object]
+
+
+def strings(values: Strings) -> pa.Array:
     """Ids as one Arrow string array (a Series, an Index or an Arrow array), so the diagnostics run as
     Arrow kernels: pandas' ``isin`` on Arrow-backed strings converts each value to Python (issue 38)."""
     array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, from_pandas=True)
@@ -81,13 +85,27 @@ def strings(values: Any) -> pa.Array:
     return array if pa.types.is_large_string(array.type) else pc.cast(array, pa.large_string())
 
 
-def is_in(values: Any, universe: Any) -> np.ndarray:
+def is_in(values: Strings, universe: Strings) -> np.ndarray:
     """``values.isin(universe)`` for strings, by Arrow's hash kernel (null matches null, as pandas does)."""
     values, universe = strings(values), strings(universe)
     if len(universe) > 4 * len(values):  # hash the small side, probe the large one, then only what matched
         universe = pc.unique(universe.filter(pc.is_in(universe, value_set=values)))
     found = pc.is_in(values, value_set=universe)
     return found.to_numpy(zero_copy_only=False).astype(bool)
+
+
+def document_ids(run_df: pd.DataFrame) -> pd.Series:
+    """Each hit's document: its ``document_id`` when set, else the part of its key before the first '#'.
+
+    By Arrow kernels over the whole column (pandas' ``str.split`` on these strings is a Python loop)."""
+    keys = strings(run_df["key"].astype("str"))
+    from_key = pc.list_element(pc.split_pattern(keys, "#", max_splits=1), 0)
+    if "document_id" in run_df:
+        given = run_df["document_id"]
+        doc = pc.utf8_trim_whitespace(strings(given.astype("str").where(given.notna())))
+        usable = pc.and_(pc.is_valid(doc), pc.not_equal(doc, "")).fill_null(False)
+        from_key = pc.if_else(usable, doc, from_key)
+    return pd.Series(from_key.to_pandas(), index=run_df.index).astype("str")
 
 
 def _before_hash(values: pa.Array) -> pa.Array:
@@ -201,8 +219,6 @@ def alignment_report(
     run_key_set = pd.Index(pd.unique(run_keys))
     key_index = run_key_set
     if "span_document" in scope:  # a missed evidence span could match when its document was retrieved
-        from abcompare.data.levels import document_ids
-
         key_index = key_index.append(pd.Index(pd.unique(document_ids(run_df)))).unique()
     in_run = int(is_in(scope_keys, key_index).sum())
     fraction = in_run / len(scope_keys) if len(scope_keys) else float("nan")
@@ -241,7 +257,7 @@ def _comparable_keys(annotations: pd.DataFrame) -> pd.Series:
     return annotations["span_document"].astype("str").where(annotations["span_document"].notna(), keys)
 
 
-def _pairs_in(query: Any, key: Any, within_query: Any, within_key: Any) -> np.ndarray:
+def _pairs_in(query: Strings, key: Strings, within_query: Strings, within_key: Strings) -> np.ndarray:
     """Whether each (query, key) is among the pairs (within_query, within_key): one integer code per pair
     (both sides' strings encoded together), where ``MultiIndex.isin`` makes a Python tuple of each row."""
     n = len(query)

@@ -5,7 +5,6 @@ of docs/architecture.md: annotations ``query_id, key, grade`` and spans ``query_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +27,8 @@ from abcompare.data._lines import (
     regular_columns,
     unix_newlines,
 )
+from abcompare.data.grades import grade_problem
+from abcompare.data.pooling import is_pool_file, read_pool
 
 __all__ = [
     "ANNOTATION_FORMATS",
@@ -44,15 +45,6 @@ _JSONL_HINT = (
     'each line is {"query_id": ..., "relevant_ids": [...]} or {"query_id": ..., "relevant": {"id": grade}}'
 )
 _GRADE_HINT = f"a grade is a whole number from {MIN_GRADE} to {MAX_GRADE} (0 = not relevant)"
-
-
-def grade_problem(grades: np.ndarray) -> np.ndarray:
-    """Which float grades are not whole numbers in ``[MIN_GRADE, MAX_GRADE]`` (NaN and inf included): the one
-    rule for every annotation format, so a grade of 1e30 never wraps to a negative integer."""
-    with np.errstate(invalid="ignore"):
-        return (
-            ~np.isfinite(grades) | (np.floor(grades) != grades) | (grades < MIN_GRADE) | (grades > MAX_GRADE)
-        )
 
 
 def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
@@ -83,8 +75,6 @@ def read_annotations(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     path = as_input(path, "annotation")
     fmt = _detect(path) if fmt == "auto" else fmt
     if fmt == "pool":
-        from abcompare.data.pooling import read_pool
-
         frame = read_pool(path)
     elif fmt == "trec":
         regular = _read_regular_trec(path)
@@ -127,8 +117,6 @@ def _detect(path: InputFile) -> str:
         if len(lines) == 0:
             raise DataError("annotation file is empty", file=path, hint=_TREC_HINT)
         first = lines[0].as_py()
-    from abcompare.data.pooling import is_pool_file
-
     if is_pool_file(path, first):
         return "pool"
     if first.startswith("{"):
@@ -249,7 +237,7 @@ def _read_regular_trec(path: InputFile) -> pd.DataFrame | None:
     )
 
 
-def _grade(value: Any, *, path: str | Path, line: int, field: str) -> int:
+def _grade(value: object, *, path: str | Path, line: int, field: str) -> int:
     non_numeric = DataError(
         f"non-numeric grade {value!r}", file=path, line=line, field=field,
         hint="grades are integers (0 = not relevant)",

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning, DataError
+from abcompare.core.vocabulary import plural
 from abcompare.data.subset import restrict_to_queries
 
 __all__ = ["Dataset", "assemble"]
@@ -93,8 +94,6 @@ class Dataset:
 
 def dataset_line(dataset: Dataset) -> str:
     """``dataset hr-docs: 124 annotated queries`` (and how many queries of the split have no annotation)."""
-    from abcompare.core.vocabulary import plural
-
     n, excluded = len(dataset.queries), dataset.excluded_queries
     line = f"dataset {dataset.name}: {plural(n, 'annotated query', 'annotated queries')}"
     if excluded:

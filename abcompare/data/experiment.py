@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from abcompare.core.errors import DataError
 from abcompare.data.annotations import read_annotation_files, read_spans
 from abcompare.data.corpus import read_corpus
 from abcompare.data.dataset import Dataset, assemble
 from abcompare.data.queries import read_queries
+from abcompare.examples import example_path
+
+if TYPE_CHECKING:  # the config's type, named for checkers: data does not import config
+    from abcompare.config.models import DatasetSettings
 
 __all__ = ["load_dataset_for_experiment", "query_file_ids"]
 
 
-def _folder(settings: Any) -> Path | None:
+def _folder(settings: DatasetSettings) -> Path | None:
     if settings.path is not None:
         return Path(settings.path)
     if settings.name is not None and (settings.queries is None or settings.annotations is None):
-        from abcompare.examples import example_path
-
         return example_path(settings.name)
     return None
 
 
-def _spans_file(settings: Any, folder: Path | None) -> Path | None:
+def _spans_file(settings: DatasetSettings, folder: Path | None) -> Path | None:
     if settings.spans is not None:
         return Path(settings.spans)
     if folder is None:
@@ -35,7 +37,7 @@ def _spans_file(settings: Any, folder: Path | None) -> Path | None:
     return None
 
 
-def _qrels_file(settings: Any, folder: Path | None) -> Path | None:
+def _qrels_file(settings: DatasetSettings, folder: Path | None) -> Path | None:
     """The folder's qrels for the split; at chunk level, chunk-level qrels (``<split>.chunks.tsv``) win
     when the dataset ships them (the hr-docs example does)."""
     if folder is None:
@@ -46,7 +48,7 @@ def _qrels_file(settings: Any, folder: Path | None) -> Path | None:
     return folder / "qrels" / f"{settings.split}.tsv"
 
 
-def load_dataset_for_experiment(settings: Any, *, unjudged_queries: bool = False) -> Dataset:
+def load_dataset_for_experiment(settings: DatasetSettings, *, unjudged_queries: bool = False) -> Dataset:
     """Queries, annotations (BEIR qrels of ``split`` or an override), corpus and spans as one Dataset.
 
     ``settings`` is ``abcompare.config.DatasetSettings``; file overrides win over the folder's files;
@@ -93,7 +95,7 @@ def load_dataset_for_experiment(settings: Any, *, unjudged_queries: bool = False
     return dataset
 
 
-def query_file_ids(settings: Any) -> list[str]:
+def query_file_ids(settings: DatasetSettings) -> list[str]:
     """Every query id of the query file the dataset settings name (judged or not, before ``max_queries``):
     what a file keyed by query id (query rewrites) may name."""
     folder = _folder(settings)

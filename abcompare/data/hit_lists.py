@@ -93,7 +93,7 @@ def run_frame_from_hits(hits_by_query: Mapping[str, Sequence[RagHit | Mapping[st
     return frame
 
 
-def _py(value: Any) -> Any:
+def _py(value: object) -> object:
     """A frame cell as a plain Python value, with NaN/NA as None."""
     if value is None or value is pd.NA:
         return None

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
 
 from abcompare.core.errors import AbcompareWarning, DataError
+from abcompare.data.alignment import alignment_report, check_alignment, document_ids
 
 __all__ = ["LEVELS", "apply_level", "document_ids", "span_key"]
 
@@ -90,22 +90,6 @@ def _require_annotations(annotations: pd.DataFrame | None, level: str) -> pd.Dat
             hint="give an annotation file, or use level: span with evidence spans",
         )
     return annotations
-
-
-def document_ids(run_df: pd.DataFrame) -> pd.Series:
-    """Each hit's document: its ``document_id`` when set, else the part of its key before the first '#'.
-
-    By Arrow kernels over the whole column (pandas' ``str.split`` on these strings is a Python loop)."""
-    from abcompare.data.alignment import strings
-
-    keys = strings(run_df["key"].astype("str"))
-    from_key = pc.list_element(pc.split_pattern(keys, "#", max_splits=1), 0)
-    if "document_id" in run_df:
-        given = run_df["document_id"]
-        doc = pc.utf8_trim_whitespace(strings(given.astype("str").where(given.notna())))
-        usable = pc.and_(pc.is_valid(doc), pc.not_equal(doc, "")).fill_null(False)
-        from_key = pc.if_else(usable, doc, from_key)
-    return pd.Series(from_key.to_pandas(), index=run_df.index).astype("str")
 
 
 def collapse_to_documents(run_df: pd.DataFrame) -> pd.DataFrame:
@@ -238,8 +222,6 @@ def judged_at_level(
 ) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     """A variant's run and the dataset's annotations at the configured ``level``, with the run's alignment
     report, checked (a misaligned run fails loudly here, before any metric)."""
-    from abcompare.data.alignment import alignment_report, check_alignment
-
     run, annotations = apply_level(
         run, dataset.annotations, level, spans=dataset.spans, corpus=dataset.corpus
     )

@@ -20,6 +20,7 @@ import pandas as pd
 
 from abcompare.core.errors import DataError
 from abcompare.core.limits import MAX_GRADE, MIN_GRADE
+from abcompare.data.grades import grade_problem  # the one grade rule of every annotation format
 
 __all__ = ["POOL_COLUMNS", "POOL_FORMATS", "POOL_ORDERS", "pool_unjudged", "read_pool", "write_pool"]
 
@@ -269,8 +270,6 @@ def _integer_grade(value: object, path: Path, line: int) -> int:
     except (TypeError, ValueError):
         raise DataError(f"grade {value!r} is not a number", file=path, line=line, field="grade",
                         hint=_GRADE_HINT) from None  # fmt: skip
-    from abcompare.data.annotations import grade_problem  # the one grade rule of every annotation format
-
     if grade_problem(np.array([number]))[0]:
         raise DataError(f"grade {value!r} is not a whole number in the grade range", file=path, line=line,
                         field="grade", hint=_GRADE_HINT)  # fmt: skip

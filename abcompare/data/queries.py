@@ -89,7 +89,7 @@ def _read_jsonl(path: InputFile) -> tuple[pd.DataFrame, list[int]]:
     return frame.astype({"query_id": "str", "text": "str"}), line_of
 
 
-def _kind(value: Any) -> str | None:
+def _kind(value: object) -> str | None:
     """The JSON type of a value: 'null', 'text', 'number', 'boolean' or 'nested' (a list or an object)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "null"
@@ -110,7 +110,7 @@ def _one_type(values: pd.Series) -> pd.Series:
     if len(kinds) <= 1 and kinds != {"nested"}:
         return values
 
-    def as_text(value: Any) -> Any:
+    def as_text(value: object) -> object:
         kind = _kind(value)
         if kind == "null":
             return None

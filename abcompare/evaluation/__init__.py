@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from abcompare.evaluation.batch import CONVENTIONS, evaluate_run
+from abcompare.evaluation.batch import evaluate_run
+from abcompare.evaluation.convention import CONVENTIONS
 from abcompare.evaluation.measures import MEASURES, metric_name, mlflow_key, parse_metric
 from abcompare.evaluation.rag_evaluator import RagEvaluation, RagEvaluator
 from abcompare.evaluation.trec import TrecEvaluator, trec_order

@@ -42,7 +42,7 @@ import pyarrow as pa
 from abcompare.core.ranking import repeated_within_queries, run_order
 from abcompare.core.vocabulary import parse_metric
 from abcompare.evaluation import codes
-from abcompare.evaluation.batch import CONVENTIONS
+from abcompare.evaluation.convention import Convention, ideal_ranking, ratio_or_zero
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.inputs import flatten_annotations, flatten_run
 from abcompare.evaluation.judgments import best_grades, evaluated_queries, is_relevant
@@ -106,43 +106,20 @@ def scored_lists(
     from the same lists.
     """
     del measures
-    if convention not in CONVENTIONS:
-        raise ValueError(f"unknown convention {convention!r}")
+    Convention.named(convention)  # an unknown name is a ConfigError here, as in the evaluator
     wanted = pd.Index([str(q) for q in query_ids], name="query_id", dtype=object)
     wanted_labels = pa.array(list(wanted), type=pa.large_string())
     n_queries = len(wanted)
     depth = max(cutoffs)
 
-    # the judgments: stripped ids, blank ones dropped, each (query, id) once with its best grade
-    flat = flatten_annotations(annotations)
-    ann_query = codes.lookup(_large(codes.as_strings(flat.query_id)), wanted_labels)
-    ann_key, ann_labels = codes.encode(_large(codes.clean_strings(codes.as_strings(flat.key))))
-    kept = (ann_query >= 0) & (ann_key >= 0)
-    n_ids = max(len(ann_labels), 1)
-    best_pair, best_grade = best_grades(
-        ann_query[kept] * n_ids + ann_key[kept], np.asarray(flat.grade, dtype=np.float64)[kept]
-    )
+    best_pair, best_grade, ann_labels, n_ids = _best_judgments(annotations, wanted_labels)
     evaluated = evaluated_queries(best_pair // n_ids, n_queries)
     relevant = np.bincount(
         best_pair[is_relevant(best_grade, relevance_threshold)] // n_ids, minlength=n_queries
     )
-    ideal = _ideal_ranking(best_pair // n_ids, best_grade)
+    ideal = ideal_ranking(best_pair // n_ids, best_grade)
 
-    # the hits of the judged queries, in the order the evaluator reads them (trec: each key once)
-    hits = flatten_run(run, convention)
-    query = codes.lookup(_large(codes.as_strings(hits.query_id)), wanted_labels)
-    keep = query >= 0
-    keep[keep] = evaluated[query[keep]]
-    query = query[keep]
-    keys = _large(codes.clean_strings(codes.as_strings(hits.key))).filter(pa.array(keep))
-    rank = None if hits.rank is None else hits.rank[keep]
-    score = None if hits.score is None else hits.score[keep]
-    order = run_order(query, score, rank, keys)
-    query = query[order]
-    key, key_labels = codes.encode(keys.take(pa.array(order)))
-    if convention == "trec" and query.size:
-        first = ~repeated_within_queries(query, key)
-        query, key = query[first], key[first]
+    query, key, key_labels = _hits_in_order(run, convention, wanted_labels, evaluated)
     starts = np.searchsorted(query, query, side="left")
     returned = np.arange(query.size, dtype=np.int64) - starts
     annotated = np.append(codes.lookup(key_labels, ann_labels), -1)[key]
@@ -174,19 +151,47 @@ def scored_lists(
     )
 
 
+def _best_judgments(
+    annotations: pd.DataFrame, wanted_labels: pa.Array
+) -> tuple[np.ndarray, np.ndarray, pa.Array, int]:
+    """The judgments of the wanted queries: stripped ids, blank ones dropped, each (query, id) once with its
+    best grade, as pair codes ``query * n_ids + id``; the ids' labels and ``n_ids``."""
+    flat = flatten_annotations(annotations)
+    ann_query = codes.lookup(_large(codes.as_strings(flat.query_id)), wanted_labels)
+    ann_key, ann_labels = codes.encode(_large(codes.clean_strings(codes.as_strings(flat.key))))
+    kept = (ann_query >= 0) & (ann_key >= 0)
+    n_ids = max(len(ann_labels), 1)
+    best_pair, best_grade = best_grades(
+        ann_query[kept] * n_ids + ann_key[kept], np.asarray(flat.grade, dtype=np.float64)[kept]
+    )
+    return best_pair, best_grade, ann_labels, n_ids
+
+
+def _hits_in_order(
+    run: pd.DataFrame, convention: str, wanted_labels: pa.Array, evaluated: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """The hits of the evaluated queries in the order the evaluator reads them (trec: each key once): each
+    hit's query code, key code, and the keys' labels."""
+    hits = flatten_run(run, convention)
+    query = codes.lookup(_large(codes.as_strings(hits.query_id)), wanted_labels)
+    keep = query >= 0
+    keep[keep] = evaluated[query[keep]]
+    query = query[keep]
+    keys = _large(codes.clean_strings(codes.as_strings(hits.key))).filter(pa.array(keep))
+    rank = None if hits.rank is None else hits.rank[keep]
+    score = None if hits.score is None else hits.score[keep]
+    order = run_order(query, score, rank, keys)
+    query = query[order]
+    key, key_labels = codes.encode(keys.take(pa.array(order)))
+    if convention == "trec" and query.size:
+        first = ~repeated_within_queries(query, key)
+        query, key = query[first], key[first]
+    return query, key, key_labels
+
+
 def _large(strings: pa.Array) -> pa.Array:
     """Strings as Arrow ``large_string``, so that any two can be looked up in or joined to each other."""
     return strings if pa.types.is_large_string(strings.type) else strings.cast(pa.large_string())
-
-
-def _ideal_ranking(query: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every query's positive grades, best first: ``(query, 0-based position, grade)``."""
-    positive = grade > 0
-    query, grade = query[positive], grade[positive]
-    order = np.lexsort((-grade, query))
-    query, grade = query[order], grade[order]
-    starts = np.searchsorted(query, query, side="left")
-    return query, np.arange(query.size, dtype=np.int64) - starts, grade
 
 
 @dataclass(frozen=True)
@@ -214,20 +219,10 @@ def _cut(lists: ScoredLists, key: np.ndarray, n_keys: int, k: int) -> _Cut:
     query, position, grade = lists.query[scored], lists.position[scored], lists.grade[scored]
     pair = query * n_keys + key[scored]
     relevant = is_relevant(np.nan_to_num(grade, nan=-np.inf), lists.relevance_threshold)
-    if lists.convention == "ai4j":
-        gain = relevant.astype(np.float64)
-        depth = np.minimum(k, lists.length)
-        ideal_dcg = np.concatenate(([0.0], np.cumsum(discounts(k))))[np.minimum(depth, lists.relevant)]
-    else:
-        gain = np.where(grade > 0, grade, 0.0)
-        depth = np.full(n_queries, k, dtype=np.int64)
-        ideal_query, ideal_position, ideal_grade = lists.ideal
-        top = ideal_position < k
-        ideal_dcg = np.bincount(
-            ideal_query[top],
-            weights=ideal_grade[top] * discounts(k)[ideal_position[top]],
-            minlength=n_queries,
-        )
+    rules = Convention(lists.convention)
+    gain = rules.gain(grade, relevant)
+    depth = rules.depth(k, lists.length)
+    ideal_dcg = rules.ideal_dcg(k, depth, lists.relevant, lists.ideal, n_queries)
     first = np.full(n_queries, np.inf)
     first_key = np.full(n_queries, -1, dtype=np.int64)
     leading_query, leading = np.unique(query[relevant], return_index=True)  # each query's hits by position
@@ -249,13 +244,6 @@ def _cut(lists: ScoredLists, key: np.ndarray, n_keys: int, k: int) -> _Cut:
         first_key=first_key,
         true_positives=np.bincount(query[relevant], minlength=n_queries),
     )
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """``numerator / denominator``, 0 where the denominator is not positive (the evaluator's rule)."""
-    out = np.zeros(np.shape(denominator), dtype=np.float64)
-    np.divide(numerator, denominator, out=out, where=np.asarray(denominator) > 0)
-    return out
 
 
 def attribution(
@@ -367,11 +355,11 @@ def _by_item(
     total_after = np.bincount(query[matched.index_after], weights=value_after, minlength=n_queries)
     scores = (sum_before > 0) | (sum_after > 0)
     return {
-        "delta": _ratio(total_after, norm_after) - _ratio(total_before, norm_before),
-        "new": _ratio(per_query(new, sum_after), reference),
-        "lost": -_ratio(per_query(lost, sum_before), reference),
-        "reorder": _ratio(per_query(both, sum_after - sum_before), reference),
-        "ideal": _ratio(total_after, norm_after) - _ratio(total_after, reference),
+        "delta": ratio_or_zero(total_after, norm_after) - ratio_or_zero(total_before, norm_before),
+        "new": ratio_or_zero(per_query(new, sum_after), reference),
+        "lost": -ratio_or_zero(per_query(lost, sum_before), reference),
+        "reorder": ratio_or_zero(per_query(both, sum_after - sum_before), reference),
+        "ideal": ratio_or_zero(total_after, norm_after) - ratio_or_zero(total_after, reference),
         "new_count": count(new & (sum_after > 0)),
         "lost_count": count(lost & (sum_before > 0)),
         "reorder_count": count(both & scores & matched.moved),
@@ -382,8 +370,12 @@ def _by_item(
 def _by_class(measure: str, before: _Cut, after: _Cut, n_queries: int) -> dict[str, np.ndarray]:
     """MRR, F1: each query's whole delta in the class of its change."""
     if measure == "mrr":
-        value_before = _ratio(np.ones(n_queries), np.where(np.isfinite(before.first), before.first + 1, 0))
-        value_after = _ratio(np.ones(n_queries), np.where(np.isfinite(after.first), after.first + 1, 0))
+        value_before = ratio_or_zero(
+            np.ones(n_queries), np.where(np.isfinite(before.first), before.first + 1, 0)
+        )
+        value_after = ratio_or_zero(
+            np.ones(n_queries), np.where(np.isfinite(after.first), after.first + 1, 0)
+        )
         moved = before.first != after.first  # the first relevant hit's rank decides MRR alone
         had, has = before.first_key >= 0, after.first_key >= 0
         same = before.first_key == after.first_key
@@ -418,9 +410,9 @@ def _f1_of(cut: _Cut) -> tuple[np.ndarray, np.ndarray]:
     """Each query's F1 as the evaluator computes it (precision over the depth, recall over the relevant
     count, then their harmonic mean) and its count of relevant hits in the top k."""
     true_positives = cut.true_positives
-    precision = _ratio(true_positives, cut.depth)
-    recall = _ratio(true_positives, cut.relevant)
-    return _ratio(2.0 * precision * recall, precision + recall), true_positives
+    precision = ratio_or_zero(true_positives, cut.depth)
+    recall = ratio_or_zero(true_positives, cut.relevant)
+    return ratio_or_zero(2.0 * precision * recall, precision + recall), true_positives
 
 
 def attribution_summary(per_query: pd.DataFrame) -> pd.DataFrame:

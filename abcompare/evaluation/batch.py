@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,12 +29,15 @@ from abcompare.core.ranking import (
 )
 from abcompare.core.row_blocks import block_aligned_bounds, bounds_between_blocks
 from abcompare.evaluation import codes
+from abcompare.evaluation.convention import Convention, ideal_ranking, ratio_or_zero
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.inputs import (
     ANNOTATION_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
+    AnnotationsInput,
     FlatAnnotations,
     FlatRun,
+    RunInput,
     flatten_annotations,
     flatten_run,
 )
@@ -49,8 +51,6 @@ from abcompare.evaluation.measures import (
     normalise_cutoffs,
     per_query_columns,
 )
-
-CONVENTIONS: tuple[str, ...] = ("ai4j", "trec")
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,8 @@ class _Coded:
 
 
 def evaluate_run(
-    run: Any,
-    annotations: Any,
+    run: RunInput,
+    annotations: AnnotationsInput,
     k: int | Iterable[int] = (1, 5, 10),
     convention: str = "ai4j",
     relevance_threshold: float = 1,
@@ -126,16 +126,8 @@ def evaluate_run(
     >>> round(float(frame.loc["q", "ndcg@4"]), 4)
     0.6509
     """
-    if convention not in CONVENTIONS:
-        raise ConfigError(
-            f"unknown convention {convention!r}", field="convention", hint="use 'ai4j' or 'trec'"
-        )
-    if unjudged not in UNJUDGED_POLICIES:
-        raise ConfigError(
-            f"unknown unjudged policy {unjudged!r}",
-            field="unjudged",
-            hint=f"use one of {', '.join(UNJUDGED_POLICIES)}",
-        )
+    rules = Convention.named(convention)
+    _check_unjudged(unjudged)
     cutoffs = normalise_cutoffs(k)
     judged = judged_hits_of_mappings(run, annotations)
     if judged is None:
@@ -144,11 +136,11 @@ def evaluate_run(
     n_ids, best_pair, best_grade = judged.n_ids, judged.best_pair, judged.best_grade
     relevant_pair = is_relevant(best_grade, relevance_threshold)
     relevant_count = np.bincount(best_pair[relevant_pair] // n_ids, minlength=n_queries)
-    retrieved, repeated_queries = judged.retrieved, judged.repeated_queries
+    retrieved = judged.retrieved
     judged_query, judged_position, judged_grade = judged.query, judged.position, judged.grade
     judged_count = np.bincount(judged_query, minlength=n_queries)
     judged_at = {
-        cutoff: _ratio_or_zero(
+        cutoff: ratio_or_zero(
             np.bincount(judged_query[judged_position < cutoff], minlength=n_queries),
             np.minimum(cutoff, retrieved),
         )
@@ -163,50 +155,61 @@ def evaluate_run(
     rel_query, rel_position = judged_query[relevant], judged_position[relevant]
     first = _first_relevant_position(rel_query, rel_position, n_queries)
 
-    if convention == "ai4j":
-        gain_query, gain_position = rel_query, rel_position
-        gain = np.ones(rel_query.size, dtype=np.float64)
-        ideal_by_depth = np.concatenate(([0.0], np.cumsum(discounts(max(cutoffs)))))
-    else:
-        scored = judged_grade > 0
-        gain_query, gain_position, gain = judged_query[scored], judged_position[scored], judged_grade[scored]
-        ideal_query, ideal_position, ideal_gain = _ideal_ranking(best_pair, best_grade, n_ids)
+    # the hits that carry a gain: the relevant ones (ai4j), every positive grade (trec)
+    scored = relevant if rules.binary else judged_grade > 0
+    gain_query, gain_position = judged_query[scored], judged_position[scored]
+    gain = rules.gain(judged_grade[scored], relevant[scored])
+    ideal = ideal_ranking(best_pair // n_ids, best_grade)
 
     columns: dict[str, np.ndarray] = {}
     for cutoff in cutoffs:
         true_positives = np.bincount(rel_query[rel_position < cutoff], minlength=n_queries)
-        depth = np.minimum(cutoff, retrieved_in_list) if convention == "ai4j" else np.full(n_queries, cutoff)
-        precision = _ratio_or_zero(true_positives, depth)
-        recall = _ratio_or_zero(true_positives, relevant_count)
+        depth = rules.depth(cutoff, retrieved_in_list)
+        precision = ratio_or_zero(true_positives, depth)
+        recall = ratio_or_zero(true_positives, relevant_count)
         total = precision + recall
-        f1 = _ratio_or_zero(2.0 * precision * recall, total)
-        mrr = _ratio_or_zero(np.ones(n_queries), first + 1.0, where=first < cutoff)
+        f1 = ratio_or_zero(2.0 * precision * recall, total)
+        mrr = ratio_or_zero(np.ones(n_queries), first + 1.0, where=first < cutoff)
         scoring = gain_position < cutoff
         dcg = np.bincount(
             gain_query[scoring],
             weights=gain[scoring] * discounts(cutoff)[gain_position[scoring]],
             minlength=n_queries,
         )
-        if convention == "ai4j":
-            ideal = ideal_by_depth[np.minimum(depth, relevant_count)]
-        else:
-            top = ideal_position < cutoff
-            ideal = np.bincount(
-                ideal_query[top],
-                weights=ideal_gain[top] * discounts(cutoff)[ideal_position[top]],
-                minlength=n_queries,
-            )
+        ideal_dcg = rules.ideal_dcg(cutoff, depth, relevant_count, ideal, n_queries)
         columns[metric_name("precision", cutoff)] = precision
         columns[metric_name("recall", cutoff)] = recall
         columns[metric_name("f1", cutoff)] = f1
         columns[metric_name("mrr", cutoff)] = mrr
-        columns[metric_name("ndcg", cutoff)] = _ratio_or_zero(dcg, ideal)
+        columns[metric_name("ndcg", cutoff)] = ratio_or_zero(dcg, ideal_dcg)
         columns[metric_name(JUDGED_MEASURE, cutoff)] = judged_at[cutoff]
         columns[metric_name(COUNT_MEASURE, cutoff)] = true_positives.astype(np.int64)
     columns["retrieved_count"] = retrieved.astype(np.int64)
     columns["relevant_count"] = relevant_count.astype(np.int64)
     columns["judged_count"] = judged_count.astype(np.int64)
 
+    return _metrics_frame(columns, judged, cutoffs, convention, unjudged)
+
+
+def _check_unjudged(unjudged: str) -> None:
+    if unjudged not in UNJUDGED_POLICIES:
+        raise ConfigError(
+            f"unknown unjudged policy {unjudged!r}",
+            field="unjudged",
+            hint=f"use one of {', '.join(UNJUDGED_POLICIES)}",
+        )
+
+
+def _metrics_frame(
+    columns: dict[str, np.ndarray],
+    judged: JudgedHits,
+    cutoffs: tuple[int, ...],
+    convention: str,
+    unjudged: str,
+) -> pd.DataFrame:
+    """The per-query metrics table from its columns, in the documented order, with its settings in
+    ``attrs``; ai4j's counting of a repeated key is said once, as a warning."""
+    repeated_queries = judged.repeated_queries
     frame = pd.DataFrame(columns, index=pd.Index(judged.query_ids, name="query_id", dtype=object))
     frame = frame[per_query_columns(cutoffs)]
     frame.attrs["convention"] = convention
@@ -218,12 +221,12 @@ def evaluate_run(
                 f"{repeated_queries} queries retrieved the same key more than once; the ai4j convention "
                 "counts every repeat (recall can exceed 1), the trec convention counts it once"
             ),
-            stacklevel=2,
+            stacklevel=3,
         )
     return frame
 
 
-def _judged_hits(run: Any, annotations: Any, convention: str) -> JudgedHits:
+def _judged_hits(run: RunInput, annotations: AnnotationsInput, convention: str) -> JudgedHits:
     """The general path: any run and annotations evaluate_run accepts, flattened, coded, and either
     counted (scored runs without repeats) or sorted into order."""
     coded = _encode(flatten_annotations(annotations), flatten_run(run, convention))
@@ -409,18 +412,6 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     return run_ann, (repeated if found_repeats else None)
 
 
-def _ratio_or_zero(
-    numerator: np.ndarray, denominator: np.ndarray, where: np.ndarray | None = None
-) -> np.ndarray:
-    """``numerator / denominator`` as float64; 0 where the denominator is not positive (or not ``where``)."""
-    mask = np.asarray(denominator) > 0
-    if where is not None:
-        mask &= where
-    out = np.zeros(mask.shape, dtype=np.float64)
-    np.divide(numerator, denominator, out=out, where=mask, dtype=np.float64)
-    return out
-
-
 def _encode(judged: FlatAnnotations, flat: FlatRun) -> _Coded:
     """Factorise query ids and annotated ids; the output's queries are the judged ones (any grade)."""
     ann_query, query_labels = codes.encode_grouped(codes.as_strings(judged.query_id))
@@ -530,17 +521,3 @@ def _first_relevant_position(rel_query: np.ndarray, rel_position: np.ndarray, n_
         leading = np.concatenate(([True], rel_query[1:] != rel_query[:-1]))
         first[rel_query[leading]] = rel_position[leading]
     return first
-
-
-def _ideal_ranking(
-    pair: np.ndarray, gain: np.ndarray, n_keys: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ideal ranking of every query's positive grades (query, 0-based position, gain), best first."""
-    positive = gain > 0
-    query, gain = pair[positive] // n_keys, gain[positive]
-    order = np.lexsort((-gain, query))
-    query, gain = query[order], gain[order]
-    counts = np.bincount(query) if query.size else np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    position = np.arange(query.size, dtype=np.int64) - starts[query]
-    return query, position, gain

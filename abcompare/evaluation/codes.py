@@ -5,8 +5,8 @@ Used by the batch evaluator so that millions of hits never pass through a Python
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ from abcompare.core.hits import clean_id
 prefer_system_pool()  # before the first large Arrow buffer (abcompare.core.arrow_memory says why)
 
 
-def as_strings(values: Any) -> pa.Array:
+def as_strings(values: Iterable[object]) -> pa.Array:
     """``values`` as an Arrow string array, each value as the id rule writes it (``str(value)``, integral
     floats as integers); missing stays null."""
     try:
@@ -37,7 +37,7 @@ def as_strings(values: Any) -> pa.Array:
     return pa.array([_text(v) for v in values], type=pa.large_string())
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A value as the id rule writes it before stripping (``abcompare.core.hits.clean_id``): None for missing
     or NaN, an integral float as its integer."""
     if value is None:
@@ -50,7 +50,7 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def joined_strings(values: Any, count: int) -> pa.Array | None:
+def joined_strings(values: Callable[[], Iterable[object]], count: int) -> pa.Array | None:
     """``count`` Python strings from the iterable ``values`` as one Arrow string array, built by joining
     them once (C speed) instead of converting object by object; None when they are not all ASCII
     ``str`` (the caller then takes the general path). ``values`` is a callable returning a fresh

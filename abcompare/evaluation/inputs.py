@@ -45,11 +45,18 @@ class FlatAnnotations:
     grade: np.ndarray
 
 
+#: A run as the evaluator takes it: a run table, ``{query: [hits]}`` (``RagHit``, dicts of hit fields or key
+#: strings, best first) or ``{query: {key: score}}``.
+RunInput = pd.DataFrame | Mapping[str, Iterable[object] | Mapping[str, float]]
+#: Judgments as the evaluator takes them: an annotations table, ``{query: [ids]}`` or
+#: ``{query: {id: grade}}``.
+AnnotationsInput = pd.DataFrame | Mapping[str, Iterable[object] | Mapping[str, float]]
+
 RUN_COLUMNS_HINT = "a run DataFrame has the columns query_id, rank, key, score (docs/architecture.md)"
 ANNOTATION_COLUMNS_HINT = "an annotations DataFrame has the columns query_id, key, grade"
 
 
-def flatten_run(run: Any, convention: str) -> FlatRun:
+def flatten_run(run: RunInput, convention: str) -> FlatRun:
     """The run as columns; a DataFrame with scores is ordered by score only in the trec convention."""
     if isinstance(run, pd.DataFrame):
         return _flatten_run_frame(run, convention)
@@ -156,7 +163,7 @@ def _numbers(column: pd.Series, name: str, hint: str) -> np.ndarray:
     return values
 
 
-def flatten_annotations(annotations: Any) -> FlatAnnotations:
+def flatten_annotations(annotations: AnnotationsInput) -> FlatAnnotations:
     """Annotations as columns; None and blank ids are dropped, ids are stripped, a bare id list is grade 1."""
     if isinstance(annotations, pd.DataFrame):
         return _flatten_annotation_frame(annotations)

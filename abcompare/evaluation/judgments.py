@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from abcompare.core.vocabulary import CONTROL, parse_metric
+
 UNJUDGED_POLICIES: tuple[str, ...] = ("nonrelevant", "condensed")
 """What unjudged hits are: non-relevant (the list as returned) or removed (the condensed list)."""
 
@@ -76,7 +78,7 @@ def judged_coverage(per_query: Mapping[str, pd.DataFrame], cutoff: int) -> dict[
 
 
 def judged_gap_warnings(
-    coverage: Mapping[str, JudgedCoverage], control: str = "control", gap: float = JUDGED_GAP
+    coverage: Mapping[str, JudgedCoverage], control: str = CONTROL, gap: float = JUDGED_GAP
 ) -> list[str]:
     """One sentence per treatment whose judged@k is at least ``gap`` below the control's: its losses may be
     missing judgments rather than worse results (the pooling bias of IR evaluation)."""
@@ -101,8 +103,6 @@ def judgment_coverage(
 ) -> tuple[dict[str, JudgedCoverage], list[str]]:
     """Each variant's judged@k at the primary metric's cutoff, and the warning sentences of the treatments
     whose lists are clearly less judged than the control's (their losses may be missing judgments)."""
-    from abcompare.evaluation.measures import parse_metric
-
     coverage = judged_coverage(per_query, parse_metric(primary_metric)[1])
     return coverage, judged_gap_warnings(coverage)
 
@@ -110,10 +110,8 @@ def judgment_coverage(
 def attach_judged_means(comparison: pd.DataFrame, per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The comparison table with each row's ``control_judged`` and ``treatment_judged``: both variants'
     mean judged@k at the cutoff of the row's metric, so a gain or loss can be read beside its coverage."""
-    from abcompare.evaluation.measures import parse_metric
-
     cutoffs = [parse_metric(metric)[1] for metric in comparison["metric"]]
-    control = per_query["control"]
+    control = per_query[CONTROL]
     out = comparison.copy()
     out["control_judged"] = [float(control[f"judged@{k}"].mean()) for k in cutoffs]
     out["treatment_judged"] = [

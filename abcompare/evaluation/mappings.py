@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 
 from abcompare.core.ranking import padded_lists, place_in_lists
+from abcompare.evaluation.inputs import AnnotationsInput, RunInput
 from abcompare.evaluation.judged_hits import JudgedHits
 
 
-def judged_hits_of_mappings(run: Any, annotations: Any) -> JudgedHits | None:
+def judged_hits_of_mappings(run: RunInput, annotations: AnnotationsInput) -> JudgedHits | None:
     """The judged hits of a ``{query: {key: score}}`` run under ``{query: {id: grade}}`` judgments, or None
     when the inputs are not plainly of that shape (the general path then handles them)."""
     if not isinstance(run, dict) or not isinstance(annotations, dict):  # dict subclasses too (defaultdict)

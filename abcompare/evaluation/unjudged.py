@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from abcompare.core.vocabulary import CONTROL
 from abcompare.evaluation.batch import in_evaluation_order
+from abcompare.evaluation.convention import Convention, ratio_or_zero
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.measures import parse_metric
 
@@ -56,7 +58,7 @@ class _QueryTerms:
         m = chosen.sum(axis=1)
         x = chosen.astype(np.float64)
         (a_t, w_t, b_t), (a_c, w_c, b_c) = self.linear
-        return _ratio(a_t + x @ w_t, b_t[m]) - _ratio(a_c + x @ w_c, b_c[m])
+        return ratio_or_zero(a_t + x @ w_t, b_t[m]) - ratio_or_zero(a_c + x @ w_c, b_c[m])
 
     def summary(self) -> tuple[float, float, float, np.ndarray]:
         """The delta as judged today (every unjudged hit not relevant), the smallest and largest delta over
@@ -67,22 +69,15 @@ class _QueryTerms:
             return float(values[0]), float(values.min()), float(values.max()), values[1:]
         (a_t, w_t, b_t), (a_c, w_c, b_c) = self.linear
         m = np.arange(n + 1)
-        weights = _ratio(w_t[None, :], b_t[:, None]) - _ratio(w_c[None, :], b_c[:, None])  # (m, hits)
-        base = _ratio(np.full(n + 1, a_t), b_t) - _ratio(np.full(n + 1, a_c), b_c)
+        # (m, hits): each hit's weight in the delta when m hits are relevant
+        weights = ratio_or_zero(w_t[None, :], b_t[:, None]) - ratio_or_zero(w_c[None, :], b_c[:, None])
+        base = ratio_or_zero(np.full(n + 1, a_t), b_t) - ratio_or_zero(np.full(n + 1, a_c), b_c)
         ordered = np.sort(weights, axis=1)
         start = np.zeros((n + 1, 1))
         lowest = np.concatenate((start, np.cumsum(ordered, axis=1)), axis=1)[m, m]
         highest = np.concatenate((start, np.cumsum(ordered[:, ::-1], axis=1)), axis=1)[m, m]
         alone = base[1] + weights[1] if n else np.empty(0)
         return float(base[0]), float((base + lowest).min()), float((base + highest).max()), alone
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """numerator / denominator, 0 where the denominator is 0 (a measure with nothing to divide by is 0)."""
-    numerator, denominator = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
-    out = np.zeros(np.broadcast_shapes(numerator.shape, denominator.shape))
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
 
 
 def _reciprocal_rank(terms: _QueryTerms, side: int, chosen: np.ndarray) -> np.ndarray:
@@ -265,11 +260,11 @@ def decisiveness(
     key, decisiveness`` (the largest |swing| over the treatments against ``runs["control"]``), over the
     queries with a judgment (the comparison's query set). Empty without a treatment or judgments."""
     queries = list(dict.fromkeys(annotations["query_id"].astype("str")))
-    treatments = {name: run for name, run in runs.items() if name != "control"}
+    treatments = {name: run for name, run in runs.items() if name != CONTROL}
     ranges = {}
-    if "control" in runs and treatments and queries:
+    if CONTROL in runs and treatments and queries:
         ranges = unjudged_ranges(
-            runs["control"], treatments, annotations, queries, metric=metric, convention=convention,
+            runs[CONTROL], treatments, annotations, queries, metric=metric, convention=convention,
             relevance_threshold=relevance_threshold, unjudged=unjudged,
         )  # fmt: skip
     frames = [r.hits.assign(decisiveness=r.hits["swing"].abs()) for r in ranges.values()]
@@ -330,12 +325,12 @@ def _query_terms(
     index = {key: i for i, key in enumerate(keys)}
     n = len(keys)
     relevant = sum(1 for grade in graded.values() if grade >= threshold)
-    ai4j = convention == "ai4j"
-    new_gain = 1.0 if ai4j else top_grade
+    rules = Convention.named(convention)
+    new_gain = rules.unjudged_gain(top_grade)
     positive = sorted((g for g in graded.values() if g > 0), reverse=True)
     sides = []
     for hits, retrieved in (treatment, control):
-        depth = min(k, retrieved) if ai4j else k
+        depth = int(rules.depth(k, retrieved))
         count, gain, position = np.zeros(n), np.zeros(n), np.full(n, np.inf)
         true_positives, dcg, first = 0.0, 0.0, np.inf
         table = discounts(max(len(hits), 1))
@@ -350,9 +345,9 @@ def _query_terms(
             if grade >= threshold:
                 true_positives += 1
                 first = min(first, p)
-            if ai4j and grade >= threshold:
+            if rules.binary and grade >= threshold:
                 dcg += table[p]
-            elif not ai4j and grade > 0:
+            elif not rules.binary and grade > 0:
                 dcg += grade * table[p]
         sides.append((depth, count, gain, position, true_positives, dcg, first))
     if measure == "mrr":
@@ -367,21 +362,8 @@ def _query_terms(
         elif measure == "f1":
             linear.append((2.0 * true_positives, 2.0 * count, (depth + relevant + m).astype(float)))
         else:  # ndcg: the ideal depends on the hits only through how many become relevant
-            linear.append((dcg, gain, _ideal(m, depth, relevant, positive, top_grade, k, ai4j)))
+            ideal = rules.ideal_dcg_with_more(
+                m, k, depth=depth, relevant=relevant, positive=positive, top_grade=top_grade
+            )
+            linear.append((dcg, gain, ideal))
     return _QueryTerms(keys, (linear[0], linear[1]), cutoff=k)
-
-
-def _ideal(
-    m: np.ndarray, depth: int, relevant: int, positive: list[float], top: float, k: int, ai4j: bool
-) -> np.ndarray:
-    """The ideal DCG with ``m`` more relevant hits: ai4j's over ``min(depth, relevant + m)`` unit gains;
-    trec's over the top k of the grades, the ``m`` new ones (the top grade) first."""
-    table = discounts(max(k, 1) + 1)
-    cumulative = np.concatenate(([0.0], np.cumsum(table)))
-    if ai4j:
-        return cumulative[np.minimum(depth, relevant + m)]
-    out = np.empty(m.size)
-    for j, extra in enumerate(m):
-        gains = np.array([top] * int(extra) + list(positive))[:k]
-        out[j] = float((gains * table[: gains.size]).sum())
-    return out

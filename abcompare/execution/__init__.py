@@ -20,6 +20,7 @@ from abcompare.execution.base import (
     precomputed_run,
     require_corpus,
 )
+from abcompare.execution.local import LocalExecutor
 
 if TYPE_CHECKING:
     from abcompare.config import ExecutionSettings
@@ -40,8 +41,6 @@ __all__ = [
 def open_executor(settings: ExecutionSettings, reporter: Reporter) -> Iterator[Executor]:
     """The configured executor, ready to use; a Ray it started is shut down on exit, a joined one left."""
     if settings.backend == "local":
-        from abcompare.execution.local import LocalExecutor
-
         yield LocalExecutor(reporter)
         return
     from abcompare.execution.ray_session import ray_session

@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from abcompare.core.errors import ConfigError, DataError
+from abcompare.core.vocabulary import CONTROL
+from abcompare.data.runs import read_run, returned_run
+from abcompare.retrieval.latency import timing_pass
+from abcompare.retrieval.pipeline import RetrievalCost
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
@@ -70,8 +74,6 @@ def time_driver_side(
 ) -> dict[str, np.ndarray]:
     """The timing pass of every backend, in the driver: one process times every variant, so their
     latencies are comparable whichever worker produced their runs (``cache``: the memo to reuse)."""
-    from abcompare.retrieval.latency import timing_pass
-
     if plan.repeats == 0 or dataset.corpus is None or all(v.run is not None for v in variants.values()):
         return {}
     reporter.stage(
@@ -100,8 +102,6 @@ Retriever = Callable[[pd.DataFrame], Any]
 
 def precomputed_run(variant: VariantSettings, dataset: Dataset) -> pd.DataFrame:
     """A variant given as a run file: its rows for the dataset's queries."""
-    from abcompare.data.runs import read_run
-
     assert variant.run is not None and variant.run.path is not None
     return _for_queries(read_run(variant.run.path, fmt=variant.run.format), dataset)
 
@@ -128,11 +128,9 @@ def given_run(
         if given is not None and name in given:
             return VariantRun(name, given[name])
         return VariantRun(name, precomputed_run(variant, dataset))
-    from abcompare.data.runs import returned_run
-    from abcompare.retrieval.pipeline import RetrievalCost
 
     python = variant.run.python
-    field = ("control" if name == "control" else f"treatments.{name}") + ".run.python"
+    field = (CONTROL if name == CONTROL else f"treatments.{name}") + ".run.python"
     retriever = (retrievers or {}).get(python)
     if retriever is None:  # run_comparison checks this before any run opens; a direct caller gets it here
         raise ConfigError(f"names the Python retriever {python!r}, which nobody handed over", field=field)

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from abcompare.core.progress import Reporter
+from abcompare.data.runs import run_frame_from_hits
 from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
+from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
@@ -35,8 +37,6 @@ def produce_variant_run(
     if variant.run is not None:
         return given_run(name, variant, dataset, retrievers, given)
     require_corpus(name, dataset)
-    from abcompare.data.runs import run_frame_from_hits
-    from abcompare.retrieval.pipeline import run_variant_with_cost
 
     with reporter.progress(f"{name}: retrieving", total=len(dataset.queries)) as advance:
         hits, cost = run_variant_with_cost(
@@ -51,8 +51,6 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, reporter: Reporter | None = None) -> None:
-        from abcompare.retrieval.pipeline import RetrievalCache
-
         self.reporter = reporter or Reporter()
         self.cache = RetrievalCache()
 

@@ -24,6 +24,7 @@ import ray
 
 from abcompare.core.errors import AbcompareError, WorkerLostError
 from abcompare.core.progress import Reporter
+from abcompare.data.runs import run_frame_from_hits
 from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
 from abcompare.execution.ray_encoding import encode_on_ray, first_line
 from abcompare.retrieval import pipeline
@@ -32,11 +33,17 @@ from abcompare.retrieval.model_size import variant_model_bytes
 from abcompare.retrieval.settings import BM25Settings, VariantSettings
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
     import numpy as np
     import pandas as pd
 
+    from abcompare.config.models import ExecutionSettings
     from abcompare.data.dataset import Dataset
+    from abcompare.execution.ray_session import RaySession
+    from abcompare.retrieval.bm25 import BM25Index
     from abcompare.retrieval.latency import TimingPlan
+    from abcompare.retrieval.settings import QueryPlanningSettings
 
 
 # ------------------------------------------------------------------------------------------ tasks
@@ -49,7 +56,7 @@ def _build_bm25(chunks: list, settings: BM25Settings) -> tuple[Any, float, int]:
 
 @ray.remote
 def _bm25_ranking(
-    index: Any, query_texts: list[str], depth: int, feedback: Any = None
+    index: BM25Index, query_texts: list[str], depth: int, feedback: QueryPlanningSettings | None = None
 ) -> tuple[pipeline.Ranking, float]:
     start = time.perf_counter()
     ranking = pipeline.bm25_ranking(index, query_texts, depth, feedback)
@@ -57,7 +64,9 @@ def _bm25_ranking(
 
 
 @ray.remote
-def _dense_ranking(query_vectors: Any, doc_vectors: Any, depth: int) -> tuple[pipeline.Ranking, float]:
+def _dense_ranking(
+    query_vectors: np.ndarray, doc_vectors: np.ndarray, depth: int
+) -> tuple[pipeline.Ranking, float]:
     start = time.perf_counter()
     ranking = pipeline.dense_ranking(query_vectors, doc_vectors, depth)
     return ranking, time.perf_counter() - start
@@ -88,8 +97,6 @@ def _finish_variant(
     *rankings: pipeline.Ranking,
 ) -> tuple[Any, float]:
     """Hit lists from the rankings, fused, reranked and cut; the run table and the seconds it took."""
-    from abcompare.data.runs import run_frame_from_hits
-
     start = time.perf_counter()
     per_retriever = [
         _ranked_hits(ranking_id, chunks, ranking, name)
@@ -100,7 +107,7 @@ def _finish_variant(
     return run_frame_from_hits(hits), seconds
 
 
-def _ranking_id(key: Any) -> str:
+def _ranking_id(key: Hashable) -> str:
     return hashlib.sha256(repr(key).encode()).hexdigest()[:32]
 
 
@@ -138,12 +145,24 @@ class _EncodeRequest:
     encoded: int = 0
 
 
+@dataclass(frozen=True)
+class _Submitted:
+    """What one submission shares between variants, by key: chunk lists, BM25 indexes, rankings, vectors."""
+
+    chunk_lists: dict[Any, tuple[list, _Shared]]
+    indexes: dict[Any, _Shared]
+    rankings: dict[Any, _Shared]
+    vectors: dict[Any, _Shared]
+
+
 class RayExecutor:
     """Produces the variants on Ray (see the module docstring); the driver keeps the one cache writer."""
 
     name = "ray"
 
-    def __init__(self, settings: Any, session: Any, reporter: Reporter | None = None) -> None:
+    def __init__(
+        self, settings: ExecutionSettings, session: RaySession, reporter: Reporter | None = None
+    ) -> None:
         self.settings = settings
         self.session = session
         self.reporter = reporter or Reporter()
@@ -260,6 +279,17 @@ class RayExecutor:
             plan.append((name, variant, chunks_id, steps))
 
         vectors = self._embed(list(requests.values()))
+        self._search(searches, vectors, rankings)
+        shared = _Submitted(chunk_lists, indexes, rankings, vectors)
+        return self._finish(plan, shared, ids_ref, texts_ref, cache_dir, len(query_ids))
+
+    def _search(
+        self,
+        searches: Mapping[Any, tuple[Any, int]],
+        vectors: Mapping[Any, _Shared],
+        rankings: dict[Any, _Shared],
+    ) -> None:
+        """Each dense ranking submitted, from its query and document vectors (into ``rankings``)."""
         for key, (vectors_key, depth) in searches.items():
             query_vectors = vectors[key]  # query encoding is part of a dense search's time, as locally
             ranking, seconds = _dense_ranking.options(num_returns=2, **self._options()).remote(
@@ -267,22 +297,27 @@ class RayExecutor:
             )
             rankings[key] = _Shared(ranking, [seconds, query_vectors.seconds])
 
+    def _finish(
+        self, plan: list[tuple[str, VariantSettings, Any, list[tuple[str, Any, Any]]]], shared: _Submitted,
+        ids_ref: ray.ObjectRef, texts_ref: ray.ObjectRef, cache_dir: Path, n_queries: int,
+    ) -> dict[str, _Pending]:  # fmt: skip
+        """Each variant's last task (fuse, rerank, cut) submitted on its rankings, with what it is charged."""
         pending: dict[str, _Pending] = {}
         for name, variant, chunks_id, steps in plan:
-            chunks_ref = chunk_lists[chunks_id][1]
+            chunks_ref = shared.chunk_lists[chunks_id][1]
             names = [retriever for retriever, _, _ in steps]
             ranking_ids = [_ranking_id(key) for _, key, _ in steps]
             result = _finish_variant.options(num_returns=1, **self._options()).remote(
                 variant, chunks_ref.ref, ids_ref, texts_ref, str(cache_dir), names, ranking_ids,
-                *[rankings[key].ref for _, key, _ in steps],
+                *[shared.rankings[key].ref for _, key, _ in steps],
             )  # fmt: skip
-            entry = _Pending(result, len(query_ids), variant_model_bytes(variant), index=[chunks_ref])
+            entry = _Pending(result, n_queries, variant_model_bytes(variant), index=[chunks_ref])
             for retriever, key, built in steps:
-                if built in indexes:
-                    entry.index.append(indexes[built])
+                if built in shared.indexes:
+                    entry.index.append(shared.indexes[built])
                 else:
-                    entry.embeddings.append(vectors[built])
-                entry.rankings[retriever] = rankings[key]
+                    entry.embeddings.append(shared.vectors[built])
+                entry.rankings[retriever] = shared.rankings[key]
             pending[name] = entry
         return pending
 
@@ -337,12 +372,12 @@ class RayExecutor:
         cost.query_seconds = sum(cost.parts.values()) + finish_seconds
         return VariantRun(name, run, cost.as_metrics())
 
-    def _value(self, value: Any, name: str) -> float:
+    def _value(self, value: object, name: str) -> float:
         if isinstance(value, list):
             return sum(self._value(v, name) for v in value)
         return float(self._get(value, name)) if isinstance(value, ray.ObjectRef) else float(value)
 
-    def _get(self, ref: Any, name: str) -> Any:
+    def _get(self, ref: ray.ObjectRef, name: str) -> Any:
         """``ray.get`` with Ray's failures as one-line errors: a user error raised in a task is raised as
         it is; a worker lost beyond the retries is a :class:`WorkerLostError`."""
         from ray.exceptions import RayError, RayTaskError

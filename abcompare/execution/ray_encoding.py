@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from abcompare.core.errors import WorkerLostError
-from abcompare.retrieval.dense import DenseEncoder
+from abcompare.retrieval.dense import DenseEncoder, load_encoder
 from abcompare.retrieval.embedding_cache import Progress
 
 
@@ -61,8 +61,6 @@ class BlockEncoder:
         self, model: str, max_seq_length: int | None, batch_size: int, threads: int, backend: str = "torch"
     ) -> None:
         import torch
-
-        from abcompare.retrieval.dense import load_encoder
 
         torch.set_num_threads(max(1, threads))
         device = "cuda" if torch.cuda.is_available() else "cpu"  # Ray exposes only this actor's GPUs

@@ -17,14 +17,17 @@ import os
 import socket
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import abcompare
 from abcompare.core.errors import ExecutionError
 from abcompare.core.progress import Reporter
+
+if TYPE_CHECKING:
+    from abcompare.config.models import ExecutionSettings
 
 FIELD = "execution.address"
 RAY_DATA_THREAD = "StreamingExecutor-"  # the name Ray Data 2.60 gives its executor's scheduling thread
@@ -41,7 +44,7 @@ class RaySession:
     """The Ray this comparison uses and what it has. :meth:`release` stops a Ray we started in the
     background, once the last task is back, while the driver still judges and logs."""
 
-    def __init__(self, address: str, stop: Any = None) -> None:
+    def __init__(self, address: str, stop: Callable[[], None] | None = None) -> None:
         import ray
 
         self.address = address
@@ -248,7 +251,7 @@ def _ray_notes_to_stderr() -> Iterator[None]:
 
 
 @contextmanager
-def ray_session(settings: Any, reporter: Reporter | None = None) -> Iterator[RaySession]:
+def ray_session(settings: ExecutionSettings, reporter: Reporter | None = None) -> Iterator[RaySession]:
     """The Ray to run on (see the module docstring); stopped or disconnected on exit if we opened it.
     The address is checked here, at once; Ray itself starts in the background (:class:`RaySession`)."""
     reporter = reporter or Reporter()

@@ -10,9 +10,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abcompare.core.errors import RetrievalError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from abcompare.retrieval.settings import ChunkingSettings
 
 RECURSIVE_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", " ", "")
 STRATEGIES: tuple[str, ...] = ("recursive", "sentence", "none")
@@ -213,7 +218,7 @@ def chunk_document(
     ]
 
 
-def _settings_values(settings: Any) -> tuple[str, int, int]:
+def _settings_values(settings: ChunkingSettings | Mapping[str, Any] | None) -> tuple[str, int, int]:
     """(strategy, size, overlap) from ChunkingSettings, a mapping, or None (the defaults)."""
     if settings is None:
         return "recursive", 1000, 200
@@ -226,7 +231,7 @@ def _settings_values(settings: Any) -> tuple[str, int, int]:
     return settings.strategy, int(settings.size), int(settings.overlap)
 
 
-def _rows(corpus: Any) -> Iterable[tuple[str, str, str]]:
+def _rows(corpus: pd.DataFrame) -> Iterable[tuple[str, str, str]]:
     """(doc_id, title, text) triples from a corpus DataFrame (columns ``doc_id, title, text``)."""
     titles = corpus["title"] if "title" in corpus.columns else [""] * len(corpus)
     for doc_id, title, text in zip(corpus["doc_id"], titles, corpus["text"], strict=True):
@@ -237,7 +242,9 @@ def _rows(corpus: Any) -> Iterable[tuple[str, str, str]]:
         )
 
 
-def chunk_corpus(corpus: Any, settings: Any = None) -> list[Chunk]:
+def chunk_corpus(
+    corpus: pd.DataFrame, settings: ChunkingSettings | Mapping[str, Any] | None = None
+) -> list[Chunk]:
     """Chunk every document of a corpus DataFrame (``doc_id, title, text``) in row order."""
     strategy, size, overlap = _settings_values(settings)
     chunks: list[Chunk] = []

@@ -20,7 +20,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from abcompare.retrieval.models import (
     resolve_embedding_model,
     torch_model,
 )
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 __all__ = [
     "BUNDLED_ALIASES",
@@ -54,19 +57,6 @@ def check_model(name: str, backend: str | None = None) -> EmbeddingModel:
     whose ``field`` is ``model`` or ``backend`` otherwise."""
     check_installed(name, backend or default_backend(name))
     return resolve_embedding_model(name, backend)
-
-
-def resolve_model(name: str) -> str:
-    """The bundled MiniLM folder for its names, an existing local path (absolute), else ``name``."""
-    if name in BUNDLED_ALIASES:
-        return locate_model(name)
-    path = Path(name).expanduser()
-    return str(path.resolve()) if path.exists() else name
-
-
-def model_identity(name: str, max_seq_length: int | None = None, backend: str | None = None) -> str:
-    """What produced a model's vectors (:meth:`EmbeddingModel.identity`): the embedding cache's key."""
-    return resolve_embedding_model(name, backend).identity(max_seq_length)
 
 
 @functools.lru_cache(maxsize=4)
@@ -124,7 +114,7 @@ def _sentence_transformer(name: str, resolved: str, max_seq_length: int | None, 
     return model
 
 
-def encode_texts(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+def encode_texts(model: SentenceTransformer, texts: list[str], batch_size: int) -> np.ndarray:
     """One model call over ``texts`` (one cache block): L2-normalised float32 vectors, in order."""
     vectors = model.encode(
         texts,
@@ -261,7 +251,7 @@ class OnnxEncoder:
 class TorchEncoder:
     """A sentence-transformers model on torch (its own modules pool and normalise)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: SentenceTransformer) -> None:
         self.model = model
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:

@@ -11,15 +11,24 @@ its ``page_content`` the content::
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from abcompare.core.hits import RagHit
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Invokable(Protocol):
+    """What LangChain's retrievers have in common here: ``invoke(query) -> documents``."""
+
+    def invoke(self, query: str) -> Sequence[object]: ...
+
 
 def langchain_retriever(
-    retriever: Any, *, id_key: str | None = None
-) -> Callable[[Any], dict[str, list[RagHit]]]:
+    retriever: Invokable, *, id_key: str | None = None
+) -> Callable[[pd.DataFrame], dict[str, list[RagHit]]]:
     """A LangChain retriever as the retriever callable ``run_comparison`` takes.
 
     Parameters
@@ -48,7 +57,7 @@ def langchain_retriever(
     [('d2', 1), ('d1', 2)]
     """
 
-    def retrieve(queries: Any) -> dict[str, list[RagHit]]:
+    def retrieve(queries: pd.DataFrame) -> dict[str, list[RagHit]]:
         return {
             str(query_id): [
                 document_hit(doc, rank, id_key) for rank, doc in enumerate(retriever.invoke(text), 1)
@@ -59,7 +68,7 @@ def langchain_retriever(
     return retrieve
 
 
-def document_hit(document: Any, rank: int, id_key: str | None = None) -> RagHit:
+def document_hit(document: object, rank: int, id_key: str | None = None) -> RagHit:
     """One LangChain ``Document`` as a hit at ``rank``; a ``score`` in its metadata is kept."""
     metadata = getattr(document, "metadata", None) or {}
     hit_id = metadata.get(id_key) if id_key else getattr(document, "id", None)

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +48,12 @@ from abcompare.retrieval.embedding_cache import Progress
 from abcompare.retrieval.models import LOADED_MODELS
 from abcompare.retrieval.query_planning import feedback_of, plan_queries
 from abcompare.retrieval.rerank import make_reranker
-from abcompare.retrieval.settings import BM25Settings, VariantSettings
+from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSettings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from abcompare.retrieval.settings import QueryPlanningSettings
 
 #: Queries of the warm-up (not kept; the first is the preparation's call); it measures what a query costs,
 #: to size the sample to the budget left.
@@ -97,12 +102,13 @@ def sample_size(total: int, seconds_per_query: float, plan: TimingPlan, budget: 
     return min(total, plan.max_queries, wanted)
 
 
-Stage = Callable[[int], Any]
+Stage = Callable[[int], object]
 
 
 def _retriever_stage(
-    name: str, spec: Any, chunks: list, chunks_id: Hashable, depth: int, query_texts: list[str],
-    cache_dir: Path, memo: pipeline.RetrievalCache, feedback: Any = None,
+    name: str, spec: BM25Settings | DenseSettings, chunks: list, chunks_id: Hashable, depth: int,
+    query_texts: list[str], cache_dir: Path, memo: pipeline.RetrievalCache,
+    feedback: QueryPlanningSettings | None = None,
 ) -> tuple[Stage, Callable[[], list]]:  # fmt: skip
     """One retriever's work for one query text (by position in ``query_texts``, the variant's planned
     texts): search (with RM3 ``feedback``, the expanded query), and for a dense model encode the text;
@@ -185,26 +191,9 @@ class TimingPass:
     note: str = ""
 
 
-def time_query_stages(
-    variants: Mapping[str, VariantSettings],
-    corpus: Any,
-    queries: Any,
-    *,
-    cache_dir: Path,
-    cache: pipeline.RetrievalCache,
-    plan: TimingPlan | None = None,
-    progress: Progress | None = None,
-) -> dict[str, np.ndarray]:
-    """Each retrieval variant's timed query latency: rounds x sampled-queries seconds (:func:`timing_pass`,
-    without the account of its time)."""
-    return timing_pass(
-        variants, corpus, queries, cache_dir=cache_dir, cache=cache, plan=plan, progress=progress
-    ).samples
-
-
 def _stages(
-    variants: Mapping[str, VariantSettings], corpus: Any, query_ids: list[str], query_texts: list[str],
-    cache_dir: Path, cache: pipeline.RetrievalCache,
+    variants: Mapping[str, VariantSettings], corpus: pd.DataFrame, query_ids: list[str],
+    query_texts: list[str], cache_dir: Path, cache: pipeline.RetrievalCache,
 ) -> tuple[dict[Hashable, Stage], dict[str, list[Hashable]]]:  # fmt: skip
     """Every stage to time (a retriever several variants share is one) and each variant's stages."""
     fingerprint = pipeline.corpus_fingerprint(corpus)
@@ -235,60 +224,31 @@ def _stages(
     return stages, uses
 
 
-def timing_pass(
-    variants: Mapping[str, VariantSettings],
-    corpus: Any,
-    queries: Any,
-    *,
-    cache_dir: Path,
-    cache: pipeline.RetrievalCache,
-    plan: TimingPlan | None = None,
-    progress: Progress | None = None,
-) -> TimingPass:
-    """Each retrieval variant's timed query latency and the account of the pass's time (see the module
-    docstring). Variants given as run files are left out. ``cache`` is the memo the variants ran with
-    (what is missing from it is built here, in the preparation)."""
-    plan = plan or TimingPlan()
+def _warm_up(
+    stages: dict[Hashable, Stage], warmup: Sequence[int], started: float, plan: TimingPlan, first: float
+) -> float:
+    """Run every stage on the warm-up queries (within ``WARMUP_SHARE`` of the budget), and return what one
+    query of every stage costs: the warm-up's mean, or without a warm-up query ``first`` (the first call's
+    seconds, the models' loads set aside)."""
     clock = CLOCK
-    variants = {name: v for name, v in variants.items() if v.run is None}
-    query_ids, query_texts = pipeline.query_table(queries)
-    if not variants or not query_ids or plan.repeats == 0:
-        return TimingPass({})
-    begin = clock()
-    loads_before = len(LOADED_MODELS.history)
-    stages, uses = _stages(variants, corpus, query_ids, query_texts, cache_dir, cache)
-    order = list(stages)
-    warmup = sample_queries(len(query_ids), min(WARMUP_QUERIES, len(query_ids)))
-    first = clock()
-    for key in order:  # the first query loads what the run had no need of (a model, when its query
-        stages[key](warmup[0])  # vectors were cached) and warms it: not part of what a query costs
-    first = clock() - first
-    loaded = tuple(LOADED_MODELS.history[loads_before:])
-    started = clock()
-    preparation = started - begin
-    deadline = started + plan.budget_seconds
     warmed = 0
-    for i in warmup[1:]:
+    for i in warmup:
         if warmed and clock() - started >= WARMUP_SHARE * plan.budget_seconds:
             break
-        for key in order:
+        for key in stages:
             stages[key](i)
         warmed += 1
-    # what one query of every stage costs (without a warm-up query: the first call, models' loads aside)
-    per_query = (
-        (clock() - started) / warmed if warmed else max(first - sum(seconds for _, seconds in loaded), 1e-6)
-    )
-    gc.collect()
-    gc.freeze()  # what exists now (models, indexes, data) is never scanned again by the rounds' collections
-    collected = clock()
-    gc.collect()  # what a collection between rounds costs now: set aside from the queries' share
-    collected = clock() - collected
-    left = deadline - clock() - plan.repeats * collected
-    sized = sample_size(len(query_ids), per_query * SIZING_MARGIN, plan, left)
-    picked = sample_queries(len(query_ids), sized)
-    fewest = min(MIN_ROUNDS, plan.repeats)  # the floor: always timed, whatever the budget
-    account = dict(preparation_seconds=preparation, loaded=loaded, queries=len(picked))
-    budget = f"the {plan.budget_seconds:g} s budget (efficiency.budget_seconds)"
+    return (clock() - started) / warmed if warmed else max(first, 1e-6)
+
+
+def _timed_rounds(
+    stages: dict[Hashable, Stage], picked: Sequence[int], plan: TimingPlan, deadline: float, fewest: int,
+    progress: Progress | None,
+) -> tuple[dict[Hashable, np.ndarray], int, float]:  # fmt: skip
+    """The timed rounds: each stage's seconds (rounds x picked queries, the stages' order rotated query by
+    query), the whole rounds kept, and how far past the deadline the floor's ``fewest`` rounds ended."""
+    clock = CLOCK
+    order = list(stages)
     seconds = {key: np.zeros((plan.repeats, len(picked))) for key in order}
     total = plan.repeats * len(picked)
     rounds = 0
@@ -321,6 +281,54 @@ def timing_pass(
         if collecting:
             gc.enable()
         gc.unfreeze()
+    return seconds, rounds, floor_past
+
+
+def timing_pass(
+    variants: Mapping[str, VariantSettings],
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
+    *,
+    cache_dir: Path,
+    cache: pipeline.RetrievalCache,
+    plan: TimingPlan | None = None,
+    progress: Progress | None = None,
+) -> TimingPass:
+    """Each retrieval variant's timed query latency and the account of the pass's time (see the module
+    docstring). Variants given as run files are left out. ``cache`` is the memo the variants ran with
+    (what is missing from it is built here, in the preparation)."""
+    plan = plan or TimingPlan()
+    clock = CLOCK
+    variants = {name: v for name, v in variants.items() if v.run is None}
+    query_ids, query_texts = pipeline.query_table(queries)
+    if not variants or not query_ids or plan.repeats == 0:
+        return TimingPass({})
+    begin = clock()
+    loads_before = len(LOADED_MODELS.history)
+    stages, uses = _stages(variants, corpus, query_ids, query_texts, cache_dir, cache)
+    order = list(stages)
+    warmup = sample_queries(len(query_ids), min(WARMUP_QUERIES, len(query_ids)))
+    first = clock()
+    for key in order:  # the first query loads what the run had no need of (a model, when its query
+        stages[key](warmup[0])  # vectors were cached) and warms it: not part of what a query costs
+    first = clock() - first
+    loaded = tuple(LOADED_MODELS.history[loads_before:])
+    started = clock()
+    preparation = started - begin
+    deadline = started + plan.budget_seconds
+    per_query = _warm_up(stages, warmup[1:], started, plan, first - sum(seconds for _, seconds in loaded))
+    gc.collect()
+    gc.freeze()  # what exists now (models, indexes, data) is never scanned again by the rounds' collections
+    collected = clock()
+    gc.collect()  # what a collection between rounds costs now: set aside from the queries' share
+    collected = clock() - collected
+    left = deadline - clock() - plan.repeats * collected
+    sized = sample_size(len(query_ids), per_query * SIZING_MARGIN, plan, left)
+    picked = sample_queries(len(query_ids), sized)
+    fewest = min(MIN_ROUNDS, plan.repeats)  # the floor: always timed, whatever the budget
+    account = dict(preparation_seconds=preparation, loaded=loaded, queries=len(picked))
+    budget = f"the {plan.budget_seconds:g} s budget (efficiency.budget_seconds)"
+    seconds, rounds, floor_past = _timed_rounds(stages, picked, plan, deadline, fewest, progress)
     budgeted = clock() - started
     over = budgeted - plan.budget_seconds
     if floor_past > 0:  # the floor alone ran past the budget: said, not hidden

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from abcompare.retrieval.models import locate_model, resolve_embedding_model, torch_weights
 from abcompare.retrieval.settings import DenseSettings, VariantSettings
 
 
@@ -21,8 +22,6 @@ def model_bytes(files: Iterable[Path]) -> int:
 def variant_model_files(variant: VariantSettings) -> list[Path]:
     """The weight files a variant's models load, once each, in order: its dense retrievers', then its
     rerank's."""
-    from abcompare.retrieval.models import locate_model, resolve_embedding_model, torch_weights
-
     files: list[Path] = []
     for spec in variant.retrievers.values():
         if isinstance(spec, DenseSettings):

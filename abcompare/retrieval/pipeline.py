@@ -13,7 +13,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,13 @@ from abcompare.retrieval.query_planning import (
     rm3_ranking,
 )
 from abcompare.retrieval.rerank import make_reranker
-from abcompare.retrieval.settings import BM25Settings, DenseSettings, VariantSettings
+from abcompare.retrieval.settings import BM25Settings, ChunkingSettings, DenseSettings, VariantSettings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from abcompare.retrieval.rerank import Reranker
+    from abcompare.retrieval.settings import QueryPlanningSettings
 
 
 class RetrievalCache:
@@ -135,7 +141,7 @@ def encode_chunks(encoder: DenseEncoder, texts: list[str], progress: Progress | 
 DEFAULT_CACHE = RetrievalCache()
 
 
-def corpus_fingerprint(corpus: Any) -> str:
+def corpus_fingerprint(corpus: pd.DataFrame) -> str:
     """sha256 over (doc_id, title, text) of every row, in order."""
     digest = hashlib.sha256()
     titles = corpus["title"] if "title" in corpus.columns else [""] * len(corpus)
@@ -151,7 +157,7 @@ def indexed_text(chunk: Chunk) -> str:
     return f"{chunk.title}\n{chunk.text}"
 
 
-def _check_columns(frame: Any, name: str, required: tuple[str, ...]) -> None:
+def _check_columns(frame: object, name: str, required: tuple[str, ...]) -> None:
     missing = [c for c in required if c not in getattr(frame, "columns", ())]
     if missing:
         raise RetrievalError(
@@ -166,7 +172,7 @@ Ranking = list[tuple[np.ndarray, np.ndarray]]
 Compact on purpose: it is what travels between processes when a variant runs elsewhere."""
 
 
-def chunks_key(fingerprint: str, chunking: Any) -> tuple[str, str]:
+def chunks_key(fingerprint: str, chunking: ChunkingSettings) -> tuple[str, str]:
     """What identifies a chunk list: the corpus fingerprint (:func:`corpus_fingerprint`) and the chunking."""
     return fingerprint, chunking.model_dump_json()
 
@@ -176,7 +182,7 @@ def queries_key(query_texts: Sequence[str]) -> str:
     return hashlib.sha256("\x00".join(query_texts).encode("utf-8")).hexdigest()
 
 
-def query_table(queries: Any) -> tuple[list[str], list[str]]:
+def query_table(queries: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Query ids and texts in order (a missing text is the empty string)."""
     query_ids = [str(q) for q in queries["query_id"]]
     query_texts = ["" if t is None or t != t else str(t) for t in queries["text"]]
@@ -219,7 +225,7 @@ def dense_vectors_key(chunks_id: Hashable, encoder: DenseEncoder, settings: Dens
 
 def ranking_key(
     name: str, settings: BM25Settings | DenseSettings, chunks_id: Hashable, depth: int, queries_id: str,
-    cache_dir: Path, feedback: Any = None,
+    cache_dir: Path, feedback: QueryPlanningSettings | None = None,
 ) -> tuple:  # fmt: skip
     """What identifies one retriever's ranking of the query set (sweep points that share it, share it);
     ``feedback`` is the variant's RM3 settings, which change its BM25 rankings."""
@@ -229,7 +235,9 @@ def ranking_key(
     return ("dense-hits", name, chunks_id, settings.model_dump_json(), depth, str(cache_dir), queries_id)
 
 
-def bm25_ranking(index: BM25Index, query_texts: Sequence[str], depth: int, feedback: Any = None) -> Ranking:
+def bm25_ranking(
+    index: BM25Index, query_texts: Sequence[str], depth: int, feedback: QueryPlanningSettings | None = None
+) -> Ranking:
     """Top ``depth`` chunk rows per query by BM25; with ``feedback`` (RM3 settings), by the expanded query."""
     if feedback is not None:
         return rm3_ranking(index, query_texts, depth, feedback)
@@ -277,7 +285,7 @@ def _retrieve(
     progress: Progress | None,
     memo: RetrievalCache,
     cost: RetrievalCost,
-    feedback: Any = None,
+    feedback: QueryPlanningSettings | None = None,
 ) -> list[list[RagHit]]:
     """One retriever's ranked hits for every query (memoised: sweep points that share the retriever
     share its hits), charging its index, embeddings and search time to ``cost``."""
@@ -322,7 +330,7 @@ def finish_variant(
     query_texts: Sequence[str],
     cache_dir: Path,
     progress: Progress | None = None,
-    reranker: Any = None,
+    reranker: Reranker | None = None,
 ) -> dict[str, list[RagHit]]:
     """Fuse each query's lists (one per retriever, in the variant's order), rerank, cut to ``top_k``
     (``reranker``: one made already, else the variant's rerank is made here).
@@ -391,7 +399,7 @@ def fetch_depth(variant: VariantSettings, chunks: Sequence[Chunk]) -> int:
     return min(len(chunks), variant.depth * most)
 
 
-def check_inputs(variant: VariantSettings, corpus: Any, queries: Any) -> None:
+def check_inputs(variant: VariantSettings, corpus: pd.DataFrame, queries: pd.DataFrame) -> None:
     """A retrieval variant needs a corpus and a query table with the documented columns."""
     if variant.run is not None:
         raise RetrievalError(
@@ -412,18 +420,26 @@ def check_chunks(chunks: list[Chunk]) -> None:
 
 
 def run_variant(
-    variant: VariantSettings, corpus: Any, queries: Any, **options: Any
+    variant: VariantSettings,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
+    *,
+    cache_dir: Path,
+    progress: Progress | None = None,
+    cache: RetrievalCache | None = None,
 ) -> dict[str, list[RagHit]]:
-    """Ranked hits (best first, at most ``top_k``) per query id: :func:`run_variant_with_cost` (its keyword
-    options: ``cache_dir``, ``progress``, ``cache``) without the cost."""
-    hits, _ = run_variant_with_cost(variant, corpus, queries, **options)
+    """Ranked hits (best first, at most ``top_k``) per query id: :func:`run_variant_with_cost` without the
+    cost."""
+    hits, _ = run_variant_with_cost(
+        variant, corpus, queries, cache_dir=cache_dir, progress=progress, cache=cache
+    )
     return hits
 
 
 def run_variant_with_cost(
     variant: VariantSettings,
-    corpus: Any,
-    queries: Any,
+    corpus: pd.DataFrame,
+    queries: pd.DataFrame,
     *,
     cache_dir: Path,
     progress: Progress | None = None,

@@ -13,6 +13,9 @@ import numpy as np
 
 from abcompare.core.errors import RetrievalError
 from abcompare.core.hits import RagHit
+from abcompare.retrieval.dense import DenseEncoder, locate_model
+from abcompare.retrieval.embedding_cache import default_cache_dir
+from abcompare.retrieval.models import LOADED_MODELS, torch_model
 from abcompare.retrieval.settings import RerankSettings
 
 
@@ -41,9 +44,6 @@ def order_by(hits: Sequence[RagHit], scores: Sequence[float]) -> list[RagHit]:
 
 def cross_encoder_key(name: str) -> tuple:
     """What identifies a loaded cross-encoder in ``LOADED_MODELS``: its folder's weights and declaration."""
-    from abcompare.retrieval.dense import locate_model
-    from abcompare.retrieval.models import torch_model
-
     try:
         resolved = locate_model(name)
         return ("cross-encoder", torch_model(name, Path(resolved)).identity(), resolved)
@@ -54,8 +54,6 @@ def cross_encoder_key(name: str) -> tuple:
 def load_cross_encoder(name: str) -> Any:
     """A sentence_transformers.CrossEncoder on CPU, loaded with no network from the folder
     ``locate_model`` finds; one per process and model identity (``LOADED_MODELS``)."""
-    from abcompare.retrieval.models import LOADED_MODELS
-
     key = cross_encoder_key(name)
     return LOADED_MODELS.get(key, lambda: _cross_encoder(name, key[2]), label=name)
 
@@ -107,9 +105,6 @@ class BiEncoderReranker:
         self, model: str, *, batch_size: int = 32, cache_dir: Path | None = None, backend: str | None = None,
         served: bool = False,
     ) -> None:  # fmt: skip
-        from abcompare.retrieval.dense import DenseEncoder
-        from abcompare.retrieval.embedding_cache import default_cache_dir
-
         self.encoder = DenseEncoder(
             model, cache_dir or default_cache_dir(), batch_size=batch_size, backend=backend
         )

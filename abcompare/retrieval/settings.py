@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from abcompare.retrieval.rewrites import read_variants_file
+
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 
 
@@ -26,7 +28,7 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def without_null_entries(value: Any) -> Any:
+def without_null_entries(value: object) -> object:
     """A mapping keyed by the user's names (retrievers, fusion weights) without its ``null`` entries: a
     ``null`` entry is no entry, in the control as in a treatment or ``--set`` (where it removes the one it
     is laid over), so ``retrievers: {dense: null}`` has no dense retriever wherever it is written."""
@@ -116,7 +118,7 @@ class FusionSettings(_Settings):
 
     @field_validator("weights", mode="before")
     @classmethod
-    def _drop_null_weights(cls, value: Any) -> Any:
+    def _drop_null_weights(cls, value: object) -> object:
         return without_null_entries(value)
 
 
@@ -162,8 +164,6 @@ class QueryPlanningSettings(_Settings):
         if self.variants is None and self.expansion is None:
             raise ValueError("query_planning needs 'variants' (a rewrites file) or 'expansion: rm3'")
         if self.variants is not None:
-            from abcompare.retrieval.query_planning import read_variants_file
-
             if not self.variants.is_file():
                 found = "found a folder" if self.variants.is_dir() else "file not found"
                 raise _located(f"{found}: {self.variants}", "variants")
@@ -248,7 +248,7 @@ class VariantSettings(_Settings):
 
     @field_validator("retrievers", mode="before")
     @classmethod
-    def _infer_type_from_name(cls, value: Any) -> Any:
+    def _infer_type_from_name(cls, value: object) -> object:
         """A retriever named 'bm25' or 'dense' without ``type`` gets that type; a ``null`` one is none."""
         if not isinstance(value, dict):
             return value

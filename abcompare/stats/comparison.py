@@ -35,7 +35,8 @@ from abcompare.core.vocabulary import (
 )
 from abcompare.stats.bootstrap import BootstrapResult, paired_bootstrap
 from abcompare.stats.correction import adjust_pvalues, canonical_correction, per_test_alpha
-from abcompare.stats.maxt import MaxTResult, max_t_sign_flip
+from abcompare.stats.flips import family_sign_flips
+from abcompare.stats.maxt import MaxTResult
 from abcompare.stats.noninferiority import NON_INFERIORITY_TESTS, margin_problem, non_inferiority_test
 from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
@@ -274,21 +275,16 @@ def _joint_sign_flips(
     """
     d = np.hstack([pairs.d for pairs in paired.values()])
     n_metrics = len(roles)
-    if correction == MAXT:
-        maxt = max_t_sign_flip(
-            d, list(roles) * len(paired), n_resamples=n_resamples, rng=rng, progress=progress
-        )
-        pvalue, used, exact = maxt.pvalue, maxt.n_resamples, maxt.exact
-    else:
-        maxt = None
-        flips = sign_flip_test(d, n_resamples, rng, progress=progress)
-        pvalue, used, exact = np.atleast_1d(flips.pvalue), flips.n_resamples, flips.exact
+    flips = family_sign_flips(
+        d, correction, families=list(roles) * len(paired), n_resamples=n_resamples, rng=rng, progress=progress
+    )
+    pvalue, used, exact = flips.pvalue, flips.n_resamples, flips.exact
     mean = d.mean(axis=0)
     results = {}
     for i, name in enumerate(paired):
         block = slice(i * n_metrics, (i + 1) * n_metrics)
         results[name] = PermutationResult(mean[block], pvalue[block], used, exact)
-    return results, maxt
+    return results, flips.maxt
 
 
 def _adjust_by_family(
@@ -311,6 +307,23 @@ def _adjust_by_family(
             adjusted[rows] = adjust_pvalues(p[rows], correction)
             level[rows] = per_test_alpha(p[rows], correction, alpha)
     return adjusted, size, level
+
+
+def _add_verdicts(
+    table: pd.DataFrame, correction: str, alpha: float, maxt: MaxTResult | None, power: float,
+    min_effect: float | None,
+) -> None:  # fmt: skip
+    """Each row's p-value adjusted within its role's family, the family's size, the level its raw p was
+    held to, the MDE at that level and the verdict, added to the comparison table."""
+    adjusted, family_size, level = _adjust_by_family(table, correction, alpha, maxt)
+    table["p_adjusted"] = adjusted
+    table["family_size"] = family_size
+    table["alpha_effective"] = level
+    n_queries = table["n_queries"].to_numpy()
+    table["mde"] = minimum_detectable_effect(table["sd_delta"].to_numpy(), n_queries, level, power)
+    table["verdict"] = verdicts(
+        table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
+    )
 
 
 def _add_non_inferiority(
@@ -455,31 +468,16 @@ def paired_comparison(
     rows: list[dict[str, object]] = []
     for name, pairs in paired.items():
         result = compare_treatment(
-            pairs,
-            rng,
-            name=name,
-            alpha=alpha,
-            n_resamples=int(n_resamples),
-            tests=tests,
-            zero_method=zero_method,
-            permutation=permutations.get(name),
-            progress=tracker,
-        )
+            pairs, rng, name=name, alpha=alpha, n_resamples=int(n_resamples), tests=tests,
+            zero_method=zero_method, permutation=permutations.get(name), progress=tracker,
+        )  # fmt: skip
         rows.extend(result.rows())
         if tracker is not None:
             tracker.advance(1)  # the analytic tests and the table rows of this treatment
     table = pd.DataFrame(rows)
     table.insert(2, "role", roles * len(paired))
     table["p_primary"] = table[f"p_{primary}"]
-    adjusted, family_size, level = _adjust_by_family(table, correction, alpha, maxt)
-    table["p_adjusted"] = adjusted
-    table["family_size"] = family_size
-    table["alpha_effective"] = level
-    n_queries = table["n_queries"].to_numpy()
-    table["mde"] = minimum_detectable_effect(table["sd_delta"].to_numpy(), n_queries, level, power)
-    table["verdict"] = verdicts(
-        table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
-    )
+    _add_verdicts(table, correction, alpha, maxt, power, min_effect)
     if non_inferiority_margin is not None:
         _add_non_inferiority(
             table, paired, primary_metric, non_inferiority_margin, primary, correction, alpha,

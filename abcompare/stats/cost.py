@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from abcompare.core.vocabulary import CONTROL
+
 #: The percentile a variant's tail latency is reported at.
 TAIL_PERCENTILE = 95
 #: Paired bootstrap resamples (over the timed queries) behind a latency ratio's interval, and its level.
@@ -215,13 +217,13 @@ def cost_table(
                 timed_rounds=latency.rounds, timed_queries=latency.queries,
             )  # fmt: skip
         rows[name] = row
-    if "control" in rows and rows["control"]["source"] == RETRIEVED:
-        control = rows["control"]
+    if CONTROL in rows and rows[CONTROL]["source"] == RETRIEVED:
+        control = rows[CONTROL]
         for name, row in rows.items():
-            if name == "control" or row["source"] != RETRIEVED:
+            if name == CONTROL or row["source"] != RETRIEVED:
                 continue
-            if name in samples and "control" in samples:
-                found = latency_ratio(samples[name], samples["control"], noise_floor=noise_floor, seed=seed)
+            if name in samples and CONTROL in samples:
+                found = latency_ratio(samples[name], samples[CONTROL], noise_floor=noise_floor, seed=seed)
                 row.update(query_ratio=found.ratio, query_ratio_low=found.low, query_ratio_high=found.high,
                            query_within_noise=float(found.within_noise))  # fmt: skip
             row["encode_ratio"] = float(row["encode_seconds_per_1000_chunks"]) / float(

@@ -17,9 +17,8 @@ from scipy import stats
 
 from abcompare.core.vocabulary import MAXT, NON_INFERIOR, NOT_SHOWN_NON_INFERIOR, PERMUTATION, T_TEST
 from abcompare.stats.correction import adjust_pvalues, canonical_correction
-from abcompare.stats.maxt import max_t_sign_flip
+from abcompare.stats.flips import family_sign_flips
 from abcompare.stats.paired import as_columns
-from abcompare.stats.permutation import sign_flip_test
 from abcompare.stats.ttest import paired_ttest
 
 #: The primary tests with a one-sided shifted form here: the paired t-test and the sign-flip test (on
@@ -89,13 +88,11 @@ def non_inferiority_test(
         t = np.atleast_1d(paired_ttest(shifted).statistic)  # +-inf / 0 for columns without spread
         pvalue = stats.t.sf(t, shifted.shape[0] - 1)
         adjusted = adjust_pvalues(pvalue, correction)
-    elif correction == MAXT:
-        maxt = max_t_sign_flip(shifted, None, n_resamples=n_resamples, rng=rng, alternative="greater")
-        pvalue, adjusted = maxt.pvalue, maxt.pvalue_adjusted
     else:
-        flips = sign_flip_test(shifted, n_resamples, rng, alternative="greater")
-        pvalue = np.atleast_1d(flips.pvalue)
-        adjusted = adjust_pvalues(pvalue, correction)
+        flips = family_sign_flips(
+            shifted, correction, n_resamples=n_resamples, rng=rng, alternative="greater"
+        )
+        pvalue, adjusted = flips.pvalue, flips.pvalue_adjusted
     verdict = np.where(adjusted <= alpha, NON_INFERIOR, NOT_SHOWN_NON_INFERIOR)
     return NonInferiorityResult(
         float(margin), test, correction, shifted.mean(axis=0), pvalue, adjusted, verdict

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
-from abcompare.core.vocabulary import MEASURES
+from abcompare.core.vocabulary import CONTROL, MEASURES
 
 #: Measures compared by default; other columns (counts such as ``relevant_count``) are not metrics.
 _METRIC_RE = re.compile(r"^(" + "|".join(MEASURES) + r")@\d+$")
@@ -102,14 +102,14 @@ def paired_differences(
     treatment_name: str = "treatment",
 ) -> PairedDifferences:
     """Align ``treatment`` with ``control`` by query_id and check both (same queries, >= 2, finite scores)."""
-    control = _by_query(control, "control")
+    control = _by_query(control, CONTROL)
     treatment = _by_query(treatment, treatment_name)
     if metrics is None:
         metrics = compared_columns(control)
         if not metrics:
             raise StatisticsError(
                 "the control has no metric columns (named like 'ndcg@10')",
-                field="control",
+                field=CONTROL,
                 hint=f"name them <measure>@<k> with a measure in {', '.join(MEASURES)}, "
                 "or pass metrics=[...]",
             )
@@ -117,7 +117,7 @@ def paired_differences(
         metrics = [str(m) for m in metrics]
         if not metrics:
             raise StatisticsError("metrics= is empty", field="metrics", hint="name at least one column")
-    for name, frame in (("control", control), (treatment_name, treatment)):
+    for name, frame in ((CONTROL, control), (treatment_name, treatment)):
         missing = [m for m in metrics if m not in frame.columns]
         if missing:
             raise StatisticsError(
@@ -141,14 +141,14 @@ def paired_differences(
     if len(control.index) < 2:
         raise StatisticsError(
             f"a paired test needs at least 2 queries, got {len(control.index)}",
-            field="control",
+            field=CONTROL,
             hint="evaluate on more queries",
         )
     treatment = treatment.loc[control.index]
     return PairedDifferences(
         query_ids=control.index.to_numpy(),
         metrics=tuple(metrics),
-        control=_values(control, metrics, "control"),
+        control=_values(control, metrics, CONTROL),
         treatment=_values(treatment, metrics, treatment_name),
     )
 

@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
-from abcompare.core.vocabulary import BETTER, HOLM, MAXT, PERMUTATION, PRIMARY, WORSE
+from abcompare.core.vocabulary import BETTER, CONTROL, HOLM, MAXT, PERMUTATION, PRIMARY, WORSE
 from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
 from abcompare.stats.comparison import check_test_settings, paired_comparison
 from abcompare.stats.correction import adjust_pvalues
-from abcompare.stats.maxt import max_t_sign_flip
+from abcompare.stats.flips import family_correction, family_sign_flips
 from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
 from abcompare.stats.noninferiority import NonInferiorityResult, margin_problem, non_inferiority_test
 from abcompare.stats.paired import constant_columns, paired_differences
@@ -45,7 +45,6 @@ COLLECTION = "collection"
 PER_QUERY = "per_query"
 #: How the pooled delta weighs the collections: equally (the BEIR convention) or by their queries.
 WEIGHTINGS: tuple[str, ...] = (COLLECTION, PER_QUERY)
-CONTROL = "control"
 #: The columns of the two tables, in order.
 POOLED_COLUMNS: tuple[str, ...] = (
     "treatment", "metric", "weighting", "collections", "n_queries", "delta", "ci_low", "ci_high",
@@ -341,16 +340,9 @@ def pooled_comparison(
     >>> round(float(row["delta"]), 3), float(row["p_value"]), bool(row["exact"]), str(row["verdict"])
     (0.15, 0.0625, True, 'no significant difference')
     """
-    _tests, _primary, correction = check_test_settings(
-        alpha, n_resamples, seed, correction, "permutation", None, "pratt", 0.8, min_effect
+    correction = _check_pooled_settings(
+        alpha, n_resamples, seed, correction, weighting, min_effect, non_inferiority_margin
     )
-    if weighting not in WEIGHTINGS:
-        raise StatisticsError(
-            f"unknown weighting {weighting!r}", field="weighting", hint=f"use one of {', '.join(WEIGHTINGS)}"
-        )
-    problem = margin_problem(non_inferiority_margin, PERMUTATION)
-    if problem is not None:
-        raise StatisticsError(problem, field="non_inferiority_margin")
     treatments = _treatment_names(per_query)
     collections = [str(c) for c in per_query]
     differences: list[np.ndarray] = []
@@ -362,15 +354,9 @@ def pooled_comparison(
     weights = pooling_weights(sizes, weighting)
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     x = _changed_rows(_stacked(differences, weights))
-    if correction == MAXT and len(treatments) > 1 and x.shape[0] >= 2:
-        maxt = max_t_sign_flip(x, n_resamples=int(n_resamples), rng=rng)
-        p_value, p_adjusted, exact = maxt.pvalue, maxt.pvalue_adjusted, maxt.exact
-        pooled_correction = MAXT
-    else:  # max-T of one column (or of at most one changed query) is the plain test: Holm changes nothing
-        pooled_correction = HOLM if correction == MAXT else correction
-        flips = stratified_sign_flip_test(differences, weights, int(n_resamples), rng)
-        p_value, exact = np.atleast_1d(flips.pvalue), flips.exact
-        p_adjusted = adjust_pvalues(p_value, pooled_correction)
+    pooled_correction = family_correction(correction, len(treatments), x.shape[0])
+    flips = family_sign_flips(x, pooled_correction, n_resamples=int(n_resamples), rng=rng)
+    p_value, p_adjusted, exact = flips.pvalue, flips.pvalue_adjusted, flips.exact
     boot = stratified_bootstrap(differences, weights, int(n_resamples), rng, alpha)
     delta = np.atleast_1d(boot.statistic)
     ci_low, ci_high = np.atleast_1d(boot.bca_low), np.atleast_1d(boot.bca_high)
@@ -378,50 +364,23 @@ def pooled_comparison(
     per_collection = _per_collection(
         per_query, treatments, metric, correction, alpha, n_resamples, seed, comparisons, min_effect
     )
-    rows = []
     verdict = verdicts(delta, p_adjusted, ci_low, ci_high, alpha, min_effect)
-    for j, treatment in enumerate(treatments):
-        meta = random_effects(*collection_effects([d[:, j] for d in differences]), alpha=alpha)
-        better = _names(per_collection, treatment, [BETTER])
-        worse = _names(per_collection, treatment, [WORSE])
-        rows.append(
-            {
-                "treatment": treatment,
-                "metric": metric,
-                "weighting": weighting,
-                "collections": len(collections),
-                "n_queries": int(sum(sizes)),
-                "delta": float(delta[j]),
-                "ci_low": float(ci_low[j]),
-                "ci_high": float(ci_high[j]),
-                "p_value": float(p_value[j]),
-                "p_adjusted": float(p_adjusted[j]),
-                "exact": bool(exact),
-                "meta_effect": meta.effect,
-                "meta_ci_low": meta.ci_low,
-                "meta_ci_high": meta.ci_high,
-                "meta_p_value": meta.p_value,
-                "tau2": meta.tau2,
-                "i2": meta.i2,
-                "q": meta.q,
-                "q_p_value": meta.q_p_value,
-                "verdict": str(verdict[j]),
-                "better": better,
-                "worse": worse,
-                "no_difference": _names(per_collection, treatment, [BETTER, WORSE], exclude=True),
-                "disagree": bool(better and worse),
-            }
-        )
+    columns = {
+        "delta": delta, "ci_low": ci_low, "ci_high": ci_high, "p_value": p_value, "p_adjusted": p_adjusted,
+        "verdict": verdict,
+    }  # fmt: skip
+    rows = [
+        _pooled_row(j, treatment, differences, per_collection, columns, metric=metric, weighting=weighting,
+                    sizes=sizes, exact=bool(exact), alpha=alpha)
+        for j, treatment in enumerate(treatments)
+    ]  # fmt: skip
     pooled = pd.DataFrame(rows, columns=list(POOLED_COLUMNS))
     if non_inferiority_margin is not None:  # drawn last: the figures above do not depend on it
         test = stratified_non_inferiority(
             differences, weights, float(non_inferiority_margin), correction=correction, alpha=alpha,
             n_resamples=int(n_resamples), rng=rng,
         )  # fmt: skip
-        pooled["p_non_inferiority"] = np.atleast_1d(test.pvalue).astype(float)
-        pooled["p_non_inferiority_adjusted"] = np.atleast_1d(test.pvalue_adjusted).astype(float)
-        pooled["non_inferiority"] = [str(v) for v in np.atleast_1d(test.verdict)]
-        pooled.attrs["non_inferiority_correction"] = test.correction
+        _add_non_inferiority(pooled, test)
     pooled.attrs.update(
         metric=metric,
         weighting=weighting,
@@ -437,6 +396,71 @@ def pooled_comparison(
         non_inferiority_margin=non_inferiority_margin,
     )
     return pooled, per_collection
+
+
+def _check_pooled_settings(
+    alpha: float, n_resamples: int, seed: int, correction: str, weighting: str, min_effect: float | None,
+    non_inferiority_margin: float | None,
+) -> str:  # fmt: skip
+    """The pooled comparison's settings checked (as the comparison's, plus the weighting and the margin);
+    the canonical correction."""
+    _tests, _primary, correction = check_test_settings(
+        alpha, n_resamples, seed, correction, "permutation", None, "pratt", 0.8, min_effect
+    )
+    if weighting not in WEIGHTINGS:
+        raise StatisticsError(
+            f"unknown weighting {weighting!r}", field="weighting", hint=f"use one of {', '.join(WEIGHTINGS)}"
+        )
+    problem = margin_problem(non_inferiority_margin, PERMUTATION)
+    if problem is not None:
+        raise StatisticsError(problem, field="non_inferiority_margin")
+    return correction
+
+
+def _pooled_row(
+    j: int, treatment: str, differences: Sequence[np.ndarray], per_collection: pd.DataFrame,
+    columns: Mapping[str, np.ndarray], *, metric: str, weighting: str, sizes: Sequence[int], exact: bool,
+    alpha: float,
+) -> dict[str, object]:  # fmt: skip
+    """Treatment ``j``'s row of the pooled table: the pooled test's figures (``columns``, one value per
+    treatment), the random-effects meta-analysis of its collections, and which collections disagree."""
+    meta = random_effects(*collection_effects([d[:, j] for d in differences]), alpha=alpha)
+    better = _names(per_collection, treatment, [BETTER])
+    worse = _names(per_collection, treatment, [WORSE])
+    return {
+        "treatment": treatment,
+        "metric": metric,
+        "weighting": weighting,
+        "collections": len(differences),
+        "n_queries": int(sum(sizes)),
+        "delta": float(columns["delta"][j]),
+        "ci_low": float(columns["ci_low"][j]),
+        "ci_high": float(columns["ci_high"][j]),
+        "p_value": float(columns["p_value"][j]),
+        "p_adjusted": float(columns["p_adjusted"][j]),
+        "exact": exact,
+        "meta_effect": meta.effect,
+        "meta_ci_low": meta.ci_low,
+        "meta_ci_high": meta.ci_high,
+        "meta_p_value": meta.p_value,
+        "tau2": meta.tau2,
+        "i2": meta.i2,
+        "q": meta.q,
+        "q_p_value": meta.q_p_value,
+        "verdict": str(columns["verdict"][j]),
+        "better": better,
+        "worse": worse,
+        "no_difference": _names(per_collection, treatment, [BETTER, WORSE], exclude=True),
+        "disagree": bool(better and worse),
+    }
+
+
+def _add_non_inferiority(pooled: pd.DataFrame, test: NonInferiorityResult) -> None:
+    """The pooled non-inferiority test's columns and its correction, added to the pooled table."""
+    pooled["p_non_inferiority"] = np.atleast_1d(test.pvalue).astype(float)
+    pooled["p_non_inferiority_adjusted"] = np.atleast_1d(test.pvalue_adjusted).astype(float)
+    pooled["non_inferiority"] = [str(v) for v in np.atleast_1d(test.verdict)]
+    pooled.attrs["non_inferiority_correction"] = test.correction
 
 
 def _per_collection(

@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from abcompare.core.vocabulary import PRIMARY
 from abcompare.stats._chunks import chunk_sizes
+from abcompare.stats.paired import paired_differences
 
 
 def minimum_detectable_effect(
@@ -87,7 +88,7 @@ def _whole(n: np.ndarray | float) -> float:
 
 
 def queries_needed(
-    differences: Any,
+    differences: ArrayLike,
     effect: float | None = None,
     *,
     alpha: float = 0.05,
@@ -190,8 +191,6 @@ def queries_needed_table(
     observed delta on the primary metric, at the level its test was held to (``alpha_effective``, as the
     MDE) and the comparison's power; the range from a bootstrap of sd(d) seeded with the comparison's
     seed."""
-    from abcompare.stats.paired import paired_differences
-
     attrs = comparison.attrs
     primary = comparison[comparison["role"] == PRIMARY].set_index("treatment")
     rows = []

