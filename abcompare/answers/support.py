@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from abcompare.answers.hits import Hit
 from abcompare.judging.base import Judge, JudgeError
 from abcompare.judging.prompt import ANSWER_PREFIX
+from abcompare.judging.python_judge import PythonJudge
+from abcompare.judging.transformers_judge import TransformersJudge
 
 SUPPORT_PROMPT_VERSION = "support-0.1"
 #: The lowest grade that counts as supported.
@@ -47,8 +49,6 @@ def support_messages(statement: str, context: str) -> list[dict[str, str]]:
 def support_judge(judge: Judge) -> Judge:
     """``judge`` asked the support question: ``grade(statement, context)``. It shares the judge's model,
     cache (under its own prompt version, so no relevance grade is reused) and cost counters."""
-    from abcompare.judging.python_judge import PythonJudge
-    from abcompare.judging.transformers_judge import TransformersJudge
 
     if isinstance(judge, TransformersJudge):
         judge.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
