@@ -49,9 +49,7 @@ def test_the_readme_shows_the_answer_lines_of_the_shipped_config(tmp_path: Path)
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
-    printed = [
-        line.strip() for line in run.stdout.splitlines() if line.strip().startswith(("answer", "generation"))
-    ]
+    printed = [line.strip() for line in run.stdout.splitlines() if ANSWER_LINE.match(line.strip())]
     shown = readme_lines()
     assert [_shape(line) for line in printed] == [_shape(line) for line in shown]
     assert shown[0].startswith("answers (control: generator:extractive, smollm2: generator:local)")
