@@ -6,9 +6,6 @@ The public API is imported lazily so that ``abcompare --help`` stays instant.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
 from typing import Any
 
 from abcompare.core.arrow_memory import choose_before_arrow_starts
@@ -44,31 +41,6 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [*_EXPORTS, "__version__"]
-
-#: Modules of public names that moved into the packages, importable under their old paths too.
-_MOVED_MODULES: dict[str, str] = {
-    "abcompare.hits": "abcompare.core.hits",
-    "abcompare.errors": "abcompare.core.errors",
-    "abcompare.analysis": "abcompare.tracking.reader",
-}
-
-
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``import abcompare.hits`` gives the module ``abcompare.core.hits`` itself (one module, two names)."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname not in _MOVED_MODULES:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: Any) -> Any:
-        return importlib.import_module(_MOVED_MODULES[spec.name])
-
-    def exec_module(self, module: Any) -> None:
-        """Nothing to run: the module under its new name is already executed."""
-
-
-sys.meta_path.insert(0, _MovedModuleFinder())
 
 
 def __getattr__(name: str) -> Any:

@@ -13,10 +13,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _plain(params: list[Any]) -> list[Any]:
@@ -219,6 +222,7 @@ def run(
     from abcompare.core.errors import TrackingLostError
     from abcompare.core.progress import ConsoleReporter
     from abcompare.outcome.console import print_report, result_as_json
+    from abcompare.outcome.gate import check_gate, check_gate_settings, gated_table
     from abcompare.runner import run_comparison
 
     gate = check_gate(fail_on)
@@ -238,51 +242,7 @@ def run(
         raise Interrupted(_left_behind(stop, settings.tracking.enabled)) from None
     _show(result, as_json, result_as_json, print_report)
     if gate is not None:
-        _apply_gate(_gated_table(result), gate)
-
-
-def _gated_table(result: Any) -> Any:
-    """What ``--fail-on`` judges: a comparison's primary rows, or across collections the pooled verdict of
-    each treatment (one primary row each; a collection's own verdict is shown, not gated)."""
-    from abcompare.core.vocabulary import PRIMARY
-    from abcompare.outcome.results import CollectionsResult
-
-    if not isinstance(result, CollectionsResult):
-        return result.comparison
-    table = result.pooled.assign(role=PRIMARY)
-    table.attrs = {
-        **result.pooled.attrs,
-        "primary_metric": f"{result.primary_metric} pooled across {len(result.collections)} collections",
-    }
-    return table
-
-
-def check_gate(fail_on: str | None) -> str | None:
-    """``--fail-on`` as one of its values, or a located error (exit 2) before any work."""
-    from abcompare.core.errors import ConfigError
-    from abcompare.outcome.gate import FAIL_ON
-
-    if fail_on is None:
-        return None
-    gate = fail_on.strip().lower()
-    if gate not in FAIL_ON:
-        raise ConfigError(f"unknown gate {fail_on!r} (use {', '.join(FAIL_ON)})", field="--fail-on")
-    return gate
-
-
-def check_gate_settings(gate: str | None, settings: Any, config: Path) -> None:
-    """The gate's needs of the config, before any work: ``inferior`` needs a non-inferiority margin."""
-    from abcompare.core.errors import ConfigError
-    from abcompare.outcome.gate import INFERIOR
-
-    if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
-        raise ConfigError(
-            "--fail-on inferior needs the non-inferiority test, and no margin is configured",
-            file=config,
-            field="significance.non_inferiority_margin",
-            hint="set it in the config, e.g. 0.01 in the primary metric's units, or add "
-            "--set significance.non_inferiority_margin=0.01",
-        )
+        _apply_gate(gated_table(result), gate)
 
 
 def _apply_gate(comparison: Any, gate: str) -> None:
@@ -370,7 +330,18 @@ def pool(
         f"{plural(len(settings.variants()), 'variant')}) into {path}"
         + (", the hits whose judgment can move the primary delta most first" if order == "decisive" else "")
         + ": fill in 'grade' (0 = not relevant) and add the "
-        "file to dataset.annotations (a list: the original judgments, then the pool)"
+        "file to dataset.annotations (a list: the original judgments, then the pool)" + _judged_note(table)
+    )
+
+
+def _judged_note(table: pd.DataFrame) -> str:
+    """What the judge did to the pool, when a ``judge:`` section graded part of it."""
+    if "judged_by" not in table.columns:
+        return ""
+    asked, graded = int(table["judged_by"].notna().sum()), int(table["judge_grade"].notna().sum())
+    return (
+        f"; the judge graded {graded} of the {asked} it was asked (judge_grade, judged_by: for review, "
+        "never read as people's grades)"
     )
 
 

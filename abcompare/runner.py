@@ -1,28 +1,70 @@
 """The experiment runner: the one module that knows the order of the stages.
 
-config -> data -> retrieval (the executor) -> evaluation -> statistics -> outcome -> tracking. Each stage
-is a function of its inputs and its settings section, called here in turn; the metric names are computed
-once, from the config, and handed to each stage."""
+An experiment is 1..n collections (``dataset:`` is a list of one), each compared the same way, and across
+several the pooled test of the primary metric. Read :func:`run_comparison` top to bottom: load, produce
+runs, then per collection judge, cost, test, explain; then pool, and the result. Each stage is a function
+of its inputs and its settings section; tracking is one session around them all
+(:func:`abcompare.tracking.lifecycle.tracking_session`), and where it recorded is handed back to the
+result, never written into it by the tracking side. A new stage (a judge, answers) is one more function
+called from :func:`_compare_collection`, its output one more field of :class:`Comparison`."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.answers.stage import Generator, answers_stage, check_generators
 from abcompare.config import ExperimentConfig
+from abcompare.config.loading import (
+    check_judges,
+    check_models,
+    check_retrievers,
+    collection_key,
+    line_of,
+    variant_key,
+)
 from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
-from abcompare.outcome.results import CollectionsResult, ComparisonResult, VariantOutcome
+from abcompare.core.scratch import scratch_folder
+from abcompare.data.dataset import dataset_line
+from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
+from abcompare.data.levels import apply_level, judged_at_level, with_grades
+from abcompare.data.pooling import pool_unjudged, write_pool
+from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
+from abcompare.evaluation.batch import in_evaluation_order
+from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
+from abcompare.evaluation.measures import judged_columns, metric_columns
+from abcompare.evaluation.per_query import per_query_metrics
+from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
+from abcompare.execution import open_executor
+from abcompare.execution.base import precomputed_run
+from abcompare.judging.python_judge import JudgeFunction
+from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
+from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
+from abcompare.outcome.sentences import grid_frame
+from abcompare.retrieval.query_planning import check_against_queries
+from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
+from abcompare.stats.pooled import pooled_comparison
+from abcompare.stats.power import queries_needed_table
+from abcompare.stats.robustness import robustness_table
+from abcompare.stats.tuning import tuned_comparison
+from abcompare.tracking.artifacts import comparison_files, variant_files
+from abcompare.tracking.lifecycle import Part, check_tracking_store, tracking_session
 
 if TYPE_CHECKING:
     from abcompare.data.dataset import Dataset
     from abcompare.execution.base import Retriever, VariantRun
+    from abcompare.retrieval.settings import VariantSettings
+    from abcompare.tracking.lifecycle import TrackingSession
+    from abcompare.tracking.logger import Logger
 
 
 class _Timer:
@@ -39,6 +81,41 @@ class _Timer:
         finally:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
 
+    def add(self, other: _Timer) -> None:
+        for stage, seconds in other.seconds.items():
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+
+@dataclass
+class _Run:
+    """What every stage of one experiment shares: its settings, where to report and time, the executor,
+    the Python retrievers handed over, and whether MLflow is written from a forked process."""
+
+    config: ExperimentConfig
+    config_path: Path | None
+    reporter: Reporter
+    timer: _Timer
+    executor: Any
+    retrievers: Mapping[str, Retriever] | None
+    background_tracking: bool
+    judges: Mapping[str, JudgeFunction] | None = None
+    generators: Mapping[str, Generator] | None = None
+
+
+@dataclass
+class _Collection:
+    """One collection to compare: its name, its own one-collection config and its loaded dataset."""
+
+    name: str
+    config: ExperimentConfig
+    dataset: Dataset
+    several: bool  # one of several: its errors and progress lines name it
+    given: dict[str, pd.DataFrame] = field(default_factory=dict)  # its run files, read once by the checks
+
+    def context(self) -> AbstractContextManager[Any]:
+        """Errors inside name the collection when it is one of several."""
+        return _named(self.name if self.several else "")
+
 
 # ------------------------------------------------------------------------------------------ the run
 def run_comparison(
@@ -48,328 +125,378 @@ def run_comparison(
     reporter: Reporter | None = None,
     background_tracking: bool = False,
     retrievers: Mapping[str, Retriever] | None = None,
-    generators: Mapping[str, Any] | None = None,
-) -> ComparisonResult | CollectionsResult:
-    """Run the control and every treatment, judge them on the same queries, test, log and return; a config
-    with ``datasets`` (several collections) returns a :class:`CollectionsResult`: each collection's own
-    comparison and the pooled test of the primary metric (:func:`compare_collections`).
+    judges: Mapping[str, JudgeFunction] | None = None,
+    generators: Mapping[str, Generator] | None = None,
+) -> ComparisonResult:
+    """Run the control and every treatment on each collection, judge them on the same queries, test, log
+    and return the :class:`ComparisonResult`: each collection's comparison and, across several
+    (``datasets:``), the pooled test of the primary metric.
 
     ``background_tracking`` writes to MLflow from a forked process while the comparison runs (what
     ``abcompare run`` does); by default it is written from this process. ``retrievers`` hands over the
     Python retrievers the config names (``run: {python: NAME}``): ``NAME -> fn``, where ``fn(queries)``
     gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
     (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
-    ``generators`` hands over the answer generators an ``answers:`` section names (``python:NAME``).
+    ``judges`` hands over a ``python`` judge (``judge.name``) likewise: ``fn(query_text, hit_text)``
+    returns a grade 0-3 (or a text to read one from). ``generators`` hands over the answer generators an
+    ``answers:`` section names (``python:NAME``): ``fn(question, hits)`` returns the answer text, or
+    ``(answer, cited_ids)`` (docs/answers.md).
     """
-    from abcompare.config.loading import check_models, check_retrievers
-    from abcompare.execution import open_executor
-    from abcompare.tracking.lifecycle import check_tracking_store
 
-    reporter = reporter or Reporter()
-    timer = _Timer()
     check_models(config, config_path)  # a config built in Python skipped load_config's check
     check_retrievers(config, retrievers, config_path)  # the YAML names them; only Python hands them over
+    check_judges(config, judges, config_path)
+    check_generators(config, generators, config_path)
+    timer, reporter = _Timer(), reporter or Reporter()
+    with ExitStack() as stack:
+        executor = _start_executor(config, reporter, timer, stack)
+        run = _Run(
+            config,
+            config_path,
+            reporter,
+            timer,
+            executor,
+            retrievers,
+            background_tracking,
+            judges,
+            generators,
+        )
+        collections = load_collections(run)
+        result = _compare(run, collections)
+        with timer("execution"):
+            stack.close()  # a Ray this run started stops here
+    return result
+
+
+def _start_executor(config: ExperimentConfig, reporter: Reporter, timer: _Timer, stack: ExitStack) -> Any:
+    """The executor, started while the tracking store is checked (Ray takes seconds); both are checked
+    before any MLflow run opens, so an unreachable server or cluster fails early and leaves no run."""
 
     def check_tracking() -> None:
         with timer("tracking"):
             reporter.stage("connecting to MLflow")
             check_tracking_store(config.tracking)
 
-    with ExitStack() as stack, ThreadPoolExecutor(1, thread_name_prefix="abcompare-mlflow") as pool:
-        # the tracking store is checked while the executor starts (Ray takes seconds); both are checked
-        # before any MLflow run opens, so an unreachable server or cluster fails early and leaves no run
+    with ThreadPoolExecutor(1, thread_name_prefix="abcompare-mlflow") as pool:
         checking = pool.submit(check_tracking) if config.tracking.enabled else None
         try:
             with timer("execution"):
-                executor = stack.enter_context(open_executor(config.execution, reporter))
+                return stack.enter_context(open_executor(config.execution, reporter))
         finally:
             if checking:
                 checking.result()
-        if config.datasets is not None:
-            result: ComparisonResult | CollectionsResult = compare_collections(
-                config, config_path, reporter, timer, executor, background_tracking, retrievers
+
+
+def load_collections(run: _Run) -> list[_Collection]:
+    """Stage 1, load: every collection's dataset loaded and checked before any run opens (``dataset:``
+    is a list of one, named by its dataset)."""
+
+    config, reporter = run.config, run.reporter
+    loaded = []
+    for name, part in config.parts().items():
+        with run.timer("data"), _named(name):
+            reporter.stage(f"loading collection {name}" if name else "loading the dataset")
+            dataset = load_dataset_for_experiment(part.dataset)
+        reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
+        # the run files, read once and checked (a file of another collection's queries named as such)
+        given = (
+            _checked_collection(config, name, dataset, run.config_path)
+            if name
+            else check_inputs(part, dataset)
+        )
+        loaded.append(_Collection(name or dataset.name, part, dataset, bool(name), given))
+    return loaded
+
+
+def _named(name: str) -> AbstractContextManager[Any]:
+    return error_context(f"collection {name!r}") if name else nullcontext()
+
+
+def _compare(run: _Run, collections: list[_Collection]) -> ComparisonResult:
+    """Stages 2 to 6 in one tracking session: each collection's variants asked of the executor before the
+    first is collected (on Ray they then run together), each collection compared, the pooled test across
+    several, the result; where it was recorded joins the result last."""
+
+    with scratch_folder() as tmp:
+        parts = {c.name: Part(c.config, c.dataset, tmp / str(i)) for i, c in enumerate(collections, start=1)}
+        for part in parts.values():
+            part.scratch.mkdir()
+        with tracking_session(
+            run.config, run.config_path, parts, tmp, background=run.background_tracking
+        ) as log:
+            produced = produce_runs(run, collections)
+            compared = {}
+            for i, collection in enumerate(collections, start=1):
+                if collection.several:
+                    run.reporter.stage(f"collection {collection.name} ({i} of {len(collections)})")
+                with collection.context():
+                    compared[collection.name] = _compare_collection(
+                        run, collection, produced.pop(collection.name), log, parts[collection.name].scratch
+                    )
+            result = pool(run, compared)
+            log.experiment(result)
+    return replace(result, where=log.where)
+
+
+def produce_runs(run: _Run, collections: list[_Collection]) -> dict[str, Iterator[VariantRun]]:
+    """Stage 2, produce runs: every collection's variants asked of the executor before the first is
+    collected (Ray: every task submitted here; locally each is produced as it is collected)."""
+    produced = {}
+    with run.timer("retrieval"), error_context("collections") if len(collections) > 1 else nullcontext():
+        for c in collections:
+            produced[c.name] = run.executor.variant_runs(
+                c.config.variants(), c.dataset, c.config.resolved_cache_dir(), run.retrievers, given=c.given
             )
-        else:
-            result = _compare_variants(
-                config, config_path, reporter, timer, executor, background_tracking, retrievers,
-                generators=generators,
+    return produced
+
+
+def _compare_collection(
+    run: _Run, collection: _Collection, produced: Iterator[VariantRun], log: TrackingSession, scratch: Path
+) -> Comparison:
+    """One collection's comparison, stage by stage: each variant judged as it arrives, then its cost, the
+    paired tests and what explains them; logged in its own MLflow runs (nested across several)."""
+
+    timer, config, dataset = _Timer(), collection.config, collection.dataset
+    own = replace(run, config=config, timer=timer)
+    _sweep_summary(own)
+    with log.collection(collection.name) as logger:
+        judged = judge(own, dataset, produced, logger, scratch)
+        cost = measure_cost(own, dataset, judged.outcomes)
+        comparison = test(own, judged)
+        explained = explain(own, dataset, judged, comparison, cost)
+        # a new stage (a relevance judge, answers) goes here: a function of (own, dataset, judged,
+        # comparison), its output one more field of Comparison, logged by logger.log_comparison below
+        judged_by = judge_stage(
+            config, dataset, {n: o.run for n, o in judged.outcomes.items()}, judged.judgments,
+            {n: o.per_query for n, o in judged.outcomes.items()}, reporter=run.reporter,
+            judges=run.judges,
+        )  # fmt: skip  # a judge: section grades the pool and gives the corrected verdict
+        with timer("answers"):  # an answers: section: answers per variant, scored, tested paired, traced
+            answered = answers_stage(
+                config, dataset, judged.outcomes, generators=run.generators, judges=run.judges,
+                reporter=run.reporter,
             )  # fmt: skip
-        with timer("execution"):
-            stack.close()  # a Ray this run started stops here
+        result = Comparison(
+            config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
+            primary_metric=config.evaluation.primary_metric, variants=judged.outcomes, comparison=comparison,
+            timings=timer.seconds, judged=judged.coverage, judgments_relevant_only=explained.relevant_only,
+            judgment_warnings=judged.warnings, tuned=explained.tuned, grid=explained.grid,
+            queries=dataset.queries, attribution=explained.attribution,
+            attribution_per_query=explained.attribution_per_query, robustness=explained.robustness,
+            queries_needed=explained.queries_needed, cost=cost.table, judge=judged_by,
+            answers=answered,
+        )  # fmt: skip
+        with timer("tracking"):
+            logger.log_comparison(result, comparison_files(result, logger.part_of()))
+    run.timer.add(timer)
     return result
 
 
-def _compare_variants(
-    config: ExperimentConfig,
-    config_path: Path | None,
-    reporter: Reporter,
-    timer: _Timer,
-    executor: Any,
-    background_tracking: bool,
-    retrievers: Mapping[str, Retriever] | None = None,
-    *,
-    dataset: Dataset | None = None,
-    produced: Iterator[VariantRun] | None = None,
-    nested: Any = None,
-    generators: Mapping[str, Any] | None = None,
-) -> ComparisonResult:
-    """The comparison proper, stage by stage: data, each variant's run from the executor, judged at the
-    annotation level, scored and logged; the paired tests (and a sweep's tuned choice), the result, and
-    its record in MLflow. Each stage gets its settings section; the metric names are computed once.
-
-    One collection of several hands over its ``dataset`` (already loaded and checked), its variants'
-    runs (``produced``: already asked of the executor, so Ray has every collection's work at once) and
-    where its MLflow run nests (``nested``: the tracking side's handle, from the whole comparison's run)."""
-    from abcompare.answers.stage import answers_stage
-    from abcompare.core.scratch import scratch_folder
-    from abcompare.data.dataset import dataset_line
-    from abcompare.data.experiment import load_dataset_for_experiment
-    from abcompare.data.levels import judged_at_level, with_grades
-    from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
-    from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
-    from abcompare.evaluation.measures import judged_columns, metric_columns
-    from abcompare.evaluation.per_query import per_query_metrics
-    from abcompare.evaluation.unjudged import unjudged_ranges
-    from abcompare.judging.stage import judge_stage
-    from abcompare.outcome.sentences import grid_frame
-    from abcompare.stats.comparison import paired_comparison
-    from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
-    from abcompare.stats.power import queries_needed_table
-    from abcompare.stats.robustness import robustness_table
-    from abcompare.stats.tuning import tuned_comparison
-    from abcompare.tracking.artifacts import comparison_files, variant_files
-    from abcompare.tracking.lifecycle import closing_runs, open_logger, record
-
-    evaluation, primary, plan = config.evaluation, config.evaluation.primary_metric, config.sweep_plan
-    given = None  # a collection of several hands over its variants' runs (``produced``) instead
-    metrics = metric_columns(evaluation.metrics, evaluation.cutoffs)  # the compared metrics, in config order
-    means_of = metrics + judged_columns(evaluation.cutoffs)
-    if dataset is None:
-        with timer("data"):
-            reporter.stage("loading the dataset")
-            dataset = load_dataset_for_experiment(config.dataset)
-        reporter.stage(dataset_line(dataset))
-        given = check_inputs(config, dataset)  # the run files, read once: the run stage takes them
+def _sweep_summary(run: _Run) -> None:
+    plan = run.config.sweep_plan
     if plan is not None:
-        reporter.stage(plan.summary())
+        run.reporter.stage(plan.summary())
         for note in plan.invalid + plan.duplicates:
-            reporter.stage(f"  left out: {note}")
+            run.reporter.stage(f"  left out: {note}")
 
-    outcomes: dict[str, VariantOutcome] = {}
-    control_lists, attributed = None, []  # each treatment's delta attribution, against the control's lists
-    judgments_at_level = None  # the control's judgments at the annotation level (the unjudged hits' range)
-    with scratch_folder() as tmp:
-        with timer("tracking"):
-            nesting = {} if nested is None else {"nested": nested}
-            logger = open_logger(config, config_path, dataset, tmp, background=background_tracking, **nesting)
-        with closing_runs(logger.abort):
-            with timer("tracking"):
-                logger.start()
-            if produced is None:
-                produced = executor.variant_runs(
-                    config.variants(), dataset, config.resolved_cache_dir(), retrievers, given=given
-                )
-            for name, variant in config.variants().items():
-                role = "control" if name == "control" else "treatment"
-                reporter.stage("control" if role == "control" else f"treatment {name}")
-                with timer("retrieval"):
-                    variant_run = next(produced)
-                context = f"variant {name!r}" + _given(variant)
-                _check_scored_in_full(variant_run.run, variant, context, evaluation.convention)
-                with timer("evaluation"), error_context(context, file=dataset.annotation_file):
-                    run, annotations, report = judged_at_level(
-                        variant_run.run, dataset, config.dataset.level, **evaluation.alignment_options()
-                    )
-                    per_query = per_query_metrics(
-                        run, annotations, dataset.query_ids, **evaluation.scoring_options()
-                    )
-                    lists = scored_lists(run, annotations, dataset.query_ids, **evaluation.scoring_options())
-                    if role == "control":
-                        control_lists = lists
-                    else:
-                        attributed.append(attribution(control_lists, lists, metrics, name=name))
-                    del lists
-                run = with_grades(run, annotations)
-                judgments_at_level = annotations if role == "control" else judgments_at_level
-                means = per_query[means_of].mean().to_dict()
-                outcomes[name] = VariantOutcome(
-                    name, role, run, per_query, report, means, variant_run.efficiency
-                )
-                with timer("tracking"):
-                    settings = variant.model_dump(mode="json", exclude_none=True)
-                    logger.log_variant(outcomes[name], settings, variant_files(config, outcomes[name], tmp))
-            with timer("timing"):
-                samples = executor.time_queries(
-                    config.variants(), dataset, config.resolved_cache_dir(), config.efficiency.timing_plan()
-                )
-            given = {n: PYTHON if v.run.python else RUN_FILE for n, v in config.variants().items() if v.run}
-            cost = cost_table(
-                {n: o.efficiency for n, o in outcomes.items()}, samples,
-                noise_floor=config.efficiency.noise_floor, seed=config.significance.seed, given=given,
+
+def _metrics(config: ExperimentConfig) -> list[str]:
+    """The compared metric names, in config order, computed once from the evaluation section."""
+
+    return metric_columns(config.evaluation.metrics, config.evaluation.cutoffs)
+
+
+# ------------------------------------------------------------------------------------------ the stages
+@dataclass
+class _Judged:
+    """Stage 3's output: each variant's outcome, each treatment's delta attribution against the control's
+    lists, the control's judgments at the annotation level, and the judged coverage with its warnings."""
+
+    outcomes: dict[str, VariantOutcome]
+    attributed: list[pd.DataFrame]
+    judgments: pd.DataFrame | None = None
+    coverage: dict[str, Any] | None = None
+    warnings: list[str] | None = None
+
+
+def judge(
+    run: _Run, dataset: Dataset, produced: Iterator[VariantRun], logger: Logger, scratch: Path
+) -> _Judged:
+    """Stage 3, judge: each variant's run as the executor hands it over, judged at the annotation level
+    and scored per query; its delta attributed against the control's lists; its run logged."""
+
+    judged, control_lists = _Judged({}, []), None
+    for name, variant in run.config.variants().items():
+        run.reporter.stage("control" if name == "control" else f"treatment {name}")
+        with run.timer("retrieval"):
+            variant_run = next(produced)
+        outcome, lists, annotations = _judge_variant(run, dataset, name, variant, variant_run)
+        if outcome.role == "control":
+            control_lists, judged.judgments = lists, annotations
+        else:
+            with run.timer("evaluation"):
+                judged.attributed.append(attribution(control_lists, lists, _metrics(run.config), name=name))
+        judged.outcomes[name] = outcome
+        with run.timer("tracking"):
+            settings = variant.model_dump(mode="json", exclude_none=True)
+            logger.log_variant(outcome, settings, variant_files(run.config, outcome, scratch))
+    return judged
+
+
+def _judge_variant(
+    run: _Run, dataset: Dataset, name: str, variant: VariantSettings, produced: VariantRun
+) -> tuple[VariantOutcome, Any, pd.DataFrame]:
+    """One variant's hits at the annotation level (aligned, checked), its per-query metrics, its scored
+    lists (for the attribution) and the judgments at that level."""
+
+    config, evaluation = run.config, run.config.evaluation
+    context = f"variant {name!r}" + _given(variant)
+    _check_scored_in_full(produced.run, variant, context, evaluation.convention)
+    with run.timer("evaluation"), error_context(context, file=dataset.annotation_file):
+        hits, annotations, report = judged_at_level(
+            produced.run, dataset, config.dataset.level, **evaluation.alignment_options()
+        )
+        per_query = per_query_metrics(hits, annotations, dataset.query_ids, **evaluation.scoring_options())
+        lists = scored_lists(hits, annotations, dataset.query_ids, **evaluation.scoring_options())
+    means = per_query[_metrics(config) + judged_columns(evaluation.cutoffs)].mean().to_dict()
+    role = "control" if name == "control" else "treatment"
+    outcome = VariantOutcome(
+        name, role, with_grades(hits, annotations), per_query, report, means, produced.efficiency
+    )
+    return outcome, lists, annotations
+
+
+@dataclass
+class _Cost:
+    """Stage 4's output: the cost table and the timed latency samples behind it."""
+
+    table: pd.DataFrame
+    samples: Mapping[str, Any]
+
+
+def measure_cost(run: _Run, dataset: Dataset, outcomes: Mapping[str, VariantOutcome]) -> _Cost:
+    """Stage 4, cost: each retrieved variant's query latency timed after every variant ran (in the
+    driver, for every backend), the cost table with each treatment's ratios to the control; the timed
+    latency joins each variant's build figures."""
+
+    config = run.config
+    with run.timer("timing"):
+        samples = run.executor.time_queries(
+            config.variants(), dataset, config.resolved_cache_dir(), config.efficiency.timing_plan()
+        )
+    given = {n: PYTHON if v.run.python else RUN_FILE for n, v in config.variants().items() if v.run}
+    table = cost_table(
+        {n: o.efficiency for n, o in outcomes.items()}, samples,
+        noise_floor=config.efficiency.noise_floor, seed=config.significance.seed, given=given,
+    )  # fmt: skip
+    for name in table.index:
+        outcomes[name].efficiency.update(latency_metrics(table.loc[name]))
+    return _Cost(table, samples)
+
+
+def test(run: _Run, judged: _Judged) -> pd.DataFrame:
+    """Stage 5, test: the judged coverage (its warnings said), then the paired tests of each treatment
+    against the control on every metric, with each variant's judged means."""
+
+    config, primary = run.config, run.config.evaluation.primary_metric
+    tables = {n: o.per_query for n, o in judged.outcomes.items()}
+    judged.coverage, judged.warnings = judgment_coverage(tables, primary)
+    for note in judged.warnings:
+        run.reporter.warn(note)
+    with run.timer("statistics"):
+        run.reporter.stage("paired significance tests")
+        treatments = {n: frame for n, frame in tables.items() if n != "control"}
+        with run.reporter.progress("paired tests") as advance:  # the tests report their own total
+            comparison = paired_comparison(
+                tables["control"], treatments, metrics=_metrics(config), primary_metric=primary,
+                progress=advance, **config.significance.testing_options(),
             )  # fmt: skip
-            for name in cost.index:  # the timed latency joins each variant's build figures
-                outcomes[name].efficiency.update(latency_metrics(cost.loc[name]))
-            per_query_tables = {n: o.per_query for n, o in outcomes.items()}
-            coverage, judgment_warnings = judgment_coverage(per_query_tables, primary)
-            for note in judgment_warnings:
-                reporter.warn(note)
-            with timer("statistics"):
-                reporter.stage("paired significance tests")
-                treatments = {n: frame for n, frame in per_query_tables.items() if n != "control"}
-                with reporter.progress("paired tests") as advance:  # the tests report their own total
-                    comparison = paired_comparison(
-                        per_query_tables["control"], treatments, metrics=metrics, primary_metric=primary,
-                        progress=advance, **config.significance.testing_options(),
-                    )  # fmt: skip
-                comparison = attach_judged_means(comparison, per_query_tables)
-                relevant_only = lists_relevant_only(dataset.annotations, evaluation.relevance_threshold)
-                ranges = {}  # at span level every located hit is judged, by each variant's own spans
-                if config.dataset.level != "span":
-                    runs = {n: outcomes[n].run for n in treatments}
-                    ranges = unjudged_ranges(
-                        outcomes["control"].run, runs, judgments_at_level, dataset.query_ids,
-                        metric=primary, **evaluation.unjudged_options(),
-                    )  # fmt: skip
-                robustness = robustness_table(comparison, ranges, relevant_only=relevant_only)
-                needed = queries_needed_table(per_query_tables["control"], treatments, comparison)
-            # a judge: section grades the pool and gives the corrected verdict (its seconds are in its cost)
-            judged_by = judge_stage(config, dataset, {n: o.run for n, o in outcomes.items()},
-                                    judgments_at_level, per_query_tables, reporter=reporter)  # fmt: skip
-            tuned, grid = None, None
-            if plan is not None:
-                with timer("statistics"):
-                    reporter.stage("cross-validated choice among the sweep's candidates")
-                    control, sig, select = (
-                        per_query_tables["control"],
-                        config.significance,
-                        config.sweep.select,
-                    )
-                    tuned = tuned_comparison(
-                        control, {n: per_query_tables[n] for n in plan.candidates},
-                        metric=select.metric or primary, folds=min(select.folds, len(control)),
-                        seed=sig.seed, n_resamples=sig.n_resamples, alpha=sig.alpha,
-                    )  # fmt: skip
-                grid = grid_frame(
-                    comparison, plan.settings, {n: outcomes[n].efficiency for n in plan.candidates}
-                )
-                if not grid.empty:
-                    grid[FRONT_COLUMN] = on_front(grid, samples, config.efficiency.noise_floor, sig.seed)
-            result = ComparisonResult(
-                config=config,
-                dataset_name=dataset.name,
-                n_queries=len(dataset.queries),
-                primary_metric=primary,
-                variants=outcomes,
-                comparison=comparison,
-                timings=timer.seconds,
-                judged=coverage,
-                judgments_relevant_only=relevant_only,
-                judgment_warnings=judgment_warnings,
-                tuned=tuned,
-                grid=grid,
-                queries=dataset.queries,
-                attribution=attribution_summary(pd.concat(attributed)) if attributed else None,
-                attribution_per_query=pd.concat(attributed, ignore_index=True) if attributed else None,
-                robustness=robustness,
-                queries_needed=needed,
-                cost=cost,
-                judge=judged_by,
-            )
-            with timer("tracking"):
-                logger.log_comparison(result, comparison_files(result, logger.part_of()))
-                recorded = logger.finish()
-        if recorded is not None:
-            record(result, recorded, logger)
-        with timer("answers"):  # an answers: section: answers scored, compared and traced under the run
-            result.answers = answers_stage(config, dataset, result, generators=generators, reporter=reporter)
-    return result
+        return attach_judged_means(comparison, tables)
 
 
-# ------------------------------------------------------------------------------------------ collections
-def compare_collections(
-    config: ExperimentConfig,
-    config_path: Path | None,
-    reporter: Reporter,
-    timer: _Timer,
-    executor: Any,
-    background_tracking: bool,
-    retrievers: Mapping[str, Retriever] | None = None,
-) -> CollectionsResult:
-    """One comparison across several collections (``datasets:``): every collection's dataset loaded and
-    checked before any run opens; every collection's variants asked of the executor before the first is
-    collected (on Ray they then run together; locally one after the other, sharing the executor's
-    retrieval cache and the embedding cache); each collection's ordinary comparison, nested in MLflow under
-    the whole comparison's run; then the pooled test of the primary metric across the collections
-    (``stats.pooled.pooled_comparison``), its per-collection family corrected as one."""
-    from abcompare.core.scratch import scratch_folder
-    from abcompare.data.dataset import dataset_line
-    from abcompare.data.experiment import load_dataset_for_experiment
-    from abcompare.stats.pooled import pooled_comparison
-    from abcompare.tracking.lifecycle import closing_runs, open_collections_logger, record_collections
+@dataclass
+class _Explained:
+    """Stage 6's output: what explains each treatment's delta and how far it can be trusted."""
 
-    collections = config.collections()
-    datasets: dict[str, Dataset] = {}
-    given: dict[str, dict[str, pd.DataFrame]] = {}  # each collection's run files, read once
-    for name, collection in collections.items():
-        with timer("data"), error_context(f"collection {name!r}"):
-            reporter.stage(f"loading collection {name}")
-            datasets[name] = load_dataset_for_experiment(collection.dataset)
-        reporter.stage(f"  {dataset_line(datasets[name])}")
-        given[name] = _checked_collection(config, name, datasets[name], config_path)
-    results: dict[str, ComparisonResult] = {}
-    with scratch_folder() as tmp:
-        with timer("tracking"):
-            logger = open_collections_logger(config, config_path, tmp, background=background_tracking)
-        with closing_runs(logger.abort):
-            with timer("tracking"):
-                logger.start(datasets)
-            with timer("retrieval"), error_context("collections"):
-                produced = {
-                    name: executor.variant_runs(
-                        c.variants(), datasets[name], c.resolved_cache_dir(), retrievers, given=given[name]
-                    )
-                    for name, c in collections.items()
-                }  # Ray: every collection's tasks are submitted here, before the first is collected
-            for i, (name, collection) in enumerate(collections.items(), start=1):
-                reporter.stage(f"collection {name} ({i} of {len(collections)})")
-                own = _Timer()
-                with error_context(f"collection {name!r}"):
-                    results[name] = _compare_variants(
-                        collection, config_path, reporter, own, executor, background_tracking, retrievers,
-                        dataset=datasets[name], produced=produced.pop(name), nested=logger.nested(name),
-                    )  # fmt: skip
-                for stage, seconds in own.seconds.items():
-                    timer.seconds[stage] = timer.seconds.get(stage, 0.0) + seconds
-            with timer("statistics"):
-                reporter.stage("pooled test across the collections")
-                significance = config.significance
-                pooled, per_collection = pooled_comparison(
-                    {name: r.per_query for name, r in results.items()},
-                    metric=config.evaluation.primary_metric,
-                    weighting=significance.pooling,
-                    correction=significance.correction,
-                    alpha=significance.alpha,
-                    n_resamples=significance.n_resamples,
-                    seed=significance.seed,
-                    comparisons={name: r.comparison for name, r in results.items()},
-                    min_effect=significance.min_effect,
-                    non_inferiority_margin=significance.non_inferiority_margin,
-                )
-            result = CollectionsResult(
-                config=config,
-                primary_metric=config.evaluation.primary_metric,
-                collections=results,
-                pooled=pooled,
-                per_collection=per_collection,
-                weighting=significance.pooling,
-                timings=timer.seconds,
-            )
-            with timer("tracking"):
-                logger.log_collections(result)
-                recorded = logger.finish()
-        if recorded is not None:
-            record_collections(result, recorded, logger)
-    return result
+    relevant_only: bool
+    robustness: pd.DataFrame
+    queries_needed: pd.DataFrame
+    attribution: pd.DataFrame | None
+    attribution_per_query: pd.DataFrame | None
+    tuned: Any = None
+    grid: pd.DataFrame | None = None
+
+
+def explain(
+    run: _Run, dataset: Dataset, judged: _Judged, comparison: pd.DataFrame, cost: _Cost
+) -> _Explained:
+    """Stage 6, explain: where each delta comes from (the attribution), whether the verdict holds over
+    what the unjudged hits could be (the robustness), the queries needed, and a sweep's tuned choice."""
+
+    config, evaluation, outcomes = run.config, run.config.evaluation, judged.outcomes
+    with run.timer("statistics"):
+        relevant_only = lists_relevant_only(dataset.annotations, evaluation.relevance_threshold)
+        treatments = {n: o.per_query for n, o in outcomes.items() if n != "control"}
+        ranges = {}  # at span level every located hit is judged, by each variant's own spans
+        if config.dataset.level != "span":
+            ranges = unjudged_ranges(
+                outcomes["control"].run, {n: outcomes[n].run for n in treatments}, judged.judgments,
+                dataset.query_ids, metric=evaluation.primary_metric, **evaluation.unjudged_options(),
+            )  # fmt: skip
+        robustness = robustness_table(comparison, ranges, relevant_only=relevant_only)
+        needed = queries_needed_table(outcomes["control"].per_query, treatments, comparison)
+    parts = judged.attributed
+    summary = attribution_summary(pd.concat(parts)) if parts else None
+    per_query = pd.concat(parts, ignore_index=True) if parts else None
+    explained = _Explained(relevant_only, robustness, needed, summary, per_query)
+    if config.sweep_plan is not None:
+        explained.tuned, explained.grid = _tuned_choice(run, outcomes, comparison, cost)
+    return explained
+
+
+def _tuned_choice(
+    run: _Run, outcomes: Mapping[str, VariantOutcome], comparison: pd.DataFrame, cost: _Cost
+) -> tuple[Any, pd.DataFrame]:
+    """A sweep's tuned choice among its candidates (cross-validated, so its gain is measured unseen) and
+    its grid of candidates, with the noise-aware quality-vs-latency front."""
+
+    config, plan, sig = run.config, run.config.sweep_plan, run.config.significance
+    select, control = config.sweep.select, outcomes["control"].per_query
+    with run.timer("statistics"):
+        run.reporter.stage("cross-validated choice among the sweep's candidates")
+        tuned = tuned_comparison(
+            control, {n: outcomes[n].per_query for n in plan.candidates},
+            metric=select.metric or config.evaluation.primary_metric, folds=min(select.folds, len(control)),
+            seed=sig.seed, n_resamples=sig.n_resamples, alpha=sig.alpha,
+        )  # fmt: skip
+    grid = grid_frame(comparison, plan.settings, {n: outcomes[n].efficiency for n in plan.candidates})
+    if not grid.empty:
+        grid[FRONT_COLUMN] = on_front(grid, cost.samples, config.efficiency.noise_floor, sig.seed)
+    return tuned, grid
+
+
+def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
+    """Stage 7, pool: across several collections, the pooled test of the primary metric
+    (``stats.pooled.pooled_comparison``), its per-collection family corrected as one; the result."""
+
+    config, significance = run.config, run.config.significance
+    pooled = per_collection = None
+    if len(compared) > 1:
+        with run.timer("statistics"):
+            run.reporter.stage("pooled test across the collections")
+            pooled, per_collection = pooled_comparison(
+                {name: c.per_query for name, c in compared.items()},
+                metric=config.evaluation.primary_metric, weighting=significance.pooling,
+                correction=significance.correction, alpha=significance.alpha,
+                n_resamples=significance.n_resamples, seed=significance.seed,
+                comparisons={name: c.comparison for name, c in compared.items()},
+                min_effect=significance.min_effect,
+                non_inferiority_margin=significance.non_inferiority_margin,
+            )  # fmt: skip
+    return ComparisonResult(
+        config, config.evaluation.primary_metric, compared, pooled, per_collection,
+        weighting=significance.pooling, timings=run.timer.seconds,
+    )  # fmt: skip
 
 
 def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -> None:
@@ -412,7 +539,6 @@ def _check_run_files_cover(
     """Each run-file variant's file holds some of the collection's queries (``given``: each file's rows
     for them; a file of another collection's queries, or a variant missing from this one's file, would
     score zero on every query): a located error, naming the collection and the file, before any run."""
-    from abcompare.config.loading import collection_key, line_of, variant_key
     from abcompare.core.errors import ConfigError
 
     for variant_name, run in given.items():
@@ -451,7 +577,6 @@ def given_run_files(config: ExperimentConfig, dataset: Dataset) -> dict[str, pd.
     """Each run-file variant's rows for the dataset's queries, read once and checked as the run stage
     checks a run (scored in full in the trec convention), each problem naming the variant and its file.
     A named pipe is left to the run stage, which reads it once."""
-    from abcompare.execution.base import precomputed_run
 
     given: dict[str, pd.DataFrame] = {}
     for name, variant in config.variants().items():
@@ -518,8 +643,6 @@ def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
     variants = config.variants()
     if not any(v.query_planning is not None and v.query_planning.variants for v in variants.values()):
         return
-    from abcompare.data.experiment import query_file_ids
-    from abcompare.retrieval.query_planning import check_against_queries
 
     check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
 
@@ -553,12 +676,19 @@ def pool_to_file(
     depth: int = 10,
     order: str = "decisive",
     reporter: Reporter | None = None,
+    retrievers: Mapping[str, Retriever] | None = None,
+    judges: Mapping[str, JudgeFunction] | None = None,
 ) -> pd.DataFrame:
     """Pool every variant's unjudged top ``depth`` hits (:func:`pool_unjudged_hits`) and write them to
-    ``path`` as CSV or JSONL for annotators; returns the pool."""
-    from abcompare.data.pooling import write_pool
+    ``path`` as CSV or JSONL for annotators; returns the pool. With a ``judge:`` section (not a ``file``
+    one) the judge grades the first ``judge.max_pairs`` and the file says which, with what grade
+    (``judge_grade``, ``judged_by``), beside the empty ``grade`` people fill in."""
 
-    table = pool_unjudged_hits(config, depth=depth, order=order, reporter=reporter)
+    check_judges(config, judges)
+    table = pool_unjudged_hits(config, depth=depth, order=order, reporter=reporter, retrievers=retrievers)
+    if config.judge is not None and config.judge.provider != "file" and len(table):
+        (reporter or Reporter()).stage(f"grading up to {config.judge.max_pairs} pooled hits with the judge")
+        table = with_judge_grades(table, judge_pool(config, table, judges=judges))
     write_pool(table, path, fmt)
     return table
 
@@ -581,35 +711,49 @@ def pool_unjudged_hits(
     the query-by-query order. ``retrievers`` hands over the Python retrievers the config names, as for
     :func:`run_comparison`.
     """
-    from abcompare.config.loading import check_retrievers
-    from abcompare.data.levels import apply_level
-    from abcompare.data.pooling import pool_unjudged
-    from abcompare.evaluation.batch import in_evaluation_order
-    from abcompare.evaluation.unjudged import decisiveness
 
     reporter = reporter or Reporter()
     check_retrievers(config, retrievers)
+    _check_poolable(config)
+    reporter.stage("loading the dataset")
+    dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
+    _check_query_rewrites(config, dataset)
+    runs, judgments = _runs_at_level(config, dataset, reporter, retrievers)
+    level, evaluation = config.dataset.level, config.evaluation
+    documents = dataset.corpus if level == "document" else None
+    weights = decisiveness(
+        runs, judgments, metric=evaluation.primary_metric, **evaluation.unjudged_options()
+    ) if order == "decisive" else None  # fmt: skip
+    return pool_unjudged(
+        runs, dataset.annotations, dataset.queries, depth=depth, documents=documents, decisiveness=weights,
+        order=order,
+    )  # fmt: skip
+
+
+def _check_poolable(config: ExperimentConfig) -> None:
+    """Pooling works on one collection's listed judgments: refused across several, and at span level."""
     if config.datasets is not None:
         raise ConfigError(
             "pooling unjudged hits works on one collection, and this config has several (datasets)",
             field="datasets",
             hint="pool each collection on its own: a config with its entry as 'dataset'",
         )
-    level = config.dataset.level
-    if level == "span":
+    if config.dataset.level == "span":
         raise DataError(
             "nothing to pool at span level: evidence spans judge every located hit",
             field="dataset.level",
             hint="pool at chunk or document level, where judgments are listed (query, id) pairs",
         )
-    reporter.stage("loading the dataset")
-    from abcompare.data.experiment import load_dataset_for_experiment
-    from abcompare.execution import open_executor
 
-    dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
-    _check_query_rewrites(config, dataset)
+
+def _runs_at_level(
+    config: ExperimentConfig, dataset: Dataset, reporter: Reporter, retrievers: Mapping[str, Retriever] | None
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Each variant's run as ``abcompare run`` produces it, at the annotation level in evaluation order,
+    and the judgments at that level (the control's)."""
+
     runs: dict[str, pd.DataFrame] = {}
-    judgments = dataset.annotations
+    judgments, level = dataset.annotations, config.dataset.level
     with open_executor(config.execution, reporter) as executor:
         produced = executor.variant_runs(config.variants(), dataset, config.resolved_cache_dir(), retrievers)
         for name in config.variants():
@@ -618,12 +762,4 @@ def pool_unjudged_hits(
             leveled, at_level = apply_level(run, dataset.annotations, level, corpus=dataset.corpus)
             judgments = at_level if name == "control" else judgments
             runs[name] = in_evaluation_order(leveled, config.evaluation.convention)
-    documents = dataset.corpus if level == "document" else None
-    evaluation = config.evaluation
-    weights = decisiveness(
-        runs, judgments, metric=evaluation.primary_metric, **evaluation.unjudged_options()
-    ) if order == "decisive" else None  # fmt: skip
-    return pool_unjudged(
-        runs, dataset.annotations, dataset.queries, depth=depth, documents=documents, decisiveness=weights,
-        order=order,
-    )  # fmt: skip
+    return runs, judgments

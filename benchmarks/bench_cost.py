@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -256,8 +257,9 @@ class ExtraStages:
 
 @contextmanager
 def clocked(targets: tuple[tuple[str, str], ...], into: ExtraStages) -> Iterator[None]:
-    """Every ``module.function`` of ``targets`` replaced, for the block, by a clock around the real one
-    (the runner imports them at call time, so it calls the clocked ones); nested calls count once."""
+    """Every ``module.function`` of ``targets`` replaced, for the block, by a clock around the real one,
+    in its own module and in every loaded abcompare module that imported it by name (the runner imports
+    them at module top); nested calls count once."""
     saved = []
     depth = [0]
 
@@ -277,9 +279,13 @@ def clocked(targets: tuple[tuple[str, str], ...], into: ExtraStages) -> Iterator
 
     try:
         for module_name, function in targets:
-            module = importlib.import_module(module_name)
-            saved.append((module, function, getattr(module, function)))
-            setattr(module, function, wrap(function, getattr(module, function)))
+            real = getattr(importlib.import_module(module_name), function)
+            clock = wrap(function, real)
+            holders = [m for n, m in list(sys.modules.items()) if n.startswith("abcompare")]
+            for module in holders:
+                if getattr(module, function, None) is real:
+                    saved.append((module, function, real))
+                    setattr(module, function, clock)
         yield
     finally:
         for module, function, real in saved:

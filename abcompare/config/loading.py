@@ -1,6 +1,6 @@
 """Loading a config file: the bounded YAML reader, ``--set`` overrides, treatments merged over the control,
-a sweep expanded into treatments, relative paths resolved, files checked, and every problem reported as one
-located error (file, line, key)."""
+a sweep expanded into treatments, relative paths resolved, files checked (:mod:`abcompare.config.checks`), and
+every problem reported as one located error (file, line, key: :mod:`abcompare.config.locations`)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,37 @@ import copy
 import difflib
 import os
 import re
-import typing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import (
-    BaseModel,
     ValidationError,
 )
 
+from abcompare.config.checks import (  # re-exported: the runner and tests import them from here
+    _check_files,
+    check_judges,
+    check_models,
+    check_retrievers,
+    collection_key,
+    python_retrievers,
+)
+from abcompare.config.locations import (
+    _all_field_names,
+    _config_error,
+    _describe,
+    _yaml_path,
+    line_of,
+    variant_key,
+)
 from abcompare.config.models import (
     DEFAULT_EXPERIMENT,
     ExperimentConfig,
     TrackingSettings,
 )
+from abcompare.config.overrides import apply_set_option, changed_settings, deep_merge
 from abcompare.config.sweep import (
     SweepPlan,
     SweepSettings,
@@ -31,115 +46,16 @@ from abcompare.config.sweep import (
     grid_points,
     nested,
 )
-from abcompare.config.yaml_reader import load_yaml, load_yaml_value
-from abcompare.core.errors import AbcompareWarning, ConfigError, RetrievalError
+from abcompare.config.yaml_reader import load_yaml
+from abcompare.core.errors import AbcompareWarning, ConfigError
 from abcompare.core.vocabulary import not_computed
-from abcompare.retrieval.settings import DenseSettings, VariantSettings
+from abcompare.retrieval.settings import VariantSettings
 
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    """The pydantic models an annotation names (through unions, ``Annotated`` and containers)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
-
-
-def _entry_mappings(model: type[BaseModel], at: tuple[str, ...] = ()) -> frozenset[tuple[str, ...]]:
-    """The setting paths whose value is a mapping keyed by the user's names (``retrievers``,
-    ``fusion.weights``); ``*`` stands for such a name in a longer path."""
-    paths: set[tuple[str, ...]] = set()
-    for name, field in model.model_fields.items():
-        kinds = [field.annotation, *typing.get_args(field.annotation)]
-        mapping = next((tp for tp in kinds if typing.get_origin(tp) is dict), None)
-        if mapping is not None:
-            paths.add((*at, name))
-            for inner in _models_in(typing.get_args(mapping)[1]):
-                paths |= _entry_mappings(inner, (*at, name, "*"))
-        else:
-            for inner in _models_in(field.annotation):
-                paths |= _entry_mappings(inner, (*at, name))
-    return frozenset(paths)
-
-
-#: Where a ``null`` in an override removes an entry: a retriever, a fusion weight.
-ENTRY_MAPPINGS = _entry_mappings(VariantSettings)
-
-
-def _is_entry_mapping(at: tuple[str, ...]) -> bool:
-    return any(
-        len(path) == len(at) and all(p in ("*", a) for p, a in zip(path, at, strict=True))
-        for path in ENTRY_MAPPINGS
-    )
-
-
-def deep_merge(base: Any, override: Any, _at: tuple[str, ...] = ()) -> Any:
-    """``override`` laid over ``base``: mappings merge key by key, anything else replaces. ``null`` is the
-    value None, as written in the control: ``stemmer: null`` is no stemming, ``rerank: null`` no rerank;
-    an entry of a mapping keyed by names (a retriever under ``retrievers``, a weight under
-    ``fusion.weights``) is removed by ``null``; a variant's ``run`` naming the other kind of source (a
-    Python retriever over the control's run file, or a file over a retriever) replaces it whole. A
-    ``null`` for a setting that cannot be None is left for validation to refuse at its key."""
-    if not (isinstance(base, dict) and isinstance(override, dict)):
-        return copy.deepcopy(override)
-    merged = dict(base)
-    for key, value in override.items():
-        if value is None and _is_entry_mapping(_at):
-            merged.pop(key, None)
-        elif not _at and key == "run" and _switches_source(base.get(key), value):
-            merged[key] = copy.deepcopy(value)  # a Python retriever instead of the control's file, or back
-        elif isinstance(value, dict):
-            below = base.get(key)
-            merged[key] = deep_merge(below if isinstance(below, dict) else {}, value, (*_at, key))
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
-def _switches_source(base: Any, override: Any) -> bool:
-    """Whether a variant's ``run`` override names the other kind of source than the run it is laid over (a
-    Python retriever over a run file, or a file over a retriever): it then replaces that run whole."""
-    if not (isinstance(base, dict) and isinstance(override, dict)):
-        return False
-    to_python = override.get("python") is not None and base.get("path") is not None
-    to_file = override.get("path") is not None and base.get("python") is not None
-    return to_python or to_file
-
-
-def changed_settings(base: Any, override: Any, prefix: str = "") -> list[str]:
-    """The leaf paths that ``override`` sets to a value different from ``base``."""
-    if isinstance(override, dict) and isinstance(base, dict):
-        changed: list[str] = []
-        for key, value in override.items():
-            sub = base.get(key) if isinstance(base, dict) else None
-            changed += changed_settings(sub, value, f"{prefix}{key}.")
-        return changed
-    return [] if override == base else [prefix.rstrip(".")]
-
-
-def apply_set_option(raw: dict[str, Any], assignment: str) -> None:
-    """Apply one ``--set a.b.c=value`` to the raw config; the value is parsed as YAML (so 5 is a number)."""
-    if "=" not in assignment:
-        raise ConfigError(f"--set expects key.path=value, got {assignment!r}", field=assignment)
-    path, _, text = assignment.partition("=")
-    keys = [k for k in path.strip().split(".") if k]
-    if not keys:
-        raise ConfigError(f"--set has an empty key in {assignment!r}", field=assignment)
-    value = load_yaml_value(text, path.strip()) if text.strip() else None
-    node: Any = raw
-    for key, below in zip(keys, keys[1:], strict=False):
-        child = _child(node, key, path)
-        if child is None:
-            child = node[key] = {}
-        if not isinstance(child, dict | list):
-            raise ConfigError(f"cannot set {path}: {key} is not a mapping", field=path)
-        if isinstance(child, list) and not below.isdigit():
-            raise ConfigError(f"cannot set {path}: {key} is a list (give an index: {key}.0.…)", field=path)
-        node = child
-    if isinstance(node, list):
-        _child(node, keys[-1], path)  # the index must exist
-        node[int(keys[-1])] = value
-    else:
-        node[keys[-1]] = value
+#: Re-exported: the runner and tests import the checks and locations from here.
+__all__ = [
+    "apply_set_option", "changed_settings", "check_judges", "check_models", "check_retrievers",
+    "collection_key", "deep_merge", "line_of", "load_config", "python_retrievers", "variant_key",
+]  # fmt: skip
 
 
 def _forget_a_replaced_example(written: Any, raw: dict[str, Any], overrides: Sequence[str]) -> None:
@@ -206,104 +122,6 @@ def _in_experiment(config: ExperimentConfig, experiment: str, path: Path) -> Exp
     return config.model_copy(update={"tracking": tracking})
 
 
-def _child(node: dict[str, Any] | list[Any], key: str, path: str) -> Any:
-    """``node[key]`` for a mapping (None when absent), or the item at index ``key`` of a list
-    (``datasets.1``): an index past its end is a ``ConfigError``."""
-    if isinstance(node, dict):
-        return node.get(key)
-    if not key.isdigit() or int(key) >= len(node):
-        raise ConfigError(f"cannot set {path}: the list has no item {key} (it has {len(node)})", field=path)
-    return node[int(key)]
-
-
-def _all_field_names(model: type[BaseModel], seen: set[type] | None = None) -> set[str]:
-    """Every field name reachable from ``model`` (for 'did you mean' suggestions)."""
-    seen = seen or set()
-    if model in seen:
-        return set()
-    seen.add(model)
-    names: set[str] = set()
-    for name, field in model.model_fields.items():
-        names.add(name)
-        stack = [field.annotation]
-        while stack:
-            tp = stack.pop()
-            if isinstance(tp, type) and issubclass(tp, BaseModel):
-                names |= _all_field_names(tp, seen)
-            stack.extend(getattr(tp, "__args__", ()) or ())
-    return names
-
-
-def line_of(loc: Sequence[str], lines: dict[tuple[str, ...], int], *fallback: tuple[str, ...]) -> int | None:
-    """The line of the deepest key of ``loc`` written in the file (else of a ``fallback`` key): where every
-    located config error points."""
-    keys = [tuple(loc[:cut]) for cut in range(len(loc), 0, -1)] + list(fallback)
-    return next((lines[key] for key in keys if key in lines), None)
-
-
-def variant_key(name: str) -> tuple[str, ...]:
-    """Where a variant is written in a config: ``control``, or ``treatments.<name>``."""
-    return ("control",) if name == "control" else ("treatments", name)
-
-
-def _yaml_path(loc: tuple[str, ...]) -> tuple[str, ...]:
-    """The pydantic error location as the user wrote it: drop the discriminator tag pydantic inserts
-    after ``retrievers.<name>`` (``bm25`` / ``dense``) and validator-function markers."""
-    path: list[str] = []
-    for i, part in enumerate(loc):
-        if i >= 2 and loc[i - 2] == "retrievers" and part in {"bm25", "dense"}:
-            continue
-        if part.startswith("function-"):
-            continue
-        path.append(part)
-    return tuple(path)
-
-
-def _null_at(error: dict[str, Any]) -> tuple[str, ...] | None:
-    """Where a ``null`` was refused, relative to the error's location (``()`` or ``("type",)`` for a
-    retriever whose kind is null), or None when the error is about something else."""
-    if error["type"] in ("missing", "abcompare", "value_error", "assertion_error"):
-        return None
-    if error["type"] == "union_tag_invalid":
-        given = error.get("input")
-        return ("type",) if isinstance(given, dict) and "type" in given and given["type"] is None else None
-    return () if error.get("input", ...) is None else None
-
-
-def _null_message(yaml_loc: tuple[str, ...]) -> str:
-    """A ``null`` for a setting that cannot be None: say so, and what to write instead."""
-    keep = "to keep the control's" if yaml_loc[:1] == ("treatments",) else "for its default"
-    key = ".".join(yaml_loc)
-    return f"null is not a value of {key}: it cannot be none (give a value, or leave the key out {keep})"
-
-
-def _describe(error: dict[str, Any], vocabulary: set[str]) -> str:
-    loc = [str(p) for p in error["loc"]]
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        key = loc[-1]
-        close = difflib.get_close_matches(key, sorted(vocabulary), n=1, cutoff=0.6)
-        return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-    if kind == "missing":
-        return "required setting is missing"
-    return error["msg"]
-
-
-def _config_error(exc: ValidationError, path: Path, lines: dict[tuple[str, ...], int]) -> ConfigError:
-    vocabulary = _all_field_names(ExperimentConfig)
-    first = exc.errors()[0]
-    null_at = _null_at(first)
-    loc = (
-        tuple(str(p) for p in first["loc"]) + tuple((first.get("ctx") or {}).get("at", ())) + (null_at or ())
-    )
-    yaml_loc = _yaml_path(loc)
-    line = line_of(yaml_loc, lines)
-    more = len(exc.errors()) - 1
-    described = _null_message(yaml_loc) if null_at is not None else _describe(first, vocabulary)
-    message = described + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
-    return ConfigError(message, file=path, line=line, field=".".join(yaml_loc) or None)
-
-
 _PATH_FIELDS = ("path", "queries", "annotations", "spans", "corpus")
 
 
@@ -363,257 +181,6 @@ def _resolve_model_folder(holder: dict[str, Any], base_dir: Path) -> None:
 
 
 #: What a BEIR folder must hold for the settings it stands in for (the data stage reads these names).
-BEIR_QUERIES = "queries.jsonl"
-
-
-def _named_files(config: ExperimentConfig) -> list[tuple[tuple[str, ...], Path, str]]:
-    """Every file or folder the config names, with its key and what it must be (``file`` or ``folder``)."""
-    named: list[tuple[tuple[str, ...], Path, str]] = []
-    dataset = config.dataset
-    if dataset.path is not None:
-        named.append((("dataset", "path"), dataset.path, "folder"))
-    for key in ("queries", "spans", "corpus"):
-        if getattr(dataset, key) is not None:
-            named.append((("dataset", key), getattr(dataset, key), "file"))
-    annotations = dataset.annotations
-    if isinstance(annotations, list):
-        named += [(("dataset", "annotations", str(i)), item, "file") for i, item in enumerate(annotations)]
-    elif annotations is not None:
-        named.append((("dataset", "annotations"), annotations, "file"))
-    for name, variant in config.variants().items():
-        if variant.run is not None and variant.run.path is not None:
-            where = variant_key(name)
-            named.append(((*where, "run", "path"), Path(variant.run.path), "file"))
-    if config.cache_dir is not None and config.cache_dir.exists():
-        named.append((("cache_dir",), config.cache_dir, "folder"))
-    return named
-
-
-def _file_problem(value: Path, kind: str) -> str | None:
-    """Why ``value`` is not the ``kind`` (file or folder) a setting needs, or None."""
-    if not value.exists():
-        return f"file not found: {value}"
-    if kind == "file" and value.is_dir():
-        return f"expected a file, found a folder: {value}"
-    if kind == "folder" and not value.is_dir():
-        return f"expected a folder, found a file: {value}"
-    return None
-
-
-def _beir_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | None:
-    """What a BEIR folder lacks for the settings it stands in for (its queries, the split's qrels), at the
-    key to change; None when the folder has them or the config names its own files."""
-    dataset = config.dataset
-    folder = dataset.path
-    if folder is None or not folder.is_dir():
-        return None
-    if dataset.queries is None and not (folder / BEIR_QUERIES).is_file():
-        return ("dataset", "path"), f"the dataset folder has no {BEIR_QUERIES}: {folder}"
-    qrels = folder / "qrels"
-    wanted = [f"{dataset.split}.tsv"] + [f"{dataset.split}.chunks.tsv"] * (dataset.level == "chunk")
-    if dataset.annotations is None and not any((qrels / name).is_file() for name in wanted):
-        splits = sorted(p.name.split(".")[0] for p in qrels.glob("*.tsv")) if qrels.is_dir() else []
-        there = f" (splits there: {', '.join(dict.fromkeys(splits))})" if splits else " (it has none)"
-        return ("dataset", "split"), f"no qrels for split {dataset.split!r} in {qrels}{there}"
-    return None
-
-
-def _spans_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | None:
-    """Judging at span level needs evidence spans: named, or in the dataset's folder (``spans/<split>.jsonl``
-    or ``spans.jsonl``, where the data stage looks)."""
-    dataset = config.dataset
-    if dataset.level != "span" or dataset.spans is not None:
-        return None
-    folder = dataset.path
-    from_example = dataset.queries is None or dataset.annotations is None
-    if folder is None and dataset.name is not None and from_example:
-        from abcompare.examples import example_path
-
-        folder = example_path(dataset.name)
-    candidates = [folder / "spans" / f"{dataset.split}.jsonl", folder / "spans.jsonl"] if folder else []
-    if any(candidate.is_file() for candidate in candidates):
-        return None
-    where = f" (none in {folder})" if folder else ""
-    return ("dataset", "level"), f"judging at span level needs evidence spans: give dataset.spans{where}"
-
-
-def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ...], int]) -> None:
-    """Every file or folder named in the config exists and is what its setting needs (a file, a folder,
-    a BEIR folder with the split's qrels), reported with its YAML path before anything runs; across
-    several collections, each one's (``datasets.<i>.path``, ``datasets.<i>.runs.<variant>``)."""
-    if config.datasets is None:
-        _check_collection_files(config, path, lines, lambda loc: loc)
-        return
-    for i, (entry, collection) in enumerate(zip(config.datasets, config.collections().values(), strict=True)):
-        _check_collection_files(collection, path, lines, _collection_key(i, set(entry.runs)))
-
-
-def _collection_key(index: int, runs: set[str]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
-    """Where a one-collection config's key is written in the several-collections config it came from:
-    ``dataset.X`` at ``datasets.<index>.X``, a variant's ``run.path`` at ``datasets.<index>.runs.<variant>``
-    when the collection names its own file (``runs``), every other key where it is."""
-    entry = ("datasets", str(index))
-
-    def key(loc: tuple[str, ...]) -> tuple[str, ...]:
-        if loc[:1] == ("dataset",):
-            return (*entry, *loc[1:])
-        variant = "control" if loc[:1] == ("control",) else loc[1] if loc[:1] == ("treatments",) else None
-        if variant in runs and loc[-2:] == ("run", "path"):
-            return (*entry, "runs", variant)
-        return loc
-
-    return key
-
-
-def collection_key(config: ExperimentConfig, collection: str, loc: tuple[str, ...]) -> tuple[str, ...]:
-    """The key ``loc`` of collection ``collection``'s own config (``ExperimentConfig.collections``) as the
-    several-collections ``config`` writes it (``dataset.path`` -> ``datasets.2.path``)."""
-    assert config.datasets is not None
-    index = [entry.name for entry in config.datasets].index(collection)
-    return _collection_key(index, set(config.datasets[index].runs))(loc)
-
-
-def _check_collection_files(
-    config: ExperimentConfig,
-    path: Path,
-    lines: dict[tuple[str, ...], int],
-    written: Callable[[tuple[str, ...]], tuple[str, ...]],
-) -> None:
-    """One collection's files (see :func:`_check_files`); ``written`` maps a key to where it is written."""
-    hint = "relative paths are resolved against the config file's folder"
-    problems = [(loc, _file_problem(Path(value), kind), hint) for loc, value, kind in _named_files(config)]
-    beir = _beir_problem(config)
-    if beir is not None:
-        problems.append((*beir, "give a folder with queries.jsonl and qrels/<split>.tsv, or name the files"))
-    spans = _spans_problem(config)
-    if spans is not None:
-        problems.append((*spans, "JSONL lines {query_id, document_id, start, end}; docs/data.md"))
-    for loc, problem, advice in problems:
-        if problem is not None:
-            loc = written(loc)
-            line = line_of(loc, lines, written(("dataset", "path")), written(("dataset",)))
-            raise ConfigError(problem, file=path, line=line, field=".".join(loc), hint=advice)
-
-
-def _named_models(config: ExperimentConfig) -> list[tuple[tuple[str, ...], str, str | None, str]]:
-    """Every model the config's variants use: the key of its settings, the model, its backend and what
-    runs it (``dense``: a dense retriever or a bi-encoder rerank; ``cross-encoder``). A variant that is a
-    run file retrieves nothing, so its models are not used."""
-    models: list[tuple[tuple[str, ...], str, str | None, str]] = []
-    for name, variant in config.variants().items():
-        if variant.run is not None:
-            continue
-        where = variant_key(name)
-        for retriever, settings in variant.retrievers.items():
-            if isinstance(settings, DenseSettings):
-                models.append(((*where, "retrievers", retriever), settings.model, settings.backend, "dense"))
-        rerank = variant.rerank
-        if rerank is not None:
-            kind = "dense" if rerank.type == "bi-encoder" else "cross-encoder"
-            models.append(((*where, "rerank"), rerank.model, rerank.backend, kind))
-    return models
-
-
-def _check_cross_encoder(model: str, backend: str | None) -> None:
-    """A cross-encoder runs on torch, from a folder found offline."""
-    from abcompare.retrieval.models import check_installed, declared_architectures, locate_model, model_kind
-
-    if backend not in (None, "torch"):
-        raise RetrievalError(
-            f"a cross-encoder runs on backend 'torch', not {backend!r}",
-            field="backend",
-            hint="leave backend out, or use rerank.type: bi-encoder with an ONNX embedding model",
-        )
-    check_installed(model, "torch")
-    folder = Path(locate_model(model))
-    if model_kind(folder) != "cross-encoder":
-        declared = ", ".join(declared_architectures(folder)) or "no sequence-classification head"
-        raise RetrievalError(
-            f"model {model!r} is not a cross-encoder ({declared}): a cross-encoder's config.json declares a "
-            "*ForSequenceClassification head, which scores a query and a text together; loading this one "
-            "would bolt on a randomly initialised head (numbers that change from run to run)",
-            field="model",
-            hint="give a cross-encoder (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2), or rerank with an "
-            "embedding model as rerank.type: bi-encoder",
-        )
-
-
-def check_models(
-    config: ExperimentConfig, path: Path | None = None, lines: dict[tuple[str, ...], int] | None = None
-) -> None:
-    """Every model the config names is on this machine (found offline, no network, no retries) and runs on
-    its backend, so a model that cannot be had fails here, in one line naming its key (``...model`` or
-    ``...backend``), before any run opens. ``load_config`` calls it with the file and its lines;
-    ``run_comparison`` again, for a config built in Python."""
-    lines = lines or {}
-    from abcompare.retrieval.dense import check_model  # numpy and the hub client only when a model is named
-
-    checked: set[tuple[str, str | None, str]] = set()
-    for where, model, backend, kind in _named_models(config):
-        if (model, backend, kind) in checked:
-            continue
-        try:
-            if kind == "cross-encoder":
-                _check_cross_encoder(model, backend)
-            else:
-                check_model(model, backend)
-        except RetrievalError as error:
-            loc = (*where, "backend" if error.field == "backend" else "model")
-            line = line_of(loc, lines)
-            field = ".".join(loc)
-            raise ConfigError(error.message, file=path, line=line, field=field, hint=error.hint) from None
-        checked.add((model, backend, kind))
-
-
-def python_retrievers(config: ExperimentConfig) -> dict[str, str]:
-    """Each variant whose run is a Python retriever (``run: {python: NAME}``) -> that retriever's name."""
-    return {
-        name: variant.run.python
-        for name, variant in config.variants().items()
-        if variant.run is not None and variant.run.python is not None
-    }
-
-
-def check_retrievers(
-    config: ExperimentConfig, retrievers: Mapping[str, Any] | None, path: Path | None = None
-) -> None:
-    """Every retriever the config names (``run.python``) was handed over, and is callable: the YAML never
-    imports code, so a name nobody handed over is a ``ConfigError`` at its key (``control.run.python``,
-    ``treatments.<name>.run.python``), raised before any run opens. A retriever handed over that no
-    variant names is a warning (a misspelt name)."""
-    given = dict(retrievers or {})
-    unused = sorted(set(given) - set(python_retrievers(config).values()))
-    if unused:
-        warnings.warn(
-            f"retrievers {', '.join(map(repr, unused))} were handed over, but no variant's run.python names "
-            "them",
-            AbcompareWarning,
-            stacklevel=3,
-        )
-    for variant, wanted in python_retrievers(config).items():
-        field = ".".join((*variant_key(variant), "run", "python"))
-        if wanted not in given:
-            how = (
-                f"handed over: {', '.join(map(repr, sorted(given)))}"
-                if given
-                else "no retrievers were handed over, as the command line cannot"
-            )
-            raise ConfigError(
-                f"names the Python retriever {wanted!r}, which nobody handed over ({how})",
-                file=path,
-                field=field,
-                hint=f"the YAML never imports code: run it from Python with "
-                f"run_comparison(config, retrievers={{{wanted!r}: fn}}), or give the variant a run file "
-                "(run.path)",
-            )
-        if not callable(given[wanted]):
-            raise ConfigError(
-                f"the retriever {wanted!r} handed over is a {type(given[wanted]).__name__}, not a callable",
-                field=field,
-                hint="hand over fn(queries) -> {query_id: [RagHit or dict, ...]} or a run DataFrame",
-            )
-
-
 def _merge_treatments(raw: dict[str, Any], path: Path, lines: dict[tuple[str, ...], int]) -> dict[str, Any]:
     """``raw`` with each treatment replaced by the control with its overrides laid over it."""
     control, treatments = raw.get("control"), raw.get("treatments")

@@ -610,8 +610,9 @@ class ExperimentConfig(_Model):
 
     @model_validator(mode="after")
     def _one_collection_or_several(self) -> ExperimentConfig:
-        """Exactly one of ``dataset`` / ``datasets``; several collections have distinct names, name in
-        ``runs`` only variants given as run files, and take no sweep (not supported yet)."""
+        """Exactly one of ``dataset`` / ``datasets`` (an experiment is 1..n collections: :meth:`parts`);
+        several take no sweep (not supported yet), have distinct names and name in ``runs`` only variants
+        given as run files."""
         if self.dataset is None and self.datasets is None:
             raise located("give 'dataset' (one collection) or 'datasets' (a list of collections)", "dataset")
         if self.datasets is None:
@@ -624,46 +625,8 @@ class ExperimentConfig(_Model):
                 "(dataset:), then compare the chosen setting across them (datasets:)",
                 "sweep",
             )
-        names: list[str] = []
-        for i, entry in enumerate(self.datasets):
-            if entry.name in names:
-                raise located(
-                    f"two collections are named {entry.name!r}; rename one", "datasets", str(i), "name"
-                )
-            names.append(entry.name)
-            clash = first_collision(names)
-            if clash is not None:
-                raise located(
-                    f"collection names {clash[0]!r} and {clash[1]!r} become the same MLflow key and file "
-                    "name; rename one",
-                    "datasets",
-                    str(i),
-                    "name",
-                )
-        variants = self.variants()
-        for i, entry in enumerate(self.datasets):
-            for variant in entry.runs:
-                if variant not in variants:
-                    known = ", ".join(variants)
-                    raise located(
-                        f"collection {entry.name!r} gives a run file for {variant!r}, which is no variant "
-                        f"(variants: {known})",
-                        "datasets",
-                        str(i),
-                        "runs",
-                        variant,
-                    )
-                run = variants[variant].run
-                if run is None or run.path is None:
-                    how = "retrieves" if run is None else "is a Python retriever"
-                    raise located(
-                        f"collection {entry.name!r} gives a run file for {variant!r}, which {how}: only a "
-                        "variant given as a run file (run.path) reads one per collection",
-                        "datasets",
-                        str(i),
-                        "runs",
-                        variant,
-                    )
+        _check_collection_names(self.datasets)
+        _check_collection_runs(self.datasets, self.variants())
         return self
 
     def variants(self) -> dict[str, VariantSettings]:
@@ -699,6 +662,12 @@ class ExperimentConfig(_Model):
             )
         return out
 
+    def parts(self) -> dict[str, ExperimentConfig]:
+        """The collections compared, 1..n, each as its own one-collection config by name: ``dataset:`` is a
+        list of one (this config, named ``""`` until its dataset is loaded and names it), ``datasets:``
+        :meth:`collections`."""
+        return self.collections() or {"": self}
+
     def fingerprint(self) -> str:
         """A stable hash of the validated config (for the MLflow tag ``abcompare.config_hash``); the
         execution backend and the latency timing are left out, since they never change a quality number.
@@ -719,6 +688,44 @@ class ExperimentConfig(_Model):
             return self.cache_dir
         env = os.environ.get("ABCOMPARE_CACHE_DIR")
         return Path(env) if env else Path.home() / ".cache" / "abcompare"
+
+
+def _check_collection_names(entries: list[CollectionSettings]) -> None:
+    """Several collections' names are distinct, also as MLflow keys and file names."""
+    names: list[str] = []
+    for i, entry in enumerate(entries):
+        if entry.name in names:
+            raise located(f"two collections are named {entry.name!r}; rename one", "datasets", str(i), "name")
+        names.append(entry.name)
+        clash = first_collision(names)
+        if clash is not None:
+            raise located(
+                f"collection names {clash[0]!r} and {clash[1]!r} become the same MLflow key and file "
+                "name; rename one",
+                "datasets",
+                str(i),
+                "name",
+            )
+
+
+def _check_collection_runs(entries: list[CollectionSettings], variants: dict[str, VariantSettings]) -> None:
+    """A collection's ``runs`` name only variants, and only variants given as a run file (``run.path``)."""
+    for i, entry in enumerate(entries):
+        for variant in entry.runs:
+            if variant not in variants:
+                raise located(
+                    f"collection {entry.name!r} gives a run file for {variant!r}, which is no variant "
+                    f"(variants: {', '.join(variants)})",
+                    "datasets", str(i), "runs", variant,
+                )  # fmt: skip
+            run = variants[variant].run
+            if run is None or run.path is None:
+                how = "retrieves" if run is None else "is a Python retriever"
+                raise located(
+                    f"collection {entry.name!r} gives a run file for {variant!r}, which {how}: only a "
+                    "variant given as a run file (run.path) reads one per collection",
+                    "datasets", str(i), "runs", variant,
+                )  # fmt: skip
 
 
 def config_schema() -> dict[str, Any]:

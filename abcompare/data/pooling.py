@@ -22,7 +22,15 @@ from abcompare.core.errors import DataError
 from abcompare.core.limits import MAX_GRADE, MIN_GRADE
 from abcompare.data.grades import grade_problem  # the one grade rule of every annotation format
 
-__all__ = ["POOL_COLUMNS", "POOL_FORMATS", "POOL_ORDERS", "pool_unjudged", "read_pool", "write_pool"]
+__all__ = [
+    "JUDGE_COLUMNS",
+    "POOL_COLUMNS",
+    "POOL_FORMATS",
+    "POOL_ORDERS",
+    "pool_unjudged",
+    "read_pool",
+    "write_pool",
+]
 
 POOL_FORMATS: tuple[str, ...] = ("csv", "jsonl")
 POOL_ORDERS: tuple[str, ...] = ("decisive", "stable")
@@ -39,6 +47,9 @@ POOL_COLUMNS: tuple[str, ...] = (
     "text",
 )
 """The pool file's columns, in order: what to judge first, then what an annotator reads to judge it."""
+JUDGE_COLUMNS: tuple[str, ...] = ("judge_grade", "judged_by")
+"""With a ``judge:`` section, after those: the judge's grade of the hits it graded and who graded them (the
+judge and its prompt version); never read back as people's grades (only ``grade`` is)."""
 
 _GRADE_HINT = (
     f"fill 'grade' with a whole number from {MIN_GRADE} to {MAX_GRADE} (0 = not relevant, higher = more "
@@ -167,7 +178,7 @@ def write_pool(pool: pd.DataFrame, path: str | Path, fmt: str = "csv") -> Path:
         raise DataError(f"unknown pool format {fmt!r}", field="format", hint=f"use one of {POOL_FORMATS}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame = pool[list(POOL_COLUMNS)]
+    frame = pool[[*POOL_COLUMNS, *(c for c in JUDGE_COLUMNS if c in pool.columns)]]
     if fmt == "csv":
         frame.to_csv(path, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
         return path

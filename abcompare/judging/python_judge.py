@@ -10,13 +10,17 @@ from abcompare.judging.cache import GradeCache
 from abcompare.judging.grades import SCALE, read_grade
 from abcompare.judging.prompt import PROMPT_VERSION
 
+#: What ``run_comparison(..., judges={name: fn})`` hands over: ``fn(query_text, hit_text)`` returns a grade
+#: 0-3, or a text to read one from (None: no answer).
+JudgeFunction = Callable[[str, str], int | str | None]
+
 
 class PythonJudge(ModelJudge):
     """``function(query_text, hit_text)`` as a judge named ``python:<name>``."""
 
     def __init__(
         self,
-        function: Callable[[str, str], int | str | None],
+        function: JudgeFunction,
         name: str,
         prompt_version: str = PROMPT_VERSION,
         cache: GradeCache | None = None,

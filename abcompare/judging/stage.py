@@ -20,14 +20,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import parse_metric
+from abcompare.data.pooling import pool_unjudged
+from abcompare.evaluation.batch import in_evaluation_order
+from abcompare.evaluation.per_query import per_query_metrics
+from abcompare.evaluation.unjudged import decisiveness
+from abcompare.judging import make_judge
+from abcompare.judging.base import Judge, JudgeError
 from abcompare.judging.cost import JudgeCost
-from abcompare.judging.session import judge_pairs
+from abcompare.judging.label_file import read_judge_labels
+from abcompare.judging.session import JudgedPairs, judge_pairs
+from abcompare.stats.agreement import Agreement, Estimate, agreement, ranking_agreement
+from abcompare.stats.judged import judged_verdict
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from abcompare.config.judge import JudgeSettings
+    from abcompare.config.models import EvaluationSettings, ExperimentConfig
+    from abcompare.core.progress import Reporter
+    from abcompare.data.dataset import Dataset
 
 #: What each label row says of its pair: ``pool`` (a hole, asked decisive-first) or ``agreement`` (a pair
 #: people judged, asked to measure agreement).
@@ -143,7 +161,7 @@ class JudgeOutcome:
         """The ``judge`` block of ``abcompare run --json``."""
         a = self.agreement
 
-        def est(e: Any) -> dict[str, float | None] | None:
+        def est(e: Estimate | None) -> dict[str, float | None] | None:
             return None if e is None else {k: _none(getattr(e, k)) for k in ("value", "low", "high")}
 
         return {
@@ -173,7 +191,7 @@ def _f(value: float) -> str:
     return "n/a" if not np.isfinite(value) else f"{value:.2f}".replace("-0.00", "0.00")
 
 
-def _none(value: Any) -> Any:
+def _none(value: object) -> object:
     if isinstance(value, float | np.floating) and not np.isfinite(value):
         return None
     return value.item() if isinstance(value, np.generic) else value
@@ -181,28 +199,23 @@ def _none(value: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------- the stage
 def judge_comparison(
-    settings: Any,
+    settings: JudgeSettings,
     *,
     runs: Mapping[str, pd.DataFrame],
     annotations: pd.DataFrame,
     queries: pd.DataFrame,
     query_ids: list[str],
     per_query: Mapping[str, pd.DataFrame],
-    evaluation: Any,
+    evaluation: EvaluationSettings,
     documents: pd.DataFrame | None = None,
-    cache_dir: Any = None,
+    cache_dir: str | Path | None = None,
     seed: int = 0,
     n_resamples: int = 1000,
     judges: Mapping[str, Callable] | None = None,
-    reporter: Any = None,
+    reporter: Reporter | None = None,
 ) -> JudgeOutcome:
     """The judge's stage: ``runs`` are each variant's hits at the annotation level (``control`` first),
     ``annotations`` people's judgments at that level, ``per_query`` the comparison's per-query tables."""
-    from abcompare.data.pooling import pool_unjudged
-    from abcompare.evaluation.batch import in_evaluation_order
-    from abcompare.evaluation.unjudged import decisiveness
-    from abcompare.judging import make_judge
-    from abcompare.stats.agreement import agreement, ranking_agreement
 
     metric = evaluation.primary_metric
     depth = settings.depth or parse_metric(metric)[1]
@@ -211,45 +224,16 @@ def judge_comparison(
     people = annotations[["query_id", "key", "grade"]].astype({"query_id": str, "key": str})
     people = people.groupby(["query_id", "key"], sort=False, as_index=False)["grade"].max()
     scale = "graded" if people["grade"].between(0, 3).all() else "binary"
-    # the holes, decisive-first, and every pair in some variant's top depth (for people's judged ones)
-    weights = decisiveness(runs, people, metric=metric, **evaluation.unjudged_options())
-    holes = pool_unjudged(runs, people, queries, depth=depth, documents=documents, decisiveness=weights)
-    everything = pool_unjudged(runs, people.iloc[:0], queries, depth=depth, documents=documents,
-                               order="stable")  # fmt: skip
-    judged = everything.merge(people.rename(columns={"grade": "human_grade"}), on=["query_id", "key"])
-    sample = _sample_queries(judged, settings.agreement_pairs, seed)
+    holes, sample = _holes_and_sample(runs, people, queries, depth, documents, evaluation,
+                                      settings.agreement_pairs, seed)  # fmt: skip
     if reporter is not None:
         reporter.stage(f"judging {min(len(holes), settings.max_pairs)} unjudged hits and {len(sample)} pairs "
                        "people judged")  # fmt: skip
-    if settings.provider == "file":  # labels made elsewhere, looked up instead of asked for
-        judge = _FileLabels(settings, query_ids)
-        ask = judge.pairs
-    else:
-        judge = make_judge(settings, cache_dir, dict(judges or {}))
-        ask = lambda t, n: judge_pairs(judge, t, n)  # noqa: E731
-    pairs = lambda t: t.rename(columns={"query": "query_text", "text": "hit_text"})  # noqa: E731
-    pool_asked = ask(pairs(holes), settings.max_pairs)
-    sample_asked = ask(pairs(sample), len(sample))
-    labels = pd.concat(
-        [
-            pool_asked.labels.assign(purpose="pool", human_grade=pd.NA),
-            sample_asked.labels.assign(purpose="agreement", human_grade=sample["human_grade"].to_numpy()),
-        ],
-        ignore_index=True,
-    )[LABEL_COLUMNS]
-    labels["human_grade"] = labels["human_grade"].astype("Int64")
-    summary = (f"the pool (top {depth}): {pool_asked.summary()}; the agreement sample: "
-               f"{sample_asked.summary().replace('judged ', 'graded ', 1)} people judged")  # fmt: skip
+    judge, labels, summary = _ask_judge(settings, query_ids, cache_dir, judges, holes, sample, depth)
 
     # agreement on the pairs both graded
     both = labels[(labels["purpose"] == "agreement") & labels["grade"].notna()]
-    found, tau = None, None
-    if len(both):
-        human, said = both["human_grade"].to_numpy(int), both["grade"].to_numpy(int)
-        if scale == "binary":
-            human = (human >= evaluation.relevance_threshold).astype(int)
-            said = (said >= 2).astype(int)
-        found = agreement(human, said, both["query_id"].tolist(), n_resamples=n_resamples, seed=seed)
+    found, tau = _agreement_on(both, scale, evaluation.relevance_threshold, n_resamples, seed), None
 
     # per-query deltas under the judge's view and the reference
     top = int(people["grade"].max()) if len(people) else 1
@@ -278,21 +262,85 @@ def judge_comparison(
                         human_only)  # fmt: skip
 
 
+def _ask_judge(
+    settings: JudgeSettings,
+    query_ids: list[str],
+    cache_dir: str | Path | None,
+    judges: Mapping[str, Callable] | None,
+    holes: pd.DataFrame,
+    sample: pd.DataFrame,
+    depth: int,
+) -> tuple[Judge | _FileLabels, pd.DataFrame, str]:
+    """The judge's grades of the holes (within ``max_pairs``) and of the agreement sample: the judge, the
+    label rows (``LABEL_COLUMNS``) and a one-line summary."""
+    judge: Judge | _FileLabels
+    if settings.provider == "file":  # labels made elsewhere, looked up instead of asked for
+        judge = _FileLabels(settings, query_ids)
+        ask = judge.pairs
+    else:
+        judge = make_judge(settings, cache_dir, dict(judges or {}))
+        ask = lambda t, n: judge_pairs(judge, t, n)  # noqa: E731
+    pairs = lambda t: t.rename(columns={"query": "query_text", "text": "hit_text"})  # noqa: E731
+    pool_asked = ask(pairs(holes), settings.max_pairs)
+    sample_asked = ask(pairs(sample), len(sample))
+    labels = pd.concat(
+        [
+            pool_asked.labels.assign(purpose="pool", human_grade=pd.NA),
+            sample_asked.labels.assign(purpose="agreement", human_grade=sample["human_grade"].to_numpy()),
+        ],
+        ignore_index=True,
+    )[LABEL_COLUMNS]
+    labels["human_grade"] = labels["human_grade"].astype("Int64")
+    summary = (f"the pool (top {depth}): {pool_asked.summary()}; the agreement sample: "
+               f"{sample_asked.summary().replace('judged ', 'graded ', 1)} people judged")  # fmt: skip
+    return judge, labels, summary
+
+
+def _holes_and_sample(
+    runs: Mapping[str, pd.DataFrame],
+    people: pd.DataFrame,
+    queries: pd.DataFrame,
+    depth: int,
+    documents: pd.DataFrame | None,
+    evaluation: EvaluationSettings,
+    budget: int,
+    seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The holes, decisive-first, and the agreement sample: whole queries of people's judged pairs among
+    every pair in some variant's top ``depth``."""
+    weights = decisiveness(runs, people, metric=evaluation.primary_metric, **evaluation.unjudged_options())
+    holes = pool_unjudged(runs, people, queries, depth=depth, documents=documents, decisiveness=weights)
+    everything = pool_unjudged(runs, people.iloc[:0], queries, depth=depth, documents=documents,
+                               order="stable")  # fmt: skip
+    judged = everything.merge(people.rename(columns={"grade": "human_grade"}), on=["query_id", "key"])
+    return holes, _sample_queries(judged, budget, seed)
+
+
+def _agreement_on(
+    both: pd.DataFrame, scale: str, threshold: float, n_resamples: int, seed: int
+) -> Agreement | None:
+    """People's and the judge's agreement on the pairs both graded (on relevance when people's grades
+    are not 0-3), or None when there are none."""
+    if not len(both):
+        return None
+    human, said = both["human_grade"].to_numpy(int), both["grade"].to_numpy(int)
+    if scale == "binary":
+        human = (human >= threshold).astype(int)
+        said = (said >= 2).astype(int)
+    return agreement(human, said, both["query_id"].tolist(), n_resamples=n_resamples, seed=seed)
+
+
 class _FileLabels:
     """The ``file`` provider in the stage: each pair's grade looked up in the file's labels (a pair the
     file does not grade is counted as not judged, saying so)."""
 
-    def __init__(self, settings: Any, query_ids: list[str]) -> None:
-        from abcompare.judging.label_file import read_judge_labels
-
+    def __init__(self, settings: JudgeSettings, query_ids: list[str]) -> None:
         self.given = read_judge_labels(settings.path, settings.source, query_ids, settings.prompt_version)
         self.given = self.given.astype({"query_id": str, "key": str}).drop_duplicates(["query_id", "key"])
         self.identity, self.prompt_version = f"file:{settings.source}", settings.prompt_version
         self.cost = JudgeCost()
 
-    def pairs(self, pairs: pd.DataFrame, budget: int) -> Any:
-        from abcompare.judging.session import JudgedPairs
-
+    def pairs(self, pairs: pd.DataFrame, budget: int) -> JudgedPairs:
         asked = pairs.iloc[:budget][["query_id", "key"]].astype(str)
         labels = asked.merge(self.given, on=["query_id", "key"], how="left")
         labels = labels.assign(source=labels["source"].fillna(self.given["source"].iloc[0] if len(
@@ -327,16 +375,12 @@ def _overlay(people: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
 
 
 def _per_query(runs: Mapping[str, pd.DataFrame], labels: pd.DataFrame, query_ids: list[str],
-               evaluation: Any) -> dict[str, pd.DataFrame]:  # fmt: skip
-    from abcompare.evaluation.per_query import per_query_metrics
-
+               evaluation: EvaluationSettings) -> dict[str, pd.DataFrame]:  # fmt: skip
     return {n: per_query_metrics(run, labels, query_ids, **evaluation.scoring_options())
             for n, run in runs.items()}  # fmt: skip
 
 
 def _verdicts(runs, metric, judge_tables, reference_tables, labelled, found, min_agreement):  # noqa: ANN001
-    from abcompare.stats.judged import judged_verdict
-
     kappa = found.kappa.value if found is not None else float("nan")
     verdicts, not_computed = {}, {}
 
@@ -357,21 +401,19 @@ def _verdicts(runs, metric, judge_tables, reference_tables, labelled, found, min
 
 
 def judge_stage(
-    config: Any,
-    dataset: Any,
+    config: ExperimentConfig,
+    dataset: Dataset,
     runs: Mapping[str, pd.DataFrame],
     annotations: pd.DataFrame,
     per_query: Mapping[str, pd.DataFrame],
     *,
-    reporter: Any = None,
+    reporter: Reporter | None = None,
     judges: Mapping[str, Callable] | None = None,
 ) -> JudgeOutcome | None:
     """The runner's one call: :func:`judge_comparison` with the experiment's settings, or None without a
     ``judge:`` section."""
     if config.judge is None:
         return None
-    from abcompare.judging.base import JudgeError
-
     if config.dataset.level == "span":
         raise JudgeError("the judge grades listed (query, hit) pairs; span-level evidence has none",
                          field="judge", hint="judge at chunk or document level")  # fmt: skip
@@ -384,12 +426,12 @@ def judge_stage(
     )  # fmt: skip
 
 
-def judge_pool(config: Any, pool: pd.DataFrame, *, judges: Mapping[str, Callable] | None = None) -> Any:
+def judge_pool(
+    config: ExperimentConfig, pool: pd.DataFrame, *, judges: Mapping[str, Callable] | None = None
+) -> JudgedPairs:
     """The configured judge's grades of ``pool`` (``abcompare pool``'s table, in its decisive-first order),
     at most ``judge.max_pairs`` of them, in that order: a bounded budget goes where it moves the verdict.
     Returns :class:`abcompare.judging.JudgedPairs`."""
-    from abcompare.core.errors import ConfigError
-    from abcompare.judging import make_judge
 
     if config.judge is None:
         raise ConfigError("no judge: add a 'judge:' section to judge the pool", field="judge")
@@ -398,3 +440,17 @@ def judge_pool(config: Any, pool: pd.DataFrame, *, judges: Mapping[str, Callable
     judge = make_judge(config.judge, config.resolved_cache_dir(), dict(judges or {}))
     pairs = pool.rename(columns={"query": "query_text", "text": "hit_text"})
     return judge_pairs(judge, pairs, config.judge.max_pairs)
+
+
+def with_judge_grades(pool: pd.DataFrame, judged: JudgedPairs) -> pd.DataFrame:
+    """``pool`` with the judge's provenance (:data:`abcompare.data.pooling.JUDGE_COLUMNS`): ``judge_grade``
+    (empty where it did not grade, or its answer was unusable) and ``judged_by`` (``judge (prompt
+    version)``, empty where it was not asked), in the pool's own order."""
+    labels = judged.labels
+    asked = pd.DataFrame({
+        "query_id": labels["query_id"].astype(str),
+        "key": labels["key"].astype(str),
+        "judge_grade": labels["grade"].astype("Int64"),
+        "judged_by": labels["judge"].astype(str) + " (" + labels["prompt_version"].astype(str) + ")",
+    })  # fmt: skip
+    return pool.merge(asked, on=["query_id", "key"], how="left", validate="one_to_one")

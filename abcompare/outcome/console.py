@@ -16,11 +16,24 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.progress import plain_text
-from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE
+from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE, plural
 from abcompare.outcome import rows as shared
+from abcompare.outcome import verdicts
+from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
+from abcompare.outcome.sentences import (
+    _p_clause,
+    as_json,
+    attribution_json,
+    cost_json,
+    queries_needed_sentence,
+    robustness_sentence,
+    settings_line,
+    tuned_sentence,
+    verdict_notes,
+)
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import CollectionsResult, ComparisonResult
+    from abcompare.outcome.results import Comparison, ComparisonResult, Recorded
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
@@ -62,7 +75,7 @@ def _styled(text: str, verdict: str) -> str:
     return f"[{style}]{text}[/]" if style else text
 
 
-def print_report(result: ComparisonResult | CollectionsResult, console: Any | None = None) -> None:
+def print_report(result: ComparisonResult, console: Any | None = None) -> None:
     """The final report: alignment lines, one verdict table per treatment (a sweep: its grid, best first),
     the verdict sentences (from :mod:`abcompare.outcome.sentences`), and where the result was recorded; a
     comparison across collections: :func:`print_collections_report`'s.
@@ -90,18 +103,14 @@ def print_report(result: ComparisonResult | CollectionsResult, console: Any | No
     sys.stdout.flush()
 
 
-def _print_report(result: ComparisonResult | CollectionsResult, console: Any) -> None:
-    from abcompare.outcome.results import CollectionsResult
-
-    if isinstance(result, CollectionsResult):
-        _print_collections(result, console)
+def _print_report(result: ComparisonResult, console: Any) -> None:
+    if result.pooled is None:
+        _print_comparison(next(iter(result.collections.values())), console, result.recorded)
     else:
-        _print_comparison(result, console)
+        _print_collections(result, console)
 
 
-def _print_comparison(result: ComparisonResult, console: Any) -> None:
-    from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import settings_line, tuned_sentence, verdict_notes
+def _print_comparison(result: Comparison, console: Any, recorded: list[str]) -> None:
 
     cfg = result.config
     console.print()
@@ -133,18 +142,18 @@ def _print_comparison(result: ComparisonResult, console: Any) -> None:
     console.print()
     tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
     notes = verdict_notes(result.comparison, result.robustness, result.queries_needed)
-    lines = shared.verdict_lines(
+    lines = verdicts.verdict_lines(
         result.comparison, tuned, result.grid, result.attribution, notes, result.cost
     )
     for line in lines:
-        text = f"  {line.text}" if line.kind in shared.UNDER_VERDICT else line.text
+        text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
     for line in result.judge.lines() if result.judge is not None else []:
         console.print(f"  {line}", markup=False, highlight=False)
     for line in result.answers.lines() if result.answers is not None else []:
         console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
-    for line in result.recorded:
+    for line in recorded:
         console.print(plain_text(line), highlight=False)
 
 
@@ -182,14 +191,20 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
     return table
 
 
-def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, Any]:
-    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``); a comparison
-    across collections as :func:`collections_as_json` writes it."""
-    from abcompare.outcome.results import CollectionsResult
-    from abcompare.outcome.sentences import as_json, attribution_json, cost_json, settings_line
+def result_as_json(result: ComparisonResult) -> dict[str, Any]:
+    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``): one collection's
+    comparison as :func:`comparison_json` writes it, several as :func:`collections_as_json`."""
+    if result.pooled is None:
+        ((name, only),) = result.collections.items()
+        return comparison_json(only, result.where, name, result.timings)
+    return collections_as_json(result)
 
-    if isinstance(result, CollectionsResult):
-        return collections_as_json(result)
+
+def comparison_json(
+    result: Comparison, where: Recorded | None, name: str, timings: Mapping[str, float]
+) -> dict[str, Any]:
+    """One collection's comparison as plain JSON, with where it was recorded (``where``: its parent run
+    is ``where.collection_run_ids[name]``)."""
 
     comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
     return {
@@ -199,10 +214,10 @@ def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, An
         "primary_metric": result.primary_metric,
         "verdicts": as_json(result.comparison),
         "settings": settings_line(result.comparison),
-        "tracking_uri": result.tracking_uri,
+        "tracking_uri": where.uri if where is not None else None,
         "experiment": result.config.tracking.experiment,
-        "parent_run_id": result.parent_run_id,
-        "variant_run_ids": result.variant_run_ids,
+        "parent_run_id": where.collection_run_ids.get(name) if where is not None else None,
+        "variant_run_ids": dict(where.variant_run_ids.get(name, {})) if where is not None else {},
         "means": {name: _plain(means) for name, means in result.means.items()},
         "efficiency": {name: _plain(o.efficiency) for name, o in result.variants.items() if o.efficiency},
         "cost": cost_json(result.cost),
@@ -218,16 +233,15 @@ def result_as_json(result: ComparisonResult | CollectionsResult) -> dict[str, An
         "grid": None
         if result.grid is None
         else result.grid.replace({np.nan: None}).to_dict(orient="records"),
-        "timings": result.timings,
+        "timings": dict(timings),
         **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
         **({} if result.answers is None else {"answers": result.answers.as_json()}),  # only with answers:
     }
 
 
-def _robustness_json(result: ComparisonResult) -> dict[str, Any]:
+def _robustness_json(result: Comparison) -> dict[str, Any]:
     """Per treatment: the range of the primary delta the unjudged hits allow, whether the verdict holds over
     it (else the fewest judgments found that flip it, and to what), and the sentence."""
-    from abcompare.outcome.sentences import robustness_sentence
 
     if result.robustness is None:
         return {}
@@ -237,10 +251,9 @@ def _robustness_json(result: ComparisonResult) -> dict[str, Any]:
     }
 
 
-def _queries_needed_json(result: ComparisonResult) -> dict[str, Any]:
+def _queries_needed_json(result: Comparison) -> dict[str, Any]:
     """Per treatment: the queries needed to detect min_effect (or the observed delta), with the range from
     the bootstrap of sd(d), and the sentence (``null`` counts: no change to detect)."""
-    from abcompare.outcome.sentences import queries_needed_sentence
 
     if result.queries_needed is None:
         return {}
@@ -266,7 +279,6 @@ def _tuned_json(tuned: Any) -> dict[str, Any] | None:
     """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
     if tuned is None:
         return None
-    from abcompare.outcome.sentences import tuned_sentence
 
     return {
         "metric": tuned.metric,
@@ -289,12 +301,10 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------ collections
-def _print_collections(result: CollectionsResult, console: Any) -> None:
+def _print_collections(result: ComparisonResult, console: Any) -> None:
     """A comparison across collections: each collection's verdict lines under a heading naming it, then the
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
     heterogeneity), the settings and where it was recorded."""
-    from abcompare.core.vocabulary import plural
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence, verdict_notes
 
     cfg = result.config
     console.print()
@@ -309,9 +319,9 @@ def _print_collections(result: CollectionsResult, console: Any) -> None:
         size = plural(collection.n_queries, "query")
         console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level})")
         notes = verdict_notes(collection.comparison, collection.robustness, collection.queries_needed)
-        lines = shared.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
+        lines = verdicts.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
         for line in lines:
-            text = f"    {line.text}" if line.kind in shared.UNDER_VERDICT else f"  {line.text}"
+            text = f"    {line.text}" if line.kind in verdicts.UNDER_VERDICT else f"  {line.text}"
             console.print(text, markup=False, highlight=False)
     console.print()
     console.print(f"[bold]pooled across {plural(len(result.collections), 'collection')}[/]")
@@ -336,7 +346,6 @@ def random_effects_line(row: Mapping[str, Any]) -> str:
     """The random-effects meta-analysis of one treatment's per-collection deltas, and the heterogeneity,
     in the verdict sentences' formats: ``random effects: +0.041 [0.026, 0.056], p < 0.0001; heterogeneity
     tau² = 4.7e-05, I² = 18%, Q = 3.65 (p = 0.302)``."""
-    from abcompare.outcome.sentences import _p_clause  # the sentences' one rule for "p = x" / "p < x"
 
     if shared.is_missing(row["meta_effect"]):
         return "random effects: not computed (some collection's per-query deltas do not vary)"
@@ -389,7 +398,7 @@ def per_collection_table(per_collection: pd.DataFrame, treatment: str, pooled: p
     return table
 
 
-def pooled_settings_line(result: CollectionsResult) -> str:
+def pooled_settings_line(result: ComparisonResult) -> str:
     """How the pooled figures were made: the weighting, the test, the interval, the correction."""
     attrs = result.pooled.attrs
     weighting = "equal weight per collection" if result.weighting == "collection" else "each query equally"
@@ -404,11 +413,10 @@ def pooled_settings_line(result: CollectionsResult) -> str:
     )
 
 
-def collections_as_json(result: CollectionsResult) -> dict[str, Any]:
+def collections_as_json(result: ComparisonResult) -> dict[str, Any]:
     """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
     sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
     writes a one-collection one."""
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence
 
     pooled = [
         {
@@ -426,7 +434,9 @@ def collections_as_json(result: CollectionsResult) -> dict[str, Any]:
         "name": result.config.name,
         "primary_metric": result.primary_metric,
         "weighting": result.weighting,
-        "collections": {name: result_as_json(c) for name, c in result.collections.items()},
+        "collections": {
+            name: comparison_json(c, result.where, name, c.timings) for name, c in result.collections.items()
+        },
         "pooled": pooled,
         "per_collection": [_finite(row) for row in result.per_collection.to_dict(orient="records")],
         "pooled_settings": pooled_settings_line(result),

@@ -7,10 +7,18 @@ that says so is :func:`abcompare.outcome.sentences.gate_sentence`.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
+from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
 from abcompare.outcome.sentences import GATE_WORDS, treatments
+
+if TYPE_CHECKING:
+    from abcompare.config import ExperimentConfig
+    from abcompare.outcome.results import ComparisonResult
 
 #: The values of ``--fail-on``, in the order the help lists them.
 FAIL_ON: tuple[str, ...] = tuple(GATE_WORDS)
@@ -38,3 +46,38 @@ def failing_treatments(table: pd.DataFrame, fail_on: str) -> list[str]:
         if rows.empty or fails_gate(rows.iloc[0], fail_on):
             failing.append(name)
     return failing
+
+
+def check_gate(fail_on: str | None) -> str | None:
+    """``--fail-on`` as one of its values, or a located error (exit 2) before any work."""
+    if fail_on is None:
+        return None
+    gate = fail_on.strip().lower()
+    if gate not in FAIL_ON:
+        raise ConfigError(f"unknown gate {fail_on!r} (use {', '.join(FAIL_ON)})", field="--fail-on")
+    return gate
+
+
+def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Path) -> None:
+    """The gate's needs of the config, before any work: ``inferior`` needs a non-inferiority margin."""
+    if gate == INFERIOR and settings.significance.non_inferiority_margin is None:
+        raise ConfigError(
+            "--fail-on inferior needs the non-inferiority test, and no margin is configured",
+            file=config,
+            field="significance.non_inferiority_margin",
+            hint="set it in the config, e.g. 0.01 in the primary metric's units, or add "
+            "--set significance.non_inferiority_margin=0.01",
+        )
+
+
+def gated_table(result: ComparisonResult) -> pd.DataFrame:
+    """What ``--fail-on`` judges: one collection's primary rows, or across several the pooled verdict of each
+    treatment (one primary row each; a collection's own verdict is shown, not gated)."""
+    if result.pooled is None:
+        return result.comparison
+    table = result.pooled.assign(role=PRIMARY)
+    table.attrs = {
+        **result.pooled.attrs,
+        "primary_metric": f"{result.primary_metric} pooled across {len(result.collections)} collections",
+    }
+    return table

@@ -6,17 +6,16 @@ warnings, the forest of differences, where each change comes from (a stacked bar
 queries that carry each part), the full statistics table, for a sweep the grid (best first,
 significant candidates marked), the tuned verdict and the quality-versus-latency plane, and the largest
 per-query wins and losses with the query text and both variants' top hits, the annotated-relevant hits
-marked. Consumes tables only: :class:`ReportInputs` is filled from a fresh result (:func:`report_inputs`)
-or from a comparison read back from MLflow (``abcompare.tracking.reader.loaded_report_inputs``).
+marked. Renders a view only (:mod:`abcompare.outcome.view`): built from a fresh result, or from a comparison
+read back from MLflow.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,18 +30,25 @@ from abcompare.core.vocabulary import (
     relevance_mark,
 )
 from abcompare.outcome import rows as shared
-from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_sentence, settings_line, treatments
+from abcompare.outcome import verdicts
+from abcompare.outcome.console import random_effects_line
+from abcompare.outcome.sentences import (
+    ATTRIBUTION_PARTS,
+    _markdown,
+    attribution_sentence,
+    settings_line,
+    treatments,
+)
 from abcompare.outcome.svg import (
     PART_LABELS,
     VERDICT_COLOURS,
     attribution_svg,
+    collections_forest_svg,
     forest_svg,
     pareto_svg,
     verdict_colour,
 )
-
-if TYPE_CHECKING:
-    from abcompare.outcome.results import ComparisonResult
+from abcompare.outcome.view import ComparisonView, PooledView
 
 #: How many wins and losses per treatment, and at least how many hits per variant beside each (more when
 #: the change is decided deeper: :func:`deciding_depth`).
@@ -52,42 +58,7 @@ HITS_SHOWN = 5
 TREATMENTS_DETAILED = 4
 
 
-@dataclass
-class ReportInputs:
-    """Everything the page shows, as plain tables and values."""
-
-    name: str
-    description: str
-    dataset: str
-    n_queries: int
-    level: str
-    convention: str
-    comparison: pd.DataFrame  # the statistics table (its ``attrs`` hold the settings)
-    per_query: Mapping[str, pd.DataFrame]  # variant -> per-query metrics, indexed by query id
-    queries: pd.DataFrame  # indexed by query id: text (and group ...)
-    hits: Mapping[str, pd.DataFrame] = field(default_factory=dict)  # variant -> run table with ``grade``
-    relevance_threshold: float = 1
-    judged: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # variant -> cutoff, mean_judged
-    judgment_warnings: Sequence[str] = ()
-    judgments_relevant_only: bool = False  # no judgment below the threshold: unjudged means not relevant
-    tuned_sentence: str | None = None
-    grid: pd.DataFrame | None = None
-    grid_settings: Sequence[str] = ()
-    control_seconds_per_query: float | None = None
-    cost: pd.DataFrame | None = None  # what each variant costs (stats.cost.cost_table), beside each verdict
-    source: str = ""  # where it was recorded (run id), for the footer
-    focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
-    attribution: pd.DataFrame | None = None  # where each change comes from, per (treatment, metric)
-    attribution_per_query: pd.DataFrame | None = None  # the same per query
-    #: Lines under each treatment's verdict (``outcome.sentences.verdict_notes``): the unjudged hits'
-    #: range, the queries needed.
-    notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    #: A collection's comparison: the comparison across collections it is part of, ``(name, link)`` (its
-    #: top run's page), so the page leads back to the pooled verdict.
-    part_of: tuple[str, str] | None = None
-
-
-def render(inputs: ReportInputs) -> str:
+def render(inputs: ComparisonView) -> str:
     """The whole page as one HTML string."""
     table = inputs.comparison
     primary = _primary_metric(table)
@@ -126,7 +97,7 @@ def _primary_metric(table: pd.DataFrame) -> str:
     return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
 
 
-def _header(inputs: ReportInputs, primary: str) -> str:
+def _header(inputs: ComparisonView, primary: str) -> str:
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
     part_of = ""
     if inputs.part_of is not None:
@@ -143,9 +114,9 @@ def _header(inputs: ReportInputs, primary: str) -> str:
     )
 
 
-def _verdicts(inputs: ReportInputs) -> str:
+def _verdicts(inputs: ComparisonView) -> str:
     items: list[str] = []
-    lines = shared.verdict_lines(
+    lines = verdicts.verdict_lines(
         inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes,
         inputs.cost,
     )  # fmt: skip
@@ -162,7 +133,7 @@ def _verdicts(inputs: ReportInputs) -> str:
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
 
-def _cost(inputs: ReportInputs) -> str:
+def _cost(inputs: ComparisonView) -> str:
     """Each retrieved variant's cost (a sweep's candidates are in its grid)."""
     cost = inputs.cost
     if cost is None or cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
@@ -188,7 +159,7 @@ def _cost(inputs: ReportInputs) -> str:
     )
 
 
-def _judgments(inputs: ReportInputs) -> str:
+def _judgments(inputs: ComparisonView) -> str:
     if not inputs.judged and not inputs.judgment_warnings:
         return ""
     parts = []
@@ -199,7 +170,7 @@ def _judgments(inputs: ReportInputs) -> str:
     return "<section><h2>Judgments</h2>" + "".join(parts) + "</section>"
 
 
-def forest_figure(inputs: ReportInputs) -> str:
+def forest_figure(inputs: ComparisonView) -> str:
     """The forest of differences (``plots/deltas.svg``): every treatment and metric, the primary metric
     first; for a sweep, every candidate on the primary metric, best first. The title names the comparison
     and the primary metric."""
@@ -220,7 +191,7 @@ def forest_figure(inputs: ReportInputs) -> str:
     return forest_svg(rows, title, subtitle=subtitle)
 
 
-def _forest(inputs: ReportInputs) -> str:
+def _forest(inputs: ComparisonView) -> str:
     return f"<section><h2>Differences</h2>{forest_figure(inputs)}</section>"
 
 
@@ -228,7 +199,7 @@ def _forest(inputs: ReportInputs) -> str:
 QUERIES_PER_PART = 3
 
 
-def _attribution(inputs: ReportInputs, primary: str) -> str:
+def _attribution(inputs: ComparisonView, primary: str) -> str:
     """Where each treatment's change on the primary metric comes from: a stacked bar per treatment (its
     parts, and the net delta), then for the detailed treatments the sentence and the queries that carry
     most of each part."""
@@ -256,7 +227,7 @@ def _attribution(inputs: ReportInputs, primary: str) -> str:
     return "".join(parts)
 
 
-def _carrying_queries(inputs: ReportInputs, treatment: str, metric: str) -> str:
+def _carrying_queries(inputs: ComparisonView, treatment: str, metric: str) -> str:
     """A table of the queries that carry most of each part of one treatment's change (largest share of
     the part, in its direction), with their text and their share of the mean (part / number of queries)."""
     per_query = inputs.attribution_per_query
@@ -290,7 +261,7 @@ def _carrying_queries(inputs: ReportInputs, treatment: str, metric: str) -> str:
     )
 
 
-def _grid(inputs: ReportInputs, primary: str) -> str:
+def _grid(inputs: ComparisonView, primary: str) -> str:
     grid = inputs.grid
     assert grid is not None
     settings = inputs.grid_settings
@@ -365,14 +336,14 @@ def _verdict_cell(verdict: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ wins/losses
-def _focus(inputs: ReportInputs) -> list[str]:
+def _focus(inputs: ComparisonView) -> list[str]:
     if inputs.focus:
         return [name for name in inputs.focus if name in inputs.per_query]
     names = treatments(inputs.comparison)
     return names if len(names) <= TREATMENTS_DETAILED else []
 
 
-def _changes(inputs: ReportInputs, treatment: str, metric: str) -> str:
+def _changes(inputs: ComparisonView, treatment: str, metric: str) -> str:
     control = inputs.per_query["control"][metric]
     other = inputs.per_query[treatment][metric]
     delta = (other - control).dropna()
@@ -399,7 +370,7 @@ def _changes(inputs: ReportInputs, treatment: str, metric: str) -> str:
 
 
 def _query_block(
-    inputs: ReportInputs, treatment: str, query_id: str, change: float, control: pd.Series, other: pd.Series
+    inputs: ComparisonView, treatment: str, query_id: str, change: float, control: pd.Series, other: pd.Series
 ) -> str:
     text = ""
     if query_id in inputs.queries.index:
@@ -417,7 +388,7 @@ def _query_block(
     return head + "".join(columns) + "</div></div>"
 
 
-def _query_hits(inputs: ReportInputs, variant: str, query_id: str) -> pd.DataFrame | None:
+def _query_hits(inputs: ComparisonView, variant: str, query_id: str) -> pd.DataFrame | None:
     """One variant's hits for one query, by rank (None when its hits were not recorded)."""
     run = inputs.hits.get(variant)
     if run is None or run.empty:
@@ -444,7 +415,7 @@ def deciding_depth(
     return max(HITS_SHOWN, min(max(differing, default=0), cutoff))
 
 
-def _hits_list(inputs: ReportInputs, variant: str, hits: pd.DataFrame | None, depth: int) -> str:
+def _hits_list(inputs: ComparisonView, variant: str, hits: pd.DataFrame | None, depth: int) -> str:
     if hits is None:
         return f"<div><h4>{escape(variant)}</h4><p>hits not recorded</p></div>"
     items = []
@@ -459,28 +430,6 @@ def _hits_list(inputs: ReportInputs, variant: str, hits: pd.DataFrame | None, de
             f'<code>{escape(str(hit.get("key", "")))}</code> <span class="snippet">{snippet}</span></li>'
         )
     return f"<div><h4>{escape(variant)}</h4><ol>{''.join(items)}</ol></div>"
-
-
-def inputs_summary(inputs: ReportInputs) -> dict[str, Any]:
-    """The non-table parts of :class:`ReportInputs` as JSON-ready data (what ``result.json`` stores)."""
-    return {
-        "name": inputs.name,
-        "description": inputs.description,
-        "dataset": inputs.dataset,
-        "n_queries": inputs.n_queries,
-        "level": inputs.level,
-        "convention": inputs.convention,
-        "relevance_threshold": inputs.relevance_threshold,
-        "judged": {k: dict(v) for k, v in inputs.judged.items()},
-        "judgment_warnings": list(inputs.judgment_warnings),
-        "judgments_relevant_only": inputs.judgments_relevant_only,
-        "tuned_sentence": inputs.tuned_sentence,
-        "grid_settings": list(inputs.grid_settings),
-        "control_seconds_per_query": inputs.control_seconds_per_query,
-        "focus": list(inputs.focus),
-        "notes": {name: list(lines) for name, lines in inputs.notes.items()},
-        "part_of": list(inputs.part_of) if inputs.part_of is not None else None,
-    }
 
 
 _CSS = """
@@ -518,64 +467,7 @@ footer{margin-top:32px;color:#777;font-size:12px}
 """
 
 
-def report_inputs(result: ComparisonResult, part_of: tuple[str, str] | None = None) -> ReportInputs:
-    """What ``report.html`` shows, from a fresh result (``part_of``: the comparison across collections a
-    collection's comparison belongs to, its name and link)."""
-    from dataclasses import asdict
-
-    from abcompare.outcome.sentences import tuned_sentence, verdict_notes
-
-    cfg = result.config
-    settings = cfg.sweep_plan.swept_settings if cfg.sweep_plan else []
-    control_cost = result.variants["control"].efficiency.get("efficiency.seconds_per_query")
-    focus = [result.tuned.most_chosen] if result.tuned is not None else []
-    return ReportInputs(
-        name=cfg.name,
-        description=cfg.description or "",
-        dataset=result.dataset_name,
-        n_queries=result.n_queries,
-        level=cfg.dataset.level,
-        convention=cfg.evaluation.convention,
-        comparison=result.comparison,
-        per_query=result.per_query,
-        queries=result.queries.set_index("query_id") if result.queries is not None else pd.DataFrame(),
-        hits={name: outcome.run for name, outcome in result.variants.items()},
-        relevance_threshold=cfg.evaluation.relevance_threshold,
-        judged={name: asdict(coverage) for name, coverage in result.judged.items()},
-        judgment_warnings=list(result.judgment_warnings),
-        judgments_relevant_only=result.judgments_relevant_only,
-        tuned_sentence=tuned_sentence(result.tuned) if result.tuned is not None else None,
-        grid=result.grid,
-        grid_settings=settings,
-        control_seconds_per_query=control_cost,
-        focus=focus,
-        attribution=result.attribution,
-        attribution_per_query=result.attribution_per_query,
-        notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
-        cost=result.cost,
-        part_of=part_of,
-    )
-
-
 # ------------------------------------------------------------------------------------------ collections
-@dataclass
-class CollectionsReportInputs:
-    """What the top run's ``report.html`` shows for a comparison across collections: the pooled verdicts,
-    the forest of the collections, the per-collection table linking to each collection's own run."""
-
-    name: str
-    description: str
-    primary_metric: str
-    weighting: str  # "collection" (equal weight per collection) | "per_query"
-    pooled: pd.DataFrame  # stats.pooled.pooled_comparison: one row per treatment
-    per_collection: pd.DataFrame  # one row per (collection, treatment)
-    sentences: Mapping[str, str]  # treatment -> the pooled verdict sentence
-    links: Mapping[str, str] = field(default_factory=dict)  # collection -> its comparison run's page
-    source: str = ""  # where it was recorded (the top run's id), for the footer
-    #: treatment -> the pooled non-inferiority line (with a margin only)
-    non_inferiority: Mapping[str, str] = field(default_factory=dict)
-
-
 #: The per-collection table's columns (one table per treatment, the pooled row last), as the console's.
 PER_COLLECTION_HEADERS = ("collection", "queries", "delta", "CI of delta", "p adj.", "verdict")
 _PER_COLLECTION_RIGHT = (False, True, True, True, True, False)
@@ -612,25 +504,22 @@ def per_collection_cells(row: Mapping[str, Any]) -> list[str]:
 
 def per_collection_markdown(per_collection: pd.DataFrame, pooled: pd.DataFrame, treatment: str) -> str:
     """One treatment's per-collection table, its pooled row last, as markdown (the top run's description)."""
-    from abcompare.outcome.sentences import _markdown
 
     cells = [per_collection_cells(row) for row in per_collection_rows(per_collection, pooled, treatment)]
     return _markdown(PER_COLLECTION_HEADERS, cells, _PER_COLLECTION_RIGHT)
 
 
-def collections_forest(inputs: CollectionsReportInputs) -> str:
+def collections_forest(inputs: PooledView) -> str:
     """The forest of the collections (``plots/collections_forest.svg``): each collection's delta and
     interval, the pooled and the random-effects diamonds (``outcome.svg.collections_forest_svg``)."""
-    from abcompare.outcome.svg import collections_forest_svg
 
     return collections_forest_svg(inputs.pooled, inputs.per_collection, inputs.name)
 
 
-def render_collections(inputs: CollectionsReportInputs) -> str:
+def render_collections(inputs: PooledView) -> str:
     """The top run's page as one HTML string: the pooled verdicts with the random-effects line, the
     forest, and per treatment the per-collection table (each collection's name a link to its own
     comparison run, which has its own report.html), its pooled row last."""
-    from abcompare.outcome.console import random_effects_line
 
     weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
     collections = list(dict.fromkeys(inputs.per_collection["collection"]))
@@ -671,7 +560,7 @@ def render_collections(inputs: CollectionsReportInputs) -> str:
     )
 
 
-def _per_collection_table(inputs: CollectionsReportInputs, treatment: str) -> str:
+def _per_collection_table(inputs: PooledView, treatment: str) -> str:
     """One treatment's per-collection table: collection names linked to their runs, the pooled row last."""
     body = []
     for row in per_collection_rows(inputs.per_collection, inputs.pooled, treatment):
@@ -692,38 +581,15 @@ def _per_collection_table(inputs: CollectionsReportInputs, treatment: str) -> st
     )
 
 
-def collections_report_inputs(result: Any, links: Mapping[str, str]) -> CollectionsReportInputs:
-    """What the top run's ``report.html`` shows, from a fresh ``CollectionsResult``; ``links``: each
-    collection's run page."""
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence
-
-    cfg = result.config
-    sentences = {
-        str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
-        for name in result.pooled["treatment"]
-    }
-    lines = {str(name): pooled_non_inferiority_sentence(result.pooled, str(name)) for name in sentences}
-    return CollectionsReportInputs(
-        name=cfg.name,
-        description=cfg.description or "",
-        primary_metric=result.primary_metric,
-        weighting=result.weighting,
-        pooled=result.pooled,
-        per_collection=result.per_collection,
-        sentences=sentences,
-        links=dict(links),
-        non_inferiority={name: line for name, line in lines.items() if line},
-    )
+#: Each view's page: one collection's comparison, or the top run's across several.
+PAGES = {ComparisonView: render, PooledView: render_collections}
 
 
-def collections_inputs_summary(inputs: CollectionsReportInputs) -> dict[str, Any]:
-    """The non-table parts of :class:`CollectionsReportInputs` (what the top run's ``result.json`` holds)."""
-    return {
-        "name": inputs.name,
-        "description": inputs.description,
-        "primary_metric": inputs.primary_metric,
-        "weighting": inputs.weighting,
-        "sentences": dict(inputs.sentences),
-        "links": dict(inputs.links),
-        "non_inferiority": dict(inputs.non_inferiority),
-    }
+def page(view: ComparisonView | PooledView) -> str:
+    """The view's ``report.html``."""
+    return PAGES[type(view)](view)
+
+
+#: The names tests used for the views before :mod:`abcompare.outcome.view`: the same classes.
+ReportInputs = ComparisonView
+CollectionsReportInputs = PooledView

@@ -4,19 +4,17 @@ e.g. appended to ``$GITHUB_STEP_SUMMARY``): the verdict section, the compact tab
 The verdict section is :func:`abcompare.outcome.rows.verdict_lines` as the console prints it (each verdict
 sentence a paragraph, the lines under it, such as the non-inferiority test, the secondary line or a cost
 line, a list under it), the table :func:`abcompare.outcome.sentences.markdown_table` (a sweep: its grid).
-Consumes :class:`abcompare.outcome.html.ReportInputs`, as ``report.html`` does.
+Renders :class:`abcompare.outcome.view.ComparisonView`, as ``report.html`` does.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from abcompare.core.vocabulary import plural
-from abcompare.outcome import rows as shared
+from abcompare.outcome import verdicts
+from abcompare.outcome.html import per_collection_markdown
+from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
 from abcompare.outcome.sentences import grid_markdown_table, markdown_table, settings_line
-
-if TYPE_CHECKING:
-    from abcompare.outcome.html import ReportInputs
+from abcompare.outcome.view import ComparisonView, PooledView
 
 #: The kinds of verdict line that stand as a paragraph; every other kind is a line under the verdict.
 PARAGRAPHS = ("tuned", "sweep", "verdict")
@@ -31,7 +29,7 @@ def inline(text: str) -> str:
     return text
 
 
-def summary_markdown(inputs: ReportInputs) -> str:
+def summary_markdown(inputs: ComparisonView) -> str:
     """The job summary: a heading naming the comparison, what was compared, the verdict section, the table
     (primary metric first) and how it was tested."""
     table = inputs.comparison
@@ -43,7 +41,7 @@ def summary_markdown(inputs: ReportInputs) -> str:
         f"primary metric **{inline(str(primary))}**.",
     ]
     under: list[str] = []
-    for line in shared.verdict_lines(table, inputs.tuned_sentence, inputs.grid, inputs.attribution):
+    for line in verdicts.verdict_lines(table, inputs.tuned_sentence, inputs.grid, inputs.attribution):
         if line.kind in PARAGRAPHS:
             if under:
                 parts.append("\n".join(under))
@@ -61,3 +59,42 @@ def summary_markdown(inputs: ReportInputs) -> str:
     if inputs.source:
         parts.append(f"Recorded in MLflow: {inline(inputs.source)}.")
     return "\n\n".join(parts) + "\n"
+
+
+def pooled_markdown(view: PooledView) -> str:
+    """The top run's description across collections: each treatment's pooled sentence, what was compared,
+    and the per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
+
+    collections = list(dict.fromkeys(view.per_collection["collection"].astype(str)))
+    names = ", ".join(f"`{name}`" for name in collections)
+    weighting = "equal weight per collection" if view.weighting == "collection" else "weighted by queries"
+    head = f"**{view.name}**: {view.description}".rstrip(": ")
+    context = (
+        f"{head}. Across {len(collections)} collections ({names}), primary metric "
+        f"`{view.primary_metric}`, pooled with {weighting}."
+    ).replace(".. ", ". ")
+    # the verdicts first, as a comparison's description opens with its verdict: MLflow shows a description's
+    # first lines and fades the rest behind "Show more"
+    parts = []
+    for name in view.pooled["treatment"]:
+        treatment = str(name)
+        verdict, rest = pooled_sentence_parts(view.pooled, view.per_collection, treatment)
+        parts.append(f"- **{verdict}**{rest}")  # the verdict in bold, as a comparison's description sets it
+        non_inferiority = pooled_non_inferiority_sentence(view.pooled, treatment)
+        if non_inferiority:
+            parts.append(f"  {non_inferiority}")
+    parts.append("")
+    parts += [context, ""]
+    for treatment in view.pooled["treatment"]:
+        parts += [f"**{treatment}** vs control on `{view.primary_metric}`, per collection:", ""]
+        parts += [per_collection_markdown(view.per_collection, view.pooled, str(treatment)), ""]
+    return "\n".join(parts)
+
+
+#: Each view's Markdown: one collection's job summary, or the top run's description across several.
+RENDERERS = {ComparisonView: summary_markdown, PooledView: pooled_markdown}
+
+
+def view_markdown(view: ComparisonView | PooledView) -> str:
+    """The view as Markdown (``abcompare report --format markdown``)."""
+    return RENDERERS[type(view)](view)

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
+    from abcompare.answers.stage import AnswersOutcome
     from abcompare.config import ExperimentConfig
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
+    from abcompare.judging.stage import JudgeOutcome
     from abcompare.stats.tuning import TunedComparison
 
 
@@ -33,19 +35,15 @@ class VariantOutcome:
 
 
 @dataclass
-class ComparisonResult:
-    """Everything a comparison produced, for the console, ``--json`` and notebooks."""
+class Comparison:
+    """One collection's comparison: each variant's outcome, the comparison table and what explains it."""
 
-    config: ExperimentConfig
+    config: ExperimentConfig  # this collection's own config (``dataset:`` set)
     dataset_name: str
     n_queries: int
     primary_metric: str
     variants: dict[str, VariantOutcome]
     comparison: pd.DataFrame
-    tracking_uri: str | None = None
-    parent_run_id: str | None = None
-    variant_run_ids: dict[str, str] = field(default_factory=dict)
-    ui_hint: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     judged: dict[str, JudgedCoverage] = field(default_factory=dict)  # per variant, at the primary cutoff
     #: The judgments list relevant items only (no row below the relevance threshold): an unjudged hit is
@@ -58,7 +56,6 @@ class ComparisonResult:
     #: What each retrieved variant costs (``stats.cost.cost_table``): latency, encoding, sizes, and each
     #: treatment's ratios to the control.
     cost: pd.DataFrame | None = None
-    recorded: list[str] = field(default_factory=list)  # where it was recorded, as lines for the console
     #: Where each treatment's change comes from (``evaluation.attribution``): per (treatment, metric) the
     #: mean delta split into new, lost, reorder and ideal, with the counts; and the same per query.
     attribution: pd.DataFrame | None = None
@@ -69,9 +66,9 @@ class ComparisonResult:
     #: Per treatment: the queries needed to detect min_effect or the observed delta (``stats.power``).
     queries_needed: pd.DataFrame | None = None
     #: The relevance judge's stage (``abcompare.judging.stage.JudgeOutcome``), None without a judge section.
-    judge: Any = None
+    judge: JudgeOutcome | None = None
     #: The answers stage (``abcompare.answers.stage.AnswersOutcome``), None without an answers section.
-    answers: Any = None
+    answers: AnswersOutcome | None = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:
@@ -86,28 +83,85 @@ class ComparisonResult:
         return {name: outcome.per_query for name, outcome in self.variants.items()}
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """Where a comparison was recorded in MLflow (what the tracking session returns; None when off).
+
+    ``parent_run_id`` is the run of the whole comparison: one collection's parent run, or across several
+    the top run each collection's comparison is nested under. ``lines`` say so for the console."""
+
+    uri: str
+    experiment_id: str | None
+    parent_run_id: str | None
+    collection_run_ids: dict[str, str] = field(default_factory=dict)  # each collection's own parent run
+    variant_run_ids: dict[str, dict[str, str]] = field(default_factory=dict)  # by collection, by variant
+    lines: tuple[str, ...] = ()
+
+    @property
+    def ui_hint(self) -> str | None:
+        return self.lines[-1].removeprefix("View: ") if self.lines else None
+
+
 @dataclass
-class CollectionsResult:
-    """One comparison across several collections (``datasets:`` in the config): each collection's own
-    comparison, laid out as a single-collection one, and the pooled test of the primary metric.
+class ComparisonResult:
+    """Everything an experiment produced: each collection's :class:`Comparison` (one for ``dataset:``,
+    several for ``datasets:``, in config order) and, across several, the pooled test of the primary metric.
 
     ``pooled`` has one row per treatment (``stats.pooled.pooled_comparison``): the delta averaged over the
     collections (``weighting``: equal weight per collection, or per query), its stratified-bootstrap
     interval, the stratified sign-flip p-value (adjusted over the treatments), the random-effects
     meta-analysis (effect, interval, tau², I²) and the verdict. ``per_collection`` has one row per
     (collection, treatment) on the primary metric, its p adjusted over the family of every collection's
-    primary tests.
+    primary tests. Both are None for one collection.
+
+    With one collection its comparison's fields read through (``result.comparison``, ``result.variants``).
     """
 
-    config: ExperimentConfig  # the whole config, with its ``datasets`` list
+    config: ExperimentConfig  # the whole config (with its ``datasets`` list across several)
     primary_metric: str
-    collections: dict[str, ComparisonResult]  # by collection name, in config order
-    pooled: pd.DataFrame
-    per_collection: pd.DataFrame
+    collections: dict[str, Comparison]  # by collection name, in config order; 1..n
+    pooled: pd.DataFrame | None = None
+    per_collection: pd.DataFrame | None = None
     weighting: str = "collection"
     timings: dict[str, float] = field(default_factory=dict)
-    tracking_uri: str | None = None
-    parent_run_id: str | None = None  # the run of the whole comparison; each collection's is nested in it
-    collection_run_ids: dict[str, str] = field(default_factory=dict)  # each collection's own parent run
-    ui_hint: str | None = None
-    recorded: list[str] = field(default_factory=list)
+    where: Recorded | None = None  # where it was recorded (None: tracking off, or not yet recorded)
+
+    def __getattr__(self, name: str) -> Any:
+        """One collection's comparison read through: ``result.comparison`` is its comparison table."""
+        collections = self.__dict__.get("collections") or {}
+        if len(collections) == 1 and (name in Comparison.__dataclass_fields__ or name in _READ_THROUGH):
+            return getattr(next(iter(collections.values())), name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def tracking_uri(self) -> str | None:
+        return self.where.uri if self.where is not None else None
+
+    @property
+    def parent_run_id(self) -> str | None:
+        return self.where.parent_run_id if self.where is not None else None
+
+    @property
+    def collection_run_ids(self) -> dict[str, str]:
+        return dict(self.where.collection_run_ids) if self.where is not None else {}
+
+    @property
+    def variant_run_ids(self) -> dict[str, str]:
+        """A one-collection comparison's variant runs (across several: each collection's, in ``where``)."""
+        if self.where is None or len(self.collections) != 1:
+            return {}
+        return dict(self.where.variant_run_ids.get(next(iter(self.collections)), {}))
+
+    @property
+    def recorded(self) -> list[str]:
+        return list(self.where.lines) if self.where is not None else []
+
+    @property
+    def ui_hint(self) -> str | None:
+        return self.where.ui_hint if self.where is not None else None
+
+
+_READ_THROUGH = ("alignment", "means", "per_query")
+
+#: The name tests and notebooks used for a comparison across collections: the same type.
+CollectionsResult = ComparisonResult

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -158,73 +157,3 @@ def grid_cells(row: dict[str, Any], settings: Sequence[str], digits: int = TABLE
         verdict_label(row["verdict"]),
         format_ms_per_query(row.get("efficiency.seconds_per_query")),
     ]
-
-
-# ------------------------------------------------------------------------------------------ verdicts
-#: The kinds of line that sit under a treatment's verdict line (indented in the console, in its paragraph
-#: elsewhere), in the order ``verdict_lines`` gives them.
-UNDER_VERDICT = ("non_inferiority", "secondary", "attribution", "note", "cost")
-
-
-@dataclass(frozen=True)
-class VerdictLine:
-    """One line of the verdict section: ``kind`` is ``tuned``, ``sweep``, ``verdict``, or one of
-    ``UNDER_VERDICT`` (the lines under a treatment's verdict, in this order: ``non_inferiority``,
-    ``secondary``, ``attribution``: where the primary metric's change comes from, ``note``: what the
-    unjudged hits could do and the queries needed, ``cost``); ``verdict`` is the primary verdict of a
-    ``verdict`` line (for its colour), the non-inferiority verdict of a ``non_inferiority`` line."""
-
-    kind: str
-    text: str
-    verdict: str = ""
-    head: str = ""  # a ``verdict`` line's verdict itself (its text's start), which views may set in bold
-
-
-def verdict_lines(
-    table: pd.DataFrame,
-    tuned_sentence: str | None,
-    grid: pd.DataFrame | None,
-    attribution: pd.DataFrame | None = None,
-    notes: Mapping[str, Sequence[str]] | None = None,
-    cost: pd.DataFrame | None = None,
-) -> list[VerdictLine]:
-    """The verdict section in its one order: a sweep's tuned sentence and its count, then per treatment
-    (a sweep: only the candidates that differ) its verdict sentence, its non-inferiority line, its
-    secondary line, where its primary metric's change comes from (``attribution``: the attribution
-    summary, when there is one), its ``notes`` (``outcome.sentences.verdict_notes``) and its cost line
-    (from the ``cost`` table, when the treatment retrieved)."""
-    from abcompare.outcome.sentences import (
-        attribution_sentence,
-        cost_sentence,
-        non_inferiority_sentence,
-        primary_verdict,
-        secondary_summary,
-        sentence_treatments,
-        sweep_sentence,
-        verdict_parts,
-    )
-
-    lines: list[VerdictLine] = []
-    if tuned_sentence:
-        lines.append(VerdictLine("tuned", tuned_sentence))
-    if grid is not None:
-        lines.append(VerdictLine("sweep", sweep_sentence(grid, table)))
-    for name in sentence_treatments(table, grid):
-        head, rest = verdict_parts(table, name)
-        lines.append(VerdictLine("verdict", head + rest, primary_verdict(table, name), head))
-        non_inferiority = non_inferiority_sentence(table, name)
-        if non_inferiority:
-            verdict = str(table.loc[(table["treatment"] == name) & (table["role"] == PRIMARY),
-                                    "non_inferiority"].iloc[0])  # fmt: skip
-            lines.append(VerdictLine("non_inferiority", non_inferiority, verdict))
-        secondary = secondary_summary(table, name)
-        if secondary:
-            lines.append(VerdictLine("secondary", secondary))
-        primary = table.loc[(table["treatment"] == name) & (table["role"] == PRIMARY), "metric"]
-        attributed = attribution_sentence(attribution, name, str(primary.iloc[0])) if len(primary) else ""
-        if attributed:
-            lines.append(VerdictLine("attribution", attributed))
-        lines.extend(VerdictLine("note", note) for note in (notes or {}).get(name, ()))
-        if cost is not None and name in cost.index and "control" in cost.index:
-            lines.append(VerdictLine("cost", cost_sentence(cost, name)))
-    return lines

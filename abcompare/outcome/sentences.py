@@ -24,25 +24,32 @@ from abcompare.core.vocabulary import (
     SECONDARY,
     SIGNIFICANT,
     WORSE,
-    parse_metric,
     plural,
 )
+from abcompare.outcome.attribution_sentences import (
+    ATTRIBUTION_PARTS,
+    attribution_json,
+    attribution_row,
+    attribution_sentence,
+)
+from abcompare.outcome.cost_sentences import cost_json, cost_sentence
 from abcompare.outcome.rows import (
-    format_bytes,
-    format_duration,
     format_p,
-    format_ratio,
     grid_cells,
     grid_headers,
     grid_numeric,
     primary_first,
-    verdict_lines,
 )
 
 if TYPE_CHECKING:
     from abcompare.stats.tuning import TunedComparison
 
-__all__ = ["format_p"]  # re-exported: the sentences' p format is the one of outcome.rows
+#: Re-exported: the sentences' p format is the one of outcome.rows; the cost and attribution sentences
+#: live in their own modules, and tests and the views import them from here too.
+__all__ = [
+    "ATTRIBUTION_PARTS", "attribution_json", "attribution_row", "attribution_sentence", "cost_json",
+    "cost_sentence", "format_p",
+]  # fmt: skip
 
 # ------------------------------------------------------------------------------------------ numbers
 
@@ -368,186 +375,6 @@ def verdict_notes(
     return notes
 
 
-# ------------------------------------------------------------------------------------------ cost
-def _speed(ratio: float) -> str:
-    """A time ratio (the treatment's over the control's) in words: ``2.3x faster``, ``1.8x slower``."""
-    if ratio == 1:
-        return "as fast"
-    return f"{format_ratio(1 / ratio)} faster" if ratio < 1 else f"{format_ratio(ratio)} slower"
-
-
-def _size(ratio: float) -> str:
-    return "the same size" if ratio == 1 else f"{format_ratio(ratio)} the size"
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _encoding_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
-    """How fast the treatment encodes its chunks against the control; cached vectors were never timed, so
-    they are said to be cached, never 0 s of encoding."""
-    from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED
-
-    def rate(r: Mapping[str, Any]) -> str:
-        return f"{format_duration(r['encode_seconds_per_1000_chunks'])} per 1,000 chunks"
-
-    def part(r: Mapping[str, Any], whose: str) -> list[str]:
-        if r["embeddings"] != PARTLY_CACHED:
-            return []
-        return [f"{whose}{int(r['encoded_chunks']):,} of {int(r['embedded_chunks']):,} chunks encoded here, "
-                "the rest cached"]  # fmt: skip
-
-    ours, theirs = row["embeddings"], control["embeddings"]
-    if ours == NO_EMBEDDINGS and theirs == NO_EMBEDDINGS:
-        return ""
-    mine = not _missing(row["encode_seconds_per_1000_chunks"])
-    other = not _missing(control["encode_seconds_per_1000_chunks"])
-    notes = part(row, "") + part(control, "the control: ")
-    if mine and other:
-        head = f"encodes {_speed(row['encode_ratio'])}"
-        both = [format_duration(r["encode_seconds_per_1000_chunks"]) for r in (row, control)]
-        notes.insert(0, f"{both[0]} vs {both[1]} per 1,000 chunks")
-    elif mine:
-        head = f"encodes {rate(row)}"
-        notes.append(
-            "the control encodes nothing"
-            if theirs == NO_EMBEDDINGS
-            else "the control's embeddings were cached"
-        )
-    elif ours == CACHED:
-        head = "encoding not timed (its embeddings were cached)"
-    else:
-        head = "encodes nothing"
-        notes.append(f"the control: {rate(control)}" if other else "the control's embeddings were cached")
-    return head + (f" ({'; '.join(notes)})" if notes else "")
-
-
-def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
-    """The treatment's latency against the control's: a ratio beyond the noise, or within it."""
-    if _missing(row["query_ratio"]):
-        return "queries not timed"
-    figures = (
-        f"{format_duration(row['seconds_per_query'])} vs {format_duration(control['seconds_per_query'])} "
-        f"per query, p95 {format_duration(row['seconds_per_query_p95'])} vs "
-        f"{format_duration(control['seconds_per_query_p95'])}"
-    )
-    if bool(row["query_within_noise"]):
-        return f"queries within the noise ({figures})"
-    return f"queries {_speed(row['query_ratio'])} ({figures})"
-
-
-def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
-    ours, theirs = float(row[f"{what}_bytes"]), float(control[f"{what}_bytes"])
-    if not ours and not theirs:
-        return f"no {what}"
-    if not theirs:
-        return f"{what} {format_bytes(ours)} (the control has none)"
-    if not ours:
-        return f"no {what} (the control's: {format_bytes(theirs)})"
-    ratio = float(row[f"{what}_ratio"])
-    if ratio == 1:
-        return f"{what} the same size ({format_bytes(ours)})"
-    return f"{what} {_size(ratio)} ({format_bytes(ours)} vs {format_bytes(theirs)})"
-
-
-def _own_clauses(row: Mapping[str, Any]) -> list[str]:
-    """A retrieved variant's own cost figures, with no control to compare them with."""
-    from abcompare.stats.cost import CACHED, PARTLY_CACHED
-
-    clauses = []
-    if not _missing(row["encode_seconds_per_1000_chunks"]):
-        clauses.append(f"encodes {format_duration(row['encode_seconds_per_1000_chunks'])} per 1,000 chunks")
-    elif row["embeddings"] in (CACHED, PARTLY_CACHED):
-        clauses.append("encoding not timed (its embeddings were cached)")
-    if _missing(row["seconds_per_query"]):
-        clauses.append("queries not timed")
-    else:
-        clauses.append(f"queries {format_duration(row['seconds_per_query'])} per query, p95 "
-                       f"{format_duration(row['seconds_per_query_p95'])}")  # fmt: skip
-    for what in ("model", "index"):
-        size = float(row[f"{what}_bytes"])
-        clauses.append(f"{what} {format_bytes(size)}" if size else f"no {what}")
-    return clauses
-
-
-def _given_cost(row: Mapping[str, Any], control: Mapping[str, Any] | None) -> str:
-    """What is known of a variant whose run was given: a Python retriever's one call, or nothing."""
-    from abcompare.stats.cost import PYTHON
-
-    if row["source"] != PYTHON:
-        return "not measured here (a run file: it was retrieved elsewhere)"
-    if _missing(row["seconds_per_query"]):
-        return "not measured here (a Python retriever)"
-    against = ""
-    if control is not None and not _missing(control["seconds_per_query"]):
-        against = (
-            f"; the control's, timed one query at a time: {format_duration(control['seconds_per_query'])}"
-        )
-    return (
-        f"the Python retriever took {format_duration(row['seconds_per_query'])} per query (one call over "
-        f"every query, timed once, so not compared with the control{against}); its index and model are "
-        "its own, not measured here"
-    )
-
-
-def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
-    """What a treatment costs against the control, from the cost table (``stats.cost.cost_table``), e.g.
-
-    ``Cost vs control: encodes 2.3x faster (41 s vs 95 s per 1,000 chunks), queries 1.8x faster (3.1 ms vs
-    5.6 ms per query, p95 ...), model 0.25x the size (23 MB vs 91 MB), index the same size (7.7 MB).``
-
-    Latencies whose ratio's interval reaches into the noise floor's band are "within the noise"; cached
-    embeddings are said to be cached, never 0 s of encoding. A treatment given as a run file or a Python
-    retriever gets what is known of it (``Cost: ...``), and so does a retrieved treatment whose control
-    was given (its own figures, and that the control's were not measured here).
-    """
-    from abcompare.stats.cost import RETRIEVED
-
-    row = cost.loc[treatment].to_dict()
-    control = cost.loc["control"].to_dict() if "control" in cost.index else None
-    source = row.get("source", RETRIEVED)
-    if source != RETRIEVED:
-        retrieved = control is not None and control.get("source", RETRIEVED) == RETRIEVED
-        return f"Cost: {_given_cost(row, control if retrieved else None)}."
-    if control is None or control.get("source", RETRIEVED) != RETRIEVED:
-        whose = "not measured here" if control is None else _given_cost(control, None)
-        return f"Cost: {', '.join(_own_clauses(row))}; the control's: {whose}."
-    clauses = [
-        _encoding_clause(row, control),
-        _query_clause(row, control),
-        _bytes_clause("model", row, control),
-        _bytes_clause("index", row, control),
-    ]
-    return "Cost vs control: " + ", ".join(c for c in clauses if c) + "."
-
-
-def _plain_value(value: Any) -> Any:
-    """A cost-table cell as JSON has it: None for a missing one, a bool, a float, or text."""
-    import numpy as np
-
-    if _missing(value):
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    return float(value) if isinstance(value, (int, float, np.integer, np.floating)) else value
-
-
-def cost_json(cost: pd.DataFrame | None) -> dict[str, Any]:
-    """The cost table as plain data: per variant its figures (and a treatment's ratios and sentence)."""
-    if cost is None:
-        return {}
-    out: dict[str, Any] = {}
-    for name, row in cost.iterrows():
-        values = {k: _plain_value(v) for k, v in row.to_dict().items()}
-        if values["query_within_noise"] is not None:
-            values["query_within_noise"] = bool(values["query_within_noise"])
-        if name != "control" and "control" in cost.index:
-            values["sentence"] = cost_sentence(cost, str(name))
-        out[str(name)] = values
-    return out
-
-
 # ------------------------------------------------------------------------------------------ table
 _TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("treatment", "treatment", False),
@@ -729,191 +556,3 @@ def grid_markdown_table(grid: pd.DataFrame, settings: Sequence[str] = (), *, dig
     """A sweep's grid as a markdown table, best first; significant candidates are starred."""
     cells = [grid_cells(row, settings, digits) for row in grid.to_dict(orient="records")]
     return _markdown(grid_headers(settings), cells, grid_numeric(settings))
-
-
-# ------------------------------------------------------------------------------------------ description
-def description_markdown(
-    table: pd.DataFrame,
-    *,
-    context: str,
-    tuned: TunedComparison | None = None,
-    grid: pd.DataFrame | None = None,
-    grid_settings: Sequence[str] = (),
-    attribution: pd.DataFrame | None = None,
-    notes: Mapping[str, Sequence[str]] | None = None,
-    cost: pd.DataFrame | None = None,
-) -> str:
-    """The text a comparison opens with (MLflow's run description, ``summary.md``): the verdict sentences
-    (the verdict itself in bold, then the detectable effect when not significant) and the secondary lines
-    first, then the compact table (a markdown table, rounded; its source lines up too), then what was
-    compared (``context``) and how it was tested.
-
-    A sweep opens with the tuned comparison and the sweep's count, gives sentences only for the candidates
-    that differ, and tabulates the grid (best first) instead of every row.
-    """
-    paragraphs: list[str] = []
-    tuned_text = tuned_sentence(tuned) if tuned is not None else None
-    for line in verdict_lines(table, tuned_text, grid, attribution, notes, cost):
-        if line.kind == "tuned":
-            paragraphs.append(f"**{line.text}**")
-        elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):
-            # the verdict itself in bold, short enough to stay above MLflow's "Show more" fade
-            paragraphs.append(f"**{line.head}**{line.text[len(line.head) :]}")
-        else:
-            paragraphs.append(line.text)
-    body = grid_markdown_table(grid, grid_settings) if grid is not None else markdown_table(table)
-    paragraphs.append(body)
-    paragraphs.append(context)
-    paragraphs.append(f"_{settings_line(table)}_")
-    return "\n\n".join(paragraphs) + "\n"
-
-
-# ------------------------------------------------------------------------------------------ attribution
-#: The delta's parts (``evaluation.attribution``), in their reading order.
-ATTRIBUTION_PARTS = ("new", "lost", "reorder", "ideal")
-#: What each part of a measure's delta is, as a sentence says it after its figure: ``{n}`` its count,
-#: ``{hits}`` hit(s), ``{queries}`` the count of queries. nDCG, precision and recall count hits; MRR and F1
-#: count queries, each in the class of its change.
-_ITEM_PHRASES = {"new": "from {n} newly retrieved relevant {hits}", "lost": "from {n} lost",
-                 "reorder": "from reordering"}  # fmt: skip
-_PART_PHRASES: dict[str, dict[str, str]] = {
-    "ndcg": {**_ITEM_PHRASES, "ideal": "from the ideal DCG (the lists' lengths differ)"},
-    "precision": {**_ITEM_PHRASES, "ideal": "from the depth evaluated (the lists' lengths differ)"},
-    "recall": {**_ITEM_PHRASES, "ideal": "from the relevant count (judged apart)"},
-    "mrr": {"new": "from {queries} with a new first relevant hit", "lost": "from {queries} with none left",
-            "reorder": "from {queries} whose first relevant hit moved"},
-    "f1": {"new": "from {queries} with more relevant hits", "lost": "from {queries} with fewer",
-           "ideal": "from {queries} with as many over another depth"},
-}  # fmt: skip
-
-
-def attribution_row(attribution: pd.DataFrame | None, treatment: str, metric: str) -> pd.Series | None:
-    """One (treatment, metric) row of the attribution summary, or None when there is none."""
-    if attribution is None or attribution.empty:
-        return None
-    rows = attribution[(attribution["treatment"] == treatment) & (attribution["metric"] == metric)]
-    return None if rows.empty else rows.iloc[0]
-
-
-def attribution_sentence(attribution: pd.DataFrame | None, treatment: str, metric: str) -> str:
-    """Where one treatment's change on ``metric`` comes from, e.g. ``Where it comes from: ndcg@10 +0.031 =
-    +0.044 from 61 newly retrieved relevant hits − 0.018 from 23 lost + 0.005 from reordering; 12
-    unjudged newcomers in its top 10 (scored 0).`` ('' when there is no attribution). A part that is 0
-    (and, for new and lost, counts nothing) is left out: the delta is the sum of the parts shown."""
-    row = attribution_row(attribution, treatment, metric)
-    if row is None:
-        return ""
-    measure, k = parse_metric(metric)
-    terms: list[str] = []
-    for part, phrase in _PART_PHRASES.get(measure, {}).items():
-        value = float(row[part])
-        count = int(row[f"{part}_count"]) if f"{part}_count" in row else 0
-        if value == 0 and not (part in ("new", "lost") and count):
-            continue
-        if part == "lost" and "{n}" in phrase and not terms:
-            phrase += " relevant {hits}"  # no newcomer said what is counted
-        words = phrase.format(n=count, hits="hit" if count == 1 else "hits", queries=plural(count, "query"))
-        sign = "+" if value >= 0 else ("−" if terms else "-")
-        terms.append(f"{sign}{' ' if terms else ''}{abs(value):.3f} {words}")
-    body = " ".join(terms) if terms else "+0.000 (nothing moved)"
-    text = f"Where it comes from: {metric} {float(row['delta']):+.3f} = {body}"
-    unjudged = int(row["unjudged_newcomers"])
-    if unjudged:
-        text += f"; {plural(unjudged, 'unjudged newcomer')} in its top {k} (scored 0)"
-    return text + "."
-
-
-def attribution_json(attribution: pd.DataFrame | None) -> dict[str, Any]:
-    """The attribution as plain data: per treatment and metric, the delta, its parts, their counts (of
-    hits, or of queries for MRR and F1: ``unit``) and the unjudged newcomers."""
-    out: dict[str, Any] = {}
-    if attribution is None:
-        return out
-    for row in attribution.to_dict(orient="records"):
-        counts = {part: int(row[f"{part}_count"]) for part in ("new", "lost", "reorder")}
-        out.setdefault(str(row["treatment"]), {})[str(row["metric"])] = {
-            "delta": float(row["delta"]),
-            "parts": {part: float(row[part]) for part in ATTRIBUTION_PARTS},
-            "counts": counts,
-            "unit": str(row["unit"]),
-            "unjudged_newcomers": int(row["unjudged_newcomers"]),
-            "n_queries": int(row["n_queries"]),
-            "sentence": attribution_sentence(attribution, str(row["treatment"]), str(row["metric"])),
-        }
-    return out
-
-
-# ------------------------------------------------------------------------------------------ collections
-#: The order the per-collection verdicts are listed in a pooled sentence.
-_COLLECTION_VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)
-
-
-def _collections_clause(verdict: str, names: Sequence[str]) -> str:
-    """``better on 3 (scifact, hr-docs, cisi)``, ``no significant difference on cranfield``."""
-    listed = ", ".join(names)
-    return f"{verdict} on {listed}" if len(names) == 1 else f"{verdict} on {len(names)} ({listed})"
-
-
-def pooled_non_inferiority_sentence(pooled: pd.DataFrame, treatment: str) -> str:
-    """The pooled non-inferiority test's line under the pooled verdict ('' without a margin), e.g.
-
-    ``Non-inferiority across 4 collections: non-inferior on ndcg@10 at margin 0.01, p = 0.003 (one-sided
-    stratified permutation test of pooled delta > -0.01).``
-    """
-    margin = pooled.attrs.get("non_inferiority_margin")
-    rows = pooled[pooled["treatment"] == treatment]
-    if margin is None or rows.empty or "non_inferiority" not in rows:
-        return ""
-    row = rows.iloc[0]
-    correction = str(pooled.attrs.get("non_inferiority_correction", NO_CORRECTION))
-    note = _correction_note(correction, len(pooled), "treatments")
-    test = f"one-sided stratified permutation test of pooled delta > {_lower_bound(margin)}"
-    collections = plural(int(row["collections"]), "collection")
-    return f"Non-inferiority across {collections}: {_non_inferiority_clause(row, margin, test, note)}"
-
-
-def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str) -> str:
-    """The verdict across collections for one treatment (``stats.pooled.pooled_comparison``'s tables), e.g.
-
-    ``Verdict hybrid across 4 collections: better on ndcg@10, +0.024 [0.011, 0.038], p = 0.001 (stratified
-    permutation); better on 3 (scifact, hr-docs, cisi), no significant difference on cranfield;
-    heterogeneity I² = 41%.``
-
-    The p-value is the pooled one adjusted over the treatments (the note says how, for several). When
-    some collections are significantly better and others significantly worse, the sentence says so first
-    and lists the others after the pooled figures. I² is left out where it is undefined (one collection).
-    """
-    return "".join(pooled_sentence_parts(pooled, per_collection, treatment))
-
-
-def pooled_sentence_parts(
-    pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str
-) -> tuple[str, str]:
-    """:func:`pooled_sentence` in two parts: the verdict (through the pooled figures and p, which a view may
-    set in bold, as :func:`verdict_parts` splits a comparison's) and what follows it."""
-    rows = pooled[pooled["treatment"] == treatment]
-    if rows.empty:
-        return f"Verdict {treatment}: not compared across the collections", "."
-    row = rows.iloc[0]
-    mine = per_collection[per_collection["treatment"] == treatment]
-    by_verdict = {
-        v: list(mine.loc[mine["verdict"] == v, "collection"].astype(str)) for v in _COLLECTION_VERDICTS
-    }
-    change = format_change(float(row["delta"]), None, float(row["ci_low"]), float(row["ci_high"]))
-    note = _family_note(pooled, len(pooled), "treatments")
-    test = str(pooled.attrs.get("test", "stratified permutation"))
-    p = f"{_p_clause(row['p_adjusted'])} ({test}{', ' + note if note else ''})"
-    figures = f"{row['verdict']} on {row['metric']}, {change}, {p}"
-    head = f"Verdict {treatment} across {plural(int(row['collections']), 'collection')}: "
-    if bool(row["disagree"]):
-        better, worse = (_collections_clause(v, by_verdict[v]) for v in (BETTER, WORSE))
-        rest = [_collections_clause(v, by_verdict[v]) for v in (NO_DIFFERENCE, INCONCLUSIVE) if by_verdict[v]]
-        verdict = f"{head}the collections disagree, {better} but {worse}; pooled, {figures}"
-    else:
-        rest = [_collections_clause(v, by_verdict[v]) for v in _COLLECTION_VERDICTS if by_verdict[v]]
-        verdict = head + figures
-    after = "; " + ", ".join(rest) if rest else ""
-    i2 = row["i2"]
-    if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
-        after += f"; heterogeneity I² = {float(i2):.0%}"
-    return verdict, after + "."

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, SIGNIFICANT, WORSE
+from abcompare.stats.cost import FRONT_COLUMN
 
 #: One colour per verdict, the same in every figure and in the report (colour-blind safe, Paul Tol's).
 VERDICT_COLOURS = {BETTER: "#228833", WORSE: "#cc3311", INCONCLUSIVE: "#aa3377", NO_DIFFERENCE: "#888888"}
@@ -305,7 +306,6 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
     The front is the grid's ``pareto_front`` column when it has one (``stats.cost.on_front``: a candidate
     dominates another only when faster by more than the noise); when nothing is dominated, no candidate is
     faster than another beyond the noise, and no line is drawn."""
-    from abcompare.stats.cost import FRONT_COLUMN
 
     cost = (1000 * grid["efficiency.seconds_per_query"].astype(float)).to_list()
     quality = grid["delta"].astype(float).to_list()

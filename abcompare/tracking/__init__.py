@@ -10,8 +10,8 @@ Read top to bottom, the modules follow a comparison into the store and back:
   :class:`~abcompare.tracking.writer.RecordedRuns`;
 - ``logger``: :class:`~abcompare.tracking.logger.ComparisonLogger` lays a comparison out as those commands
   (a parent run, a child run per variant);
-- ``collections``: :class:`~abcompare.tracking.collections.CollectionsLogger`, a comparison across
-  collections: a top run with the pooled test, each collection's comparison nested under it;
-- ``artifacts``: the files each run carries; ``lifecycle``: what the runner calls, in order;
+- ``top_run``: :class:`~abcompare.tracking.top_run.TopRunLogger`, across several collections the top run
+  with the pooled test, each collection's comparison nested under it;
+- ``artifacts``: the files each run carries; ``lifecycle``: the one tracking session the runner opens;
 - ``reader``: ``load_comparison`` reads it all back (a top run as ``LoadedCollections``).
 """

@@ -4,13 +4,31 @@ forest of differences, paired scatters, a sweep's quality-vs-latency plane, ``re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from abcompare.core.errors import AbcompareWarning
+from abcompare.core.naming import mlflow_safe_name
+from abcompare.core.vocabulary import metric_name
+from abcompare.data.runs import write_run
+from abcompare.outcome.html import collections_forest, forest_figure, render, render_collections
+from abcompare.outcome.svg import histogram_svg, pareto_svg, scatter_svg
+from abcompare.outcome.view import ComparisonView
+from abcompare.tracking.layout import (
+    DELTAS_PLOT,
+    DISTRIBUTION_PLOT,
+    PARETO_PLOT,
+    POOLED_FOREST_PLOT,
+    REPORT_FILE,
+    RESULT_FILE,
+    RUN_FILE,
+    paired_plot,
+)
+
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
-    from abcompare.outcome.results import CollectionsResult, ComparisonResult, VariantOutcome
+    from abcompare.outcome.results import Comparison, VariantOutcome
+    from abcompare.outcome.view import PooledView
 
 
 def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Path) -> dict[str, str | Path]:
@@ -18,13 +36,6 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
     if not config.tracking.enabled:
         return {}
     import warnings
-
-    from abcompare.core.errors import AbcompareWarning
-    from abcompare.core.naming import mlflow_safe_name
-    from abcompare.core.vocabulary import metric_name
-    from abcompare.data.runs import write_run
-    from abcompare.outcome.svg import histogram_svg
-    from abcompare.tracking.layout import DISTRIBUTION_PLOT, RUN_FILE
 
     folder = scratch / "files" / mlflow_safe_name(outcome.name)
     folder.mkdir(parents=True, exist_ok=True)
@@ -49,9 +60,7 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
     return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
 
 
-def comparison_files(
-    result: ComparisonResult, part_of: tuple[str, str] | None = None
-) -> dict[str, str | Path]:
+def comparison_files(result: Comparison, part_of: tuple[str, str] | None = None) -> dict[str, str | Path]:
     """The parent run's files: the forest of differences, the paired scatters, a sweep's quality-vs-latency
     plane, the self-contained ``report.html`` (leading back to the comparison across collections it is
     part of: ``part_of``, its name and link) and what it was made from (``result.json``); none when
@@ -60,15 +69,10 @@ def comparison_files(
         return {}
     import json
 
-    from abcompare.outcome.html import forest_figure, inputs_summary, render, report_inputs
-    from abcompare.outcome.svg import pareto_svg, scatter_svg
-    from abcompare.tracking.layout import DELTAS_PLOT, PARETO_PLOT, REPORT_FILE, RESULT_FILE, paired_plot
-
-    inputs = report_inputs(result, part_of)
+    inputs = ComparisonView.from_result(result, part_of)
     files: dict[str, str | Path] = {}
-    html = render(inputs)
-    files[REPORT_FILE] = html
-    files[RESULT_FILE] = json.dumps(inputs_summary(inputs), indent=2, default=str)
+    files[REPORT_FILE] = render(inputs)
+    files[RESULT_FILE] = json.dumps(inputs.to_json(), indent=2, default=str)
     files[DELTAS_PLOT] = forest_figure(inputs)
     primary = result.primary_metric
     control = result.per_query["control"][primary]
@@ -79,25 +83,17 @@ def comparison_files(
     return files
 
 
-def collections_files(result: CollectionsResult, links: Mapping[str, str]) -> dict[str, str | Path]:
+def collections_files(config: ExperimentConfig, view: PooledView) -> dict[str, str | Path]:
     """The top run's files for a comparison across collections: the forest of the collections,
     ``report.html`` (its per-collection table linking to each collection's run: ``links``) and what it was
     made from (``result.json``); none when tracking is off."""
-    if not result.config.tracking.enabled:
+    if not config.tracking.enabled:
         return {}
     import json
 
-    from abcompare.outcome.html import (
-        collections_forest,
-        collections_inputs_summary,
-        collections_report_inputs,
-        render_collections,
-    )
-    from abcompare.tracking.layout import POOLED_FOREST_PLOT, REPORT_FILE, RESULT_FILE
-
-    inputs = collections_report_inputs(result, links)
+    inputs = view
     return {
         REPORT_FILE: render_collections(inputs),
-        RESULT_FILE: json.dumps(collections_inputs_summary(inputs), indent=2, default=str),
+        RESULT_FILE: json.dumps(inputs.to_json(), indent=2, default=str),
         POOLED_FOREST_PLOT: collections_forest(inputs),
     }

@@ -1,27 +1,39 @@
-"""A comparison's MLflow lifecycle, as the runner drives it: the store checked before any work, the logger
-opened (or a silent one when tracking is off), every run closed whatever happens, and where the comparison
-was recorded put on the result."""
+"""A comparison's MLflow lifecycle, as the runner drives it: the store checked before any work, then one
+:func:`tracking_session` (MLflow's ``ActiveRun`` style: started on entry; FINISHED, FAILED or KILLED on exit)
+that nests each collection's comparison under a top run when there are several, and returns where it
+recorded (:class:`~abcompare.outcome.results.Recorded`), never writing it into the result."""
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from abcompare.tracking.logger import Logger, NullLogger
+from abcompare import __version__
+from abcompare.outcome.console import result_as_json
+from abcompare.outcome.results import ComparisonResult, Recorded
+from abcompare.tracking.logger import (
+    PARENT,
+    ComparisonLogger,
+    Logger,
+    NullLogger,
+    recorded_lines,
+    variant_handle,
+)
+from abcompare.tracking.store import check_reachable, lost_error, resolve_tracking_uri
+from abcompare.tracking.top_run import TOP, Nesting, TopRunLogger, top_run_lines
+from abcompare.tracking.writer import RecordedRuns
 
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig, TrackingSettings
     from abcompare.data.dataset import Dataset
-    from abcompare.outcome.results import CollectionsResult, ComparisonResult
-    from abcompare.tracking.collections import CollectionsLogger, Nesting, NullCollectionsLogger
 
 
 def code_version() -> str:
     """The git commit of the abcompare checkout when there is one, else the package version."""
-    from abcompare import __version__
 
     try:
         out = subprocess.run(
@@ -41,23 +53,8 @@ def code_version() -> str:
 
 def check_tracking_store(tracking: TrackingSettings) -> None:
     """Fail within seconds, before any work, when the tracking store cannot be used (no MLflow import)."""
-    from abcompare.tracking.store import check_reachable, resolve_tracking_uri
 
     check_reachable(resolve_tracking_uri(tracking.uri))
-
-
-def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dataset, scratch: Path, *,
-                background: bool, nested: Nesting | None = None) -> Logger:  # fmt: skip
-    """The comparison's MLflow logger, or one that does nothing when tracking is off. ``nested`` (from
-    :meth:`CollectionsLogger.nested <abcompare.tracking.collections.CollectionsLogger.nested>`): the
-    comparison is one collection's, its parent run goes under the whole comparison's top run."""
-    from abcompare.tracking.logger import ComparisonLogger
-
-    if not config.tracking.enabled:
-        return NullLogger()
-    return ComparisonLogger(
-        config, config_path, dataset, code_version(), scratch / "mlflow", background=background, nested=nested
-    )
 
 
 @contextmanager
@@ -76,78 +73,155 @@ def closing_runs(end: Callable[[str], None]) -> Iterator[None]:
         raise
 
 
-def record(result: ComparisonResult, recorded: Any, logger: Any) -> None:
-    """Put where the comparison was recorded on the result; a lost server is an error (exit 3) that keeps
-    the result."""
-    from abcompare.tracking.logger import PARENT, recorded_lines, variant_handle
-
-    if recorded.lost:  # the server stopped answering: keep the result, say it is not recorded
-        from abcompare.outcome.console import result_as_json
-        from abcompare.tracking.store import lost_error
-
-        raise lost_error(recorded.uri, result, result_as_json(result))
-    result.tracking_uri = recorded.uri
-    result.parent_run_id = recorded.run_ids.get(PARENT)
-    result.variant_run_ids = {name: recorded.run_ids[variant_handle(name)] for name in result.variants}
-    result.recorded = recorded_lines(recorded, result.config.tracking.experiment, {PARENT: logger.run_name()})
-    result.ui_hint = result.recorded[-1].removeprefix("View: ")
-
-
-# ------------------------------------------------------------------------------------------ collections
-def open_collections_logger(config: ExperimentConfig, config_path: Path | None, scratch: Path, *,
-                            background: bool) -> CollectionsLogger | NullCollectionsLogger:  # fmt: skip
-    """The MLflow logger of a comparison across collections (``config.datasets``): its top run, under which
-    each collection's comparison is nested; one that does nothing when tracking is off.
-
-    The runner's calls, in order (``closing_runs`` leaves nothing RUNNING when a collection fails: the
-    collections that finished stay FINISHED, the failing one's runs and the top run are marked FAILED, or
-    KILLED on Ctrl-C)::
-
-        top = open_collections_logger(config, config_path, tmp, background=background_tracking)
-        with closing_runs(top.abort):
-            top.start()                              # the top run exists from here: nested() has its id
-            for name, collection in config.collections().items():
-                ... open_logger(collection, config_path, dataset, tmp2, background=...,
-                                nested=top.nested(name))
-                ... that comparison as today (its own closing_runs, finish, record)
-            result = CollectionsResult(...)          # collection_run_ids: each collection's parent_run_id
-            top.log_collections(result)              # the files (forest, report.html) are made there
-            recorded = top.finish()
-        if recorded is not None:
-            record_collections(result, recorded, top)
-    """
-    from abcompare.tracking.collections import CollectionsLogger, NullCollectionsLogger
-
+def open_logger(config: ExperimentConfig, config_path: Path | None, dataset: Dataset, scratch: Path, *,
+                background: bool, nested: Nesting | None = None) -> Logger:  # fmt: skip
+    """One collection's MLflow logger, or one that does nothing when tracking is off. ``nested`` (from
+    :meth:`TopRunLogger.nested <abcompare.tracking.top_run.TopRunLogger.nested>`): its parent run goes
+    under the whole comparison's top run."""
     if not config.tracking.enabled:
-        return NullCollectionsLogger()
-    return CollectionsLogger(config, config_path, code_version(), scratch / "mlflow-collections",
-                             background=background)  # fmt: skip
+        return NullLogger()
+    return ComparisonLogger(
+        config, config_path, dataset, code_version(), scratch / "mlflow", background=background, nested=nested
+    )
 
 
-def record_collections(result: CollectionsResult, recorded: Any, logger: Any) -> None:
-    """Put where the comparison across collections was recorded on the result (the top run, each
-    collection's run, the lines for the console); a lost server is an error (exit 3) that keeps it."""
-    from abcompare.tracking.collections import TOP, collection_run_ids
-    from abcompare.tracking.layout import view_url
-    from abcompare.tracking.store import ui_command
+class TrackingSession:
+    """One experiment's record in MLflow, whatever its number of collections: each collection's comparison
+    (a parent run, a child run per variant), nested under a top run holding the pooled test when there are
+    several. Made by :func:`tracking_session`; the runner calls :meth:`collection` per collection and
+    :meth:`experiment` with the finished result; :attr:`where` says where it all went."""
 
-    if recorded.lost:
-        from abcompare.outcome.console import collections_as_json
-        from abcompare.tracking.store import lost_error
+    def __init__(self, config: ExperimentConfig, config_path: Path | None, parts: Mapping[str, Part],
+                 *, background: bool, scratch: Path) -> None:  # fmt: skip
+        self.config, self.config_path, self.background = config, config_path, background
+        self.parts = dict(parts)
+        several = config.tracking.enabled and len(self.parts) > 1
+        self.top = (
+            TopRunLogger(config, config_path, code_version(), scratch / "mlflow-top", background=background)
+            if several
+            else None
+        )
+        self.loggers: dict[str, Logger] = {}  # each collection's, started with the session
+        self.open: set[str] = set()  # the collections whose runs are not closed yet
+        self.recorded: dict[str, tuple[RecordedRuns, str]] = {}  # each collection's runs and parent's name
+        self.result: ComparisonResult | None = None
+        self.top_recorded: RecordedRuns | None = None
+        self.where: Recorded | None = None
 
-        raise lost_error(recorded.uri, result, collections_as_json(result))
-    result.tracking_uri = recorded.uri
-    result.parent_run_id = recorded.run_ids.get(TOP)
-    result.collection_run_ids = collection_run_ids(result)
-    links = logger.links({TOP: result.parent_run_id, **result.collection_run_ids})
-    lines = [
-        f"MLflow: experiment {result.config.tracking.experiment}, run {logger.run_name()} "
-        f"({result.parent_run_id}), one nested comparison per collection"
-    ]
-    lines += [f"  {name}: {run_id}" for name, run_id in result.collection_run_ids.items()]
-    lines.append(f"  the whole comparison: {links.get(TOP, '')}")
-    command, base = ui_command(recorded.uri)
-    url = view_url(base, recorded.experiment_id)
-    lines.append(f"View: {command}, then open {url}" if command else f"View: {url}")
-    result.recorded = lines
-    result.ui_hint = lines[-1].removeprefix("View: ")
+    def start(self) -> None:
+        """Every run the experiment has a parent for, started before any work: a failure while the runs
+        are produced (a killed encoder, a dead worker) leaves each of them FAILED, not nothing."""
+        if self.top is not None:
+            self.top.start({name: part.dataset for name, part in self.parts.items()})
+        for name, part in self.parts.items():
+            nested = self.top.nested(name) if self.top is not None else None
+            logger = open_logger(
+                part.config, self.config_path, part.dataset, part.scratch, background=self.background,
+                nested=nested,
+            )  # fmt: skip
+            self.loggers[name] = logger
+            self.open.add(name)
+            logger.start()
+
+    @contextmanager
+    def collection(self, name: str) -> Iterator[Logger]:
+        """One collection's logger (started with the session), its runs closed FINISHED on leaving (FAILED
+        or KILLED on an error); a server that stopped answering is an error (exit 3) that keeps this
+        collection's result."""
+        logger = self.loggers[name]
+        with closing_runs(self._closer(name)):
+            yield logger
+            self.open.discard(name)
+            recorded = logger.finish()
+        if recorded is None:
+            return
+        if recorded.lost:
+            logged = logger.logged
+            config = self.parts[name].config
+            _raise_lost(recorded.uri, ComparisonResult(config, logged.primary_metric, {name: logged}))
+        self.recorded[name] = (recorded, logger.run_name())
+
+    def _closer(self, name: str) -> Callable[[str], None]:
+        def close(status: str) -> None:
+            self.open.discard(name)
+            self.loggers[name].abort(status)
+
+        return close
+
+    def experiment(self, result: ComparisonResult) -> None:
+        """The whole experiment, once every collection is logged: across several, the top run's pooled
+        test, tables, description and files."""
+        self.result = result
+        if self.top is not None:
+            self.top.log_collections(result, self.collection_run_ids())
+
+    def collection_run_ids(self) -> dict[str, str]:
+        return {
+            name: recorded.run_ids[PARENT]
+            for name, (recorded, _) in self.recorded.items()
+            if PARENT in recorded.run_ids
+        }
+
+    def finish(self) -> None:
+        """Close the top run (each collection's closed with its comparison) and say where everything was
+        recorded."""
+        if self.top is not None:
+            self.top_recorded = top = self.top.finish()
+            if not top.lost:
+                self.where = self._where(top, top_run_lines(top, self.top, self.collection_run_ids()))
+        elif self.recorded:
+            ((name, (recorded, run_name)),) = self.recorded.items()
+            lines = recorded_lines(recorded, self.config.tracking.experiment, {PARENT: run_name})
+            self.where = self._where(recorded, lines)
+
+    def _where(self, recorded: RecordedRuns, lines: list[str]) -> Recorded:
+        parent = recorded.run_ids.get(TOP if self.top is not None else PARENT)
+        handles = {variant_handle(v): v for v in self.config.variants()}
+        variants = {
+            name: {handles[h]: run_id for h, run_id in runs.run_ids.items() if h in handles}
+            for name, (runs, _) in self.recorded.items()
+        }
+        ids = self.collection_run_ids()
+        return Recorded(recorded.uri, recorded.experiment_id, parent, ids, variants, tuple(lines))
+
+    def check_recorded(self) -> None:
+        """A server that stopped answering while the top run was written: an error (exit 3) keeping the
+        result."""
+        if self.top_recorded is not None and self.top_recorded.lost:
+            _raise_lost(self.top_recorded.uri, self.result)
+
+    def abort(self, status: str) -> None:
+        """Close every run still open (the collections not reached yet, then the top run) as ``status``."""
+        for name in [n for n in self.loggers if n in self.open]:
+            self._closer(name)(status)
+        if self.top is not None:
+            self.top.abort(status)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One collection as its MLflow runs need it: its config, its dataset and a scratch folder of its own."""
+
+    config: ExperimentConfig
+    dataset: Dataset
+    scratch: Path
+
+
+@contextmanager
+def tracking_session(config: ExperimentConfig, config_path: Path | None, parts: Mapping[str, Part],
+                     scratch: Path, *, background: bool) -> Iterator[TrackingSession]:  # fmt: skip
+    """The experiment's MLflow record as one context manager: every run started on entry, every run closed
+    on exit (FINISHED; FAILED on an error, KILLED on Ctrl-C); ``session.where`` is where it recorded (None
+    when tracking is off)."""
+    session = TrackingSession(config, config_path, parts, background=background, scratch=scratch)
+    with closing_runs(session.abort):
+        session.start()
+        yield session
+        session.finish()
+    session.check_recorded()
+
+
+def _raise_lost(uri: str, result: ComparisonResult | None) -> None:
+    """A server that stopped answering: the result is kept (saved to a file, shown), the error is exit 3."""
+
+    raise lost_error(uri, result, result_as_json(result) if result is not None else {})

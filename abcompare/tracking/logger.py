@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,6 +21,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from abcompare.core.vocabulary import NON_INFERIORITY_CODE, PRIMARY, VERDICT_CODE
+from abcompare.outcome.rows import primary_first
+from abcompare.outcome.sentences import (
+    attribution_row,
+    cost_sentence,
+    secondary_summary,
+    tuned_sentence,
+    verdict_notes,
+    verdict_run_name,
+    verdict_sentence,
+)
+from abcompare.outcome.verdicts import description_markdown
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
@@ -79,12 +90,30 @@ from abcompare.tracking.layout import (
     view_url,
     vs_control_key,
 )
-from abcompare.tracking.store import flatten, owner_tags
+from abcompare.tracking.store import flatten, owner_tags, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import ComparisonResult
-    from abcompare.tracking.collections import Nesting
+    from abcompare.config.models import TrackingSettings
+    from abcompare.outcome.results import Comparison
+    from abcompare.tracking.top_run import Nesting
+
+
+def open_store(send: Callable[..., None], tracking: TrackingSettings) -> None:
+    """Ask the writer to open the configured store and experiment: the first command of every logger."""
+    send(
+        Command.OPEN,
+        tracking.uri,
+        tracking.experiment,
+        tracking.artifact_location,
+        owner_tags(),
+        {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
+    )
+
+
+def stamped(base: str, started: datetime) -> str:
+    """A run's name: its base and when it started, so runs of one config can be told apart."""
+    return f"{base} {started:%Y-%m-%d %H:%M:%S}"
 
 
 PARENT = "parent"
@@ -101,7 +130,7 @@ class Logger(Protocol):
     def log_variant(
         self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
-    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None: ...
+    def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None: ...
     def part_of(self) -> tuple[str, str] | None: ...
     def finish(self) -> RecordedRuns | None: ...
     def abort(self, status: str) -> None: ...
@@ -118,7 +147,7 @@ class NullLogger:
     def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
         pass
 
-    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
+    def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         pass
 
     def part_of(self) -> tuple[str, str] | None:
@@ -189,6 +218,16 @@ class ComparisonLogger:
             tags[ANNOTATION_FILES_TAG] = files
         return tags
 
+    def _log_answers(self, result: Comparison) -> None:
+        """An answers: section's tables on the parent run, and each judged answer as a trace of it."""
+        if result.answers is None:
+            return
+        for name, table in result.answers.tables().items():
+            self._send(Command.TABLE, PARENT, name, table)
+        records = result.answers.trace_records()
+        if records:
+            self._send(Command.TRACES, PARENT, records)
+
     def part_of(self) -> tuple[str, str] | None:
         """A collection's comparison: the comparison across collections it is part of (its top run's name
         and page), for its report.html; None for a comparison of its own."""
@@ -199,21 +238,13 @@ class ComparisonLogger:
         base = self.config.tracking.run_name or self.config.name
         if self.nested is not None and self.nested.collection not in base:  # the run says its collection
             base = f"{self.nested.collection}: {base}"
-        return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
+        return stamped(base, self.started)
 
     # ---------------------------------------------------------------- stages
     def start(self) -> None:
         """Open the store and the parent run; log the settings, the config and the query set."""
         cfg = self.config
-        tracking = cfg.tracking
-        self._send(
-            Command.OPEN,
-            tracking.uri,
-            tracking.experiment,
-            tracking.artifact_location,
-            owner_tags(),
-            {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-        )
+        open_store(self._send, cfg.tracking)
         tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
         nesting: dict[str, str] = {}
         if self.nested is not None:
@@ -274,18 +305,11 @@ class ComparisonLogger:
             else:
                 self._send(Command.TEXT, handle, artifact, content)
 
-    def log_comparison(self, result: ComparisonResult, files: Mapping[str, str | Path]) -> None:
+    def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
-        from abcompare.outcome.rows import primary_first
-        from abcompare.outcome.sentences import (
-            description_markdown,
-            secondary_summary,
-            tuned_sentence,
-            verdict_notes,
-            verdict_sentence,
-        )
 
+        self.logged = result  # kept, so a lost server's error can carry it
         comparison = result.comparison
         metrics = _parent_metrics(comparison, result.means, result.primary_metric)
         tags = {PRIMARY_METRIC_TAG: result.primary_metric}
@@ -319,9 +343,11 @@ class ComparisonLogger:
         costs = _cost_sentences(result)
         tags.update({cost_tag(name): sentence for name, sentence in costs.items()})
         metrics.update(result.judge.metrics() if result.judge is not None else {})
+        metrics.update(result.answers.metrics() if result.answers is not None else {})
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
         for name, table in result.judge.tables().items() if result.judge is not None else ():
             self._send(Command.TABLE, PARENT, name, table)
+        self._log_answers(result)
         rows = primary_first(comparison).set_index(["treatment", "metric"])  # the one reading order
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
@@ -361,7 +387,6 @@ class ComparisonLogger:
         """A treatment's primary comparison with the control, on the treatment's own run (``_vs_control.*``:
         its figures, the parts of its delta, ``vs_control.<metric>.attr.*``, and the ``extra`` figures of
         that comparison: robustness, queries needed), and its verdict ``sentence``."""
-        from abcompare.outcome.sentences import attribution_row, verdict_run_name
 
         metrics: dict[str, float] = {}
         for row in _primary_rows(comparison, treatment):
@@ -378,7 +403,7 @@ class ComparisonLogger:
         tags = {VERDICT_TAG: sentence, RUN_NAME_TAG: verdict_run_name(comparison, treatment)}
         self._send(Command.LOG, variant_handle(treatment), metrics=metrics, tags=tags)
 
-    def _log_costs(self, result: ComparisonResult, sentences: Mapping[str, str]) -> None:
+    def _log_costs(self, result: Comparison, sentences: Mapping[str, str]) -> None:
         """Each variant run's timed ``efficiency.*`` (measured after every variant ran, so not yet logged),
         and on each treatment's run its cost ratios to the control and its cost sentence."""
         for name, outcome in result.variants.items():
@@ -395,7 +420,7 @@ class ComparisonLogger:
             if metrics or tags:
                 self._send(Command.LOG, handle, metrics=metrics, tags=tags)
 
-    def _context(self, result: ComparisonResult) -> str:
+    def _context(self, result: Comparison) -> str:
         cfg = self.config
         text = (
             f"**{cfg.name}**: {cfg.description}".rstrip(": ")
@@ -417,9 +442,8 @@ class ComparisonLogger:
         self.session.abort(status)
 
 
-def _cost_sentences(result: ComparisonResult) -> dict[str, str]:
+def _cost_sentences(result: Comparison) -> dict[str, str]:
     """Each treatment's cost sentence (those that retrieved, beside a control that did)."""
-    from abcompare.outcome.sentences import cost_sentence
 
     cost = result.cost
     if cost is None or "control" not in cost.index:
@@ -481,7 +505,7 @@ def non_inferiority_figures(row: Mapping[str, Any]) -> dict[str, float]:
     return tested
 
 
-def _robustness_figures(result: ComparisonResult, treatment: str) -> dict[str, float]:
+def _robustness_figures(result: Comparison, treatment: str) -> dict[str, float]:
     """One treatment's robustness to the unjudged hits and the queries it would need, as MLflow metrics
     (``ROBUSTNESS_FIELDS``, ``QUERIES_NEEDED_FIELDS``; a figure with no value is left out)."""
     figures: dict[str, float] = {}
@@ -511,7 +535,7 @@ def _side_by_side(per_query: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return frame
 
 
-def headline_view(result: ComparisonResult) -> dict[str, Any]:
+def headline_view(result: Comparison) -> dict[str, Any]:
     """The runs table's columns that answer the question (MLflow's shared view state, read back by its UI
     from the experiment tag ``mlflow.sharedViewState.abcompare``): the primary metric's difference and
     adjusted p on the parent, its mean and comparison on each variant's run, then the verdict sentence."""
@@ -551,7 +575,6 @@ def _header_width(key: str) -> int:
 def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, str]) -> list[str]:
     """Where the comparison was recorded, for the console: the experiment, the parent and child runs, and
     how to look at them in the classic runs view with the headline columns."""
-    from abcompare.tracking.store import ui_command
 
     ids = recorded.run_ids
     lines = [f"MLflow: experiment {experiment}, parent run {names.get(PARENT, '')} ({ids.get(PARENT, '?')})"]

@@ -19,7 +19,11 @@ import pandas as pd
 
 from abcompare.core.errors import TrackingError
 from abcompare.core.vocabulary import relevance_mark
+from abcompare.outcome.html import page
+from abcompare.outcome.markdown import view_markdown
 from abcompare.outcome.rows import primary_first
+from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
+from abcompare.outcome.view import ComparisonView, PooledView
 from abcompare.tracking.layout import (
     ATTRIBUTION_PER_QUERY_TABLE,
     ATTRIBUTION_TABLE,
@@ -27,12 +31,14 @@ from abcompare.tracking.layout import (
     COMPARISON_TABLE,
     COMPARISON_TAG,
     COST_TABLE,
+    DATASET_TAG,
     GRID_TABLE,
     HITS_FILE,
     PARENT_RUN_TAG,
     PER_COLLECTION_TABLE,
     PER_QUERY_TABLE,
     POOLED_TABLE,
+    PRIMARY_METRIC_TAG,
     QUERIES_TABLE,
     RESULT_FILE,
     ROLE_COLLECTIONS,
@@ -42,11 +48,12 @@ from abcompare.tracking.layout import (
     SUMMARY_FILE,
     VARIANT_TAG,
     table_file,
+    verdict_tag,
 )
-from abcompare.tracking.store import DEFAULT_DB, sqlite_path
+from abcompare.tracking.store import DEFAULT_DB, quiet_mlflow, sqlite_path
 
 if TYPE_CHECKING:
-    from abcompare.outcome.html import CollectionsReportInputs, ReportInputs
+    from abcompare.outcome.view import ComparisonView, PooledView
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
@@ -78,6 +85,10 @@ class LoadedComparison:
     @property
     def treatments(self) -> list[str]:
         return [name for name in self.per_query if name != "control"]
+
+    def view(self) -> ComparisonView:
+        """What its ``report.html`` shows (:func:`loaded_view`)."""
+        return loaded_view(self)
 
     @property
     def metrics(self) -> list[str]:
@@ -137,7 +148,6 @@ class LoadedComparison:
         comparison's delta) and what it counts (``count``: relevant hits for nDCG, precision and recall,
         queries for MRR and F1, as ``unit`` says); ``attrs`` holds the delta, the unjudged newcomers and the
         sentence the console printed."""
-        from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
 
         row = attribution_row(self.attribution_table, treatment, metric)
         if row is None:
@@ -210,6 +220,10 @@ class LoadedCollections:
     @property
     def treatments(self) -> list[str]:
         return [str(name) for name in self.pooled["treatment"]]
+
+    def view(self) -> PooledView:
+        """What the top run's ``report.html`` shows (:func:`loaded_pooled_view`)."""
+        return loaded_pooled_view(self)
 
     def collection(self, name: str) -> LoadedComparison:
         """One collection's comparison, as :func:`load_comparison` reads a single one (read once)."""
@@ -349,7 +363,6 @@ def load_comparison(
     """Read a comparison (default: the latest finished one) and its variant runs back from MLflow; a
     comparison across collections (its top run) as :class:`LoadedCollections`, whose
     :meth:`~LoadedCollections.collection` reads each collection's comparison."""
-    from abcompare.tracking.store import quiet_mlflow
 
     quiet_mlflow()
     client, uri = _client(tracking_uri)
@@ -495,90 +508,54 @@ def logged_report(
 ) -> tuple[str, Any]:
     """``report.html`` for a comparison already in MLflow (default: the latest), read back through
     :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
-    from abcompare.outcome.html import render
-    from abcompare.tracking.reader import load_comparison
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri)
-    if isinstance(loaded, LoadedCollections):
-        from abcompare.outcome.html import render_collections
-
-        return render_collections(loaded_collections_report_inputs(loaded)), loaded
-    return render(loaded_report_inputs(loaded)), loaded
+    return page(loaded.view()), loaded
 
 
 def logged_markdown(
     parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
 ) -> tuple[str, Any]:
-    """The Markdown job summary (:func:`abcompare.outcome.markdown.summary_markdown`) of a comparison
-    already in MLflow (default: the latest), read back without its hits; the text and the loaded
-    comparison."""
-    from abcompare.outcome.markdown import summary_markdown
+    """The Markdown job summary (:func:`abcompare.outcome.markdown.view_markdown`) of a comparison already
+    in MLflow (default: the latest), read back without its hits; the text and the loaded comparison."""
 
     loaded = load_comparison(parent_run_id, experiment=experiment, tracking_uri=tracking_uri, with_hits=False)
-    if isinstance(loaded, LoadedCollections):  # the top run's description: the pooled verdicts, the table
-        from abcompare.tracking.layout import NOTE_TAG
-
-        return loaded.summary_markdown or loaded.tags.get(NOTE_TAG, ""), loaded
-    return summary_markdown(loaded_report_inputs(loaded)), loaded
+    return view_markdown(loaded.view()), loaded
 
 
-def loaded_report_inputs(loaded: Any) -> ReportInputs:
-    """What ``report.html`` shows, from a comparison read back from MLflow (older comparisons, without
-    ``result.json``, get what their tables and params say)."""
-    from abcompare.outcome.html import ReportInputs
-    from abcompare.tracking.layout import DATASET_TAG
+def loaded_view(loaded: LoadedComparison) -> ComparisonView:
+    """The view ``report.html`` shows, from a comparison read back from MLflow: its ``result.json``
+    (:meth:`ComparisonView.to_json`) and its tables; older comparisons, without ``result.json``, get what
+    their tables, params and tags say."""
 
-    extras, params = loaded.extras, loaded.params
-    return ReportInputs(
-        name=extras.get("name", loaded.name),
-        description=extras.get("description", ""),
-        dataset=extras.get("dataset", loaded.tags.get(DATASET_TAG, "")),
-        n_queries=int(extras.get("n_queries", len(loaded.queries))),
-        level=extras.get("level", params.get("dataset.level", "")),
-        convention=extras.get("convention", params.get("evaluation.convention", "")),
-        comparison=loaded.summary,
-        per_query=loaded.per_query,
-        queries=loaded.queries,
-        hits=loaded.hits,
-        relevance_threshold=float(
-            extras.get("relevance_threshold", params.get("evaluation.relevance_threshold", 1))
-        ),
-        judged=extras.get("judged", {}),
-        judgment_warnings=extras.get("judgment_warnings", []),
-        judgments_relevant_only=bool(extras.get("judgments_relevant_only", False)),
-        tuned_sentence=extras.get("tuned_sentence"),
-        grid=loaded.grid,
-        grid_settings=extras.get("grid_settings", []),
-        control_seconds_per_query=extras.get("control_seconds_per_query"),
-        cost=loaded.cost,
-        source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
-        focus=extras.get("focus", []),
-        attribution=loaded.attribution_table,
-        attribution_per_query=loaded.attribution_per_query,
-        notes=extras.get("notes", {}),
-        part_of=tuple(extras["part_of"]) if extras.get("part_of") else None,
-    )
-
-
-def loaded_collections_report_inputs(loaded: LoadedCollections) -> CollectionsReportInputs:
-    """What the top run's ``report.html`` shows, from a comparison across collections read back from
-    MLflow: the sentences and links it was logged with (``result.json``), the tables as logged."""
-    from abcompare.outcome.html import CollectionsReportInputs
-    from abcompare.tracking.layout import PRIMARY_METRIC_TAG, verdict_tag
-
-    extras = loaded.extras
-    sentences = extras.get("sentences") or {
-        name: loaded.tags.get(verdict_tag(name), "") for name in loaded.treatments
+    params = loaded.params
+    said = {
+        "name": loaded.name,
+        "dataset": loaded.tags.get(DATASET_TAG, ""),
+        "n_queries": len(loaded.queries),
+        "level": params.get("dataset.level", ""),
+        "convention": params.get("evaluation.convention", ""),
+        "relevance_threshold": params.get("evaluation.relevance_threshold", 1),
     }
-    return CollectionsReportInputs(
-        name=extras.get("name", loaded.name),
-        description=extras.get("description", ""),
-        primary_metric=extras.get("primary_metric", loaded.tags.get(PRIMARY_METRIC_TAG, "")),
-        weighting=extras.get("weighting", loaded.params.get("significance.pooling", "collection")),
-        pooled=loaded.pooled,
-        per_collection=loaded.per_collection,
-        sentences=sentences,
-        links=extras.get("links", {}),
+    return ComparisonView.from_json(
+        {**said, **loaded.extras}, comparison=loaded.summary, per_query=loaded.per_query,
+        queries=loaded.queries, hits=loaded.hits, grid=loaded.grid, cost=loaded.cost,
+        attribution=loaded.attribution_table, attribution_per_query=loaded.attribution_per_query,
         source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
-        non_inferiority=extras.get("non_inferiority", {}),
-    )
+    )  # fmt: skip
+
+
+def loaded_pooled_view(loaded: LoadedCollections) -> PooledView:
+    """The top run's view across collections, read back from MLflow: the sentences and links it was
+    logged with (``result.json``), the tables as logged."""
+
+    said = {
+        "name": loaded.name,
+        "primary_metric": loaded.tags.get(PRIMARY_METRIC_TAG, ""),
+        "weighting": loaded.params.get("significance.pooling", "collection"),
+        "sentences": {name: loaded.tags.get(verdict_tag(name), "") for name in loaded.treatments},
+    }
+    return PooledView.from_json(
+        {**said, **{k: v for k, v in loaded.extras.items() if v}}, pooled=loaded.pooled,
+        per_collection=loaded.per_collection, source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
+    )  # fmt: skip

@@ -36,6 +36,7 @@ import pandas as pd
 from abcompare.core.errors import AbcompareWarning, TrackingError
 from abcompare.core.naming import mlflow_safe_name
 from abcompare.tracking.layout import LOGGED_ARTIFACTS_TAG, table_file
+from abcompare.tracking.store import open_tracker
 
 #: How long :meth:`ForkedSession.abort` waits for the writer to close the runs before giving up on it.
 ABORT_SECONDS = 120.0
@@ -67,6 +68,7 @@ class Command(Enum):
     COPY = "copy"
     DATASET = "dataset"
     FLUSH = "flush"
+    TRACES = "traces"
     END_RUN = "end_run"
     EXPERIMENT_TAGS = "experiment_tags"
     ABORT = "abort"
@@ -101,7 +103,6 @@ class RunWriter:
         owner: dict[str, str],
         experiment_tags: Mapping[str, str],
     ) -> None:
-        from abcompare.tracking.store import open_tracker
 
         self.tracker = open_tracker(uri, experiment, artifact_location, owner=owner)
         self.tracker.set_experiment_tags(experiment_tags)
@@ -177,6 +178,10 @@ class RunWriter:
     def dataset(self, handle: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         self.tracker.log_dataset(self.run_ids[handle], frame, name=name, source=source, digest=digest)
 
+    def traces(self, handle: str, records: list[dict[str, Any]]) -> None:
+        """Traces of the run of ``handle`` (plain records: :mod:`abcompare.tracking.traces`)."""
+        self.tracker.log_traces(self.run_ids[handle], records)
+
     def flush(self, handle: str) -> None:
         """Send what the run has so far: its batch and its staged artifacts (the run stays open)."""
         run_id = self.run_ids[handle]
@@ -224,6 +229,7 @@ CALLS: dict[Command, Callable[..., Any]] = {
     Command.COPY: RunWriter.copy,
     Command.DATASET: RunWriter.dataset,
     Command.FLUSH: RunWriter.flush,
+    Command.TRACES: RunWriter.traces,
     Command.END_RUN: RunWriter.end_run,
     Command.EXPERIMENT_TAGS: RunWriter.experiment_tags,
 }

@@ -310,7 +310,9 @@ def test_a_null_for_a_required_setting_of_the_other_sections_names_the_key(tmp_p
     for path in required:
         key = ".".join(path)
         with pytest.raises(ConfigError) as info:
-            load_config(file, [f"{key}=null"])
+            # an optional section (judge) absent from the file is given its one required setting first
+            given = ["judge.provider=python"] if path[0] == "judge" and path != ("judge", "provider") else []
+            load_config(file, [*given, f"{key}=null"])
         assert (info.value.field, info.value.message[:22]) == (key, "null is not a value of"), key
 
 
@@ -319,6 +321,8 @@ def test_a_null_for_a_required_setting_of_the_other_sections_names_the_key(tmp_p
 
 #: Settings whose None stands for a documented default (the schema's descriptions).
 NONE_MEANS = {("evaluation", "primary_metric"): "ndcg@10"}  # "Default: ndcg@10 when nDCG and cutoff 10..."
+#: Optional settings a provider of the judge needs: null is refused there, naming what it needs.
+NEEDED_BY_ITS_PROVIDER = {("judge", "base_url"), ("judge", "name"), ("judge", "path")}
 
 
 def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
@@ -348,10 +352,33 @@ def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
             "execution": {"backend": "ray", "address": "auto", "num_gpus_per_encoder": 1, "encoders": 2},
         },
         {**common, "execution": {"backend": "ray", "num_cpus": 2}},
+        # one judge per provider: each refuses another provider's settings
+        {
+            **common,
+            "judge": {"provider": "transformers", "model": "m", "gguf_file": "m.gguf", "min_agreement": 0.5},
+        },
+        {
+            **common,
+            "judge": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "depth": 5},
+        },
+        {
+            **common,
+            "judge": {
+                "provider": "openai",
+                "model": "m",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key_env": "JUDGE_KEY",
+            },
+        },
+        {**common, "judge": {"provider": "python", "name": "j"}},
+        {**common, "judge": {"provider": "file", "path": str(tmp_path / "labels.jsonl")}},
     ]
 
 
-def test_a_null_given_with_set_is_none_in_every_other_section(tmp_path: Path) -> None:
+def test_a_null_given_with_set_is_none_in_every_other_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGE_KEY", "not-a-real-key")  # the openai judge's key variable must be set
     bases = other_sections(tmp_path)
     optional = [
         path
@@ -372,6 +399,10 @@ def test_a_null_given_with_set_is_none_in_every_other_section(tmp_path: Path) ->
             "treatments": {"t": {"depth": 5}},
         }
         file.write_text(yaml.safe_dump(document))
+        if path in NEEDED_BY_ITS_PROVIDER:  # the only provider that reads it cannot do without it
+            with pytest.raises(ConfigError, match="needs " + path[-1]):
+                load_config(file, [f"{'.'.join(path)}=null"])
+            continue
         config = load_config(file, [f"{'.'.join(path)}=null"])
         value = get(config.model_dump(mode="json"), path)
         assert value == NONE_MEANS.get(path), ".".join(path)

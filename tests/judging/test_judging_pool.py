@@ -11,8 +11,10 @@ from support.configs import MINIMAL
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
+from abcompare.data.pooling import read_pool
+from abcompare.judging.prompt import PROMPT_VERSION
 from abcompare.judging.stage import judge_pool
-from abcompare.runner import pool_unjudged_hits
+from abcompare.runner import pool_to_file, pool_unjudged_hits
 
 pytestmark = pytest.mark.slow
 
@@ -46,3 +48,40 @@ def test_judging_the_pool_needs_a_judge(tmp_path: Path) -> None:
     path.write_text(MINIMAL)
     with pytest.raises(ConfigError, match="no judge"):
         judge_pool(load_config(path), pd.DataFrame())
+
+
+def test_the_pool_file_says_which_hits_the_judge_graded_and_never_reads_its_grades_back(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        MINIMAL + "tracking: {enabled: false}\njudge: {provider: python, name: length, max_pairs: 3}\n"
+    )
+    config = load_config(path, [f"cache_dir={tmp_path}"])
+
+    def by_length(query_text: str, hit_text: str) -> int:
+        return min(3, len(hit_text) // 200)
+
+    out = tmp_path / "pool.csv"
+    pool_to_file(config, out, depth=5, judges={"length": by_length})
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(written.columns[-2:]) == ["judge_grade", "judged_by"]
+    first, rest = written.head(3), written.iloc[3:]
+    assert first["judge_grade"].astype(int).tolist() == [min(3, len(t) // 200) for t in first["text"]]
+    assert set(first["judged_by"]) == {f"python:length ({PROMPT_VERSION})"}
+    assert (rest["judge_grade"] == "").all() and (rest["judged_by"] == "").all()
+    assert (written["grade"] == "").all(), "people's column is left for people"
+    written.loc[written.index[4], "grade"] = "2"  # an annotator grades one hit the judge did not
+    written.to_csv(out, index=False)
+    back = read_pool(out)
+    assert back[["query_id", "key", "grade"]].values.tolist() == [
+        [written["query_id"].iloc[4], written["key"].iloc[4], 2]
+    ]
+
+
+def test_pooling_with_a_python_judge_nobody_handed_over_is_refused_before_pooling(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(MINIMAL + "judge: {provider: python, name: length}\n")
+    with pytest.raises(ConfigError, match="nobody handed over") as raised:
+        pool_to_file(load_config(path), tmp_path / "pool.csv")
+    assert raised.value.field == "judge.name" and not (tmp_path / "pool.csv").exists()

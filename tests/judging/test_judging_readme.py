@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.cli import cli_command, cli_env
 from support.environment import SHARED_DIR, require, require_module, skip_unless_ci
-from support.readme import readme_section, shows
+from support.readme import commands_and_output, readme_section, shows
 
 pytestmark = pytest.mark.slow
 
@@ -26,13 +26,7 @@ def shown_commands() -> list[tuple[str, list[str]]]:
     """Each command of the section's bash block with the output lines shown under it (``# ...``)."""
     block = re.search(r"```bash\n(.*?)```", readme_section(SECTION), re.S)
     assert block, "the README's judge section shows its command as a bash block"
-    steps: list[tuple[str, list[str]]] = []
-    for line in block.group(1).splitlines():
-        if line.startswith("#"):
-            steps[-1][1].append(line.lstrip("#").strip())
-        elif line.strip():
-            steps.append((line, []))
-    return steps
+    return commands_and_output(block.group(1))
 
 
 def test_the_judged_example_prints_what_the_readme_shows_and_logs_the_labels(tmp_path, embedding_cache):

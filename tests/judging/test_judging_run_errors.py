@@ -28,3 +28,16 @@ def test_a_judge_endpoint_that_is_down_is_one_located_error_and_no_run_is_left_r
     with sqlite3.connect(f"file:{tmp_path / 'mlflow.db'}?mode=ro", uri=True) as db:
         statuses = [row[0] for row in db.execute("select status from runs")]
     assert statuses and "RUNNING" not in statuses and "FAILED" in statuses
+
+
+def test_a_python_judge_nobody_handed_over_is_refused_at_its_key_before_any_work(
+    tmp_path: Path, embedding_cache: Path
+) -> None:
+    config = tmp_path / "python-judge.yaml"
+    config.write_text(MINIMAL + "judge: {provider: python, name: lengthy, max_pairs: 3}\n")
+    result = invoke_cli(["run", str(config)], tmp_path, embedding_cache)
+    assert result.returncode == 2, result.stderr[-2000:]
+    [line] = error_lines(result.stderr)
+    assert str(config) in line and "judge.name" in line and "'lengthy'" in line, line
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "mlflow.db").exists(), "refused before any MLflow store or run was made"

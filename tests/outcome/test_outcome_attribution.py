@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from abcompare.outcome.html import ReportInputs, render
-from abcompare.outcome.rows import verdict_lines
-from abcompare.outcome.sentences import attribution_json, attribution_sentence, description_markdown
+from abcompare.outcome.sentences import attribution_json, attribution_sentence
 from abcompare.outcome.svg import PART_COLOURS, attribution_svg
+from abcompare.outcome.verdicts import description_markdown, verdict_lines
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i}" for i in range(8)], name="query_id")

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
-from abcompare.outcome.sentences import pooled_sentence, pooled_sentence_parts
+from abcompare.outcome.pooled_sentences import pooled_sentence, pooled_sentence_parts
 from abcompare.outcome.svg import VERDICT_COLOURS, collections_forest_svg
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
 

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from abcompare.outcome.rows import format_bytes, format_duration, format_ratio, verdict_lines
+from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
 from abcompare.outcome.sentences import cost_json, cost_sentence
+from abcompare.outcome.verdicts import verdict_lines
 from abcompare.stats.cost import cost_table
 
 

@@ -12,8 +12,8 @@ import pytest
 from abcompare.outcome.gate import FAIL_ON, failing_treatments
 from abcompare.outcome.html import ReportInputs
 from abcompare.outcome.markdown import summary_markdown
-from abcompare.outcome.rows import verdict_lines
 from abcompare.outcome.sentences import as_json, gate_sentence, non_inferiority_sentence, verdict_sentence
+from abcompare.outcome.verdicts import verdict_lines
 from abcompare.stats.comparison import paired_comparison
 
 RNG = np.random.default_rng(7)
@@ -125,7 +125,7 @@ def test_the_description_and_report_html_carry_the_non_inferiority_line(table: p
     from html import escape
 
     from abcompare.outcome.html import render
-    from abcompare.outcome.sentences import description_markdown
+    from abcompare.outcome.verdicts import description_markdown
 
     sentence = non_inferiority_sentence(table, "same")
     assert f"\n\n{sentence}\n\n" in description_markdown(table, context="toy")  # its own paragraph

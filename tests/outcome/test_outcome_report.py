@@ -14,7 +14,7 @@ import pytest
 from abcompare.outcome.console import treatments_alignment
 from abcompare.outcome.html import HITS_SHOWN, ReportInputs, deciding_depth, render
 from abcompare.outcome.rows import judged_line
-from abcompare.outcome.sentences import description_markdown
+from abcompare.outcome.verdicts import description_markdown
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i:02d}" for i in range(20)], name="query_id")

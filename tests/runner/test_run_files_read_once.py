@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from support.cli import REPO, error_lines, invoke_cli
+from support.clock import pause
 
 from abcompare.config import load_config
 from abcompare.core.errors import DataError
@@ -84,7 +84,7 @@ class Feeder:
                 os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
             except OSError:  # ENXIO: no reader
                 return
-            time.sleep(0.02)
+            pause(0.02)
 
     def close(self) -> None:
         self.stop.set()

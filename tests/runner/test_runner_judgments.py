@@ -18,7 +18,7 @@ from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines, invo
 from support.configs import cranfield_bm25
 from support.environment import require_module
 from support.frames import qrels_dict
-from support.readme import doc_section, readme_match, shows
+from support.readme import commands_and_output, doc_section, readme_match, shows
 
 from abcompare.data.annotations import read_annotations
 from abcompare.evaluation.batch import evaluate_run
@@ -210,13 +210,7 @@ def readme_loop() -> list[tuple[str, list[str]]]:
     section = doc_section("docs/judgments.md", "Incomplete judgments: unjudged hits and pooling")
     block = re.search(r"\*\*The loop on the shipped example\.\*\*.*?```bash\n(.*?)```", section, re.S)
     assert block, "README shows the loop on the shipped example as a bash block"
-    steps: list[tuple[str, list[str]]] = []
-    for line in block.group(1).splitlines():
-        if line.startswith("#"):
-            steps[-1][1].append(line.lstrip("#").strip())
-        elif line.strip():
-            steps.append((line, []))
-    return steps
+    return commands_and_output(block.group(1))
 
 
 def as_argv(command: str, folder: Path) -> list[str]:

@@ -111,3 +111,14 @@ def shows(expected: str, output: str) -> bool:
     ``...`` stands for any text and any run of whitespace for any other."""
     pattern = ".*?".join(re.escape(" ".join(part.split())) for part in expected.split("..."))
     return re.search(pattern, " ".join(output.split())) is not None
+
+
+def commands_and_output(block: str) -> list[tuple[str, list[str]]]:
+    """A shell block's commands, each with the output lines shown under it as ``# ...`` comments."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("#"):
+            steps[-1][1].append(line.lstrip("#").strip())
+        elif line.strip():
+            steps.append((line, []))
+    return steps

@@ -6,13 +6,14 @@ collection fails half-way.
 
 The comparison is a real one (BM25 against BM25 with another k1 on the bundled example, two query subsets),
 run once by ``run_comparison`` with its writers forked, as ``abcompare run`` does. The faults replay its
-collections through the very calls the runner makes (``open_logger(..., nested=top.nested(name))``,
-``log_variant``, ``log_comparison``, ``finish``, ``record``), failing one half-way.
+collections through the very calls the runner makes (``tracking_session``, ``collection(name)``,
+``log_variant``, ``log_comparison``, ``experiment``), failing one half-way.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -22,18 +23,12 @@ from support.cli import REPO, invoke_cli
 
 from abcompare.config import load_config
 from abcompare.data.experiment import load_dataset_for_experiment
-from abcompare.outcome.results import CollectionsResult, ComparisonResult
-from abcompare.outcome.sentences import pooled_sentence
+from abcompare.outcome.pooled_sentences import pooled_sentence
+from abcompare.outcome.results import Comparison, ComparisonResult
 from abcompare.runner import run_comparison
 from abcompare.tracking import layout as L
 from abcompare.tracking.artifacts import comparison_files, variant_files
-from abcompare.tracking.lifecycle import (
-    closing_runs,
-    open_collections_logger,
-    open_logger,
-    record,
-    record_collections,
-)
+from abcompare.tracking.lifecycle import Part, tracking_session
 from abcompare.tracking.reader import (
     LoadedCollections,
     LoadedComparison,
@@ -79,7 +74,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory):
     result = run_comparison(
         tracked(config, uri, "collections", folder), config_path=path, background_tracking=True
     )
-    assert isinstance(result, CollectionsResult)
+    assert isinstance(result, ComparisonResult) and result.pooled is not None
     return path, uri, folder, result
 
 
@@ -98,57 +93,45 @@ def tracked(config, uri: str, experiment: str, folder: Path):
     return config.model_copy(update={"tracking": tracking})
 
 
-def log_collection(result: ComparisonResult, config_path: Path, scratch: Path, nested, *, fail_after=None,
-                   background=False) -> None:  # fmt: skip
+def log_collection(result: Comparison, logger, scratch: Path, *, fail_after=None) -> None:
     """One collection's comparison logged as the runner logs it (``fail_after``: raise that exception after
     the control's run, as a comparison failing half-way would)."""
-    from abcompare.data.experiment import load_dataset_for_experiment
-
     config = result.config
-    dataset = load_dataset_for_experiment(config.dataset)
-    logger = open_logger(config, config_path, dataset, scratch, background=background, nested=nested)
-    with closing_runs(logger.abort):
-        logger.start()
-        for name, variant in config.variants().items():
-            outcome = result.variants[name]
-            settings = variant.model_dump(mode="json", exclude_none=True)
-            logger.log_variant(outcome, settings, variant_files(config, outcome, scratch))
-            if fail_after is not None:
-                raise fail_after
-        logger.log_comparison(result, comparison_files(result, logger.part_of()))
-        recorded = logger.finish()
-    record(result, recorded, logger)
+    for name, variant in config.variants().items():
+        outcome = result.variants[name]
+        settings = variant.model_dump(mode="json", exclude_none=True)
+        logger.log_variant(outcome, settings, variant_files(config, outcome, scratch))
+        if fail_after is not None:
+            raise fail_after
+    logger.log_comparison(result, comparison_files(result, logger.part_of()))
 
 
 def log_all(compared, uri: str, experiment: str, folder: Path, *, fail_in=None, error=None, background=False):
-    """The whole comparison logged as the runner logs it; ``fail_in``: the collection that raises ``error``
-    half-way. Returns the result (whose run ids ``record_collections`` filled) and the top logger."""
+    """The whole comparison logged as the runner logs it, in one tracking session; ``fail_in``: the
+    collection that raises ``error`` half-way. Returns the result with where it was recorded."""
     path, config, results, pooled, per_collection = compared
     config = tracked(config, uri, experiment, folder)
-    collections = {}
-    for name, r in results.items():
-        copy = ComparisonResult(**{**r.__dict__, "config": tracked(r.config, uri, experiment, folder)})
-        collections[name] = copy
+    collections = {
+        name: replace(r, config=tracked(r.config, uri, experiment, folder)) for name, r in results.items()
+    }
     scratch = folder / "scratch"
-    scratch.mkdir(exist_ok=True)
-    top = open_collections_logger(config, path, scratch, background=background)
-    result = None
-    with closing_runs(top.abort):
-        top.start({name: load_dataset_for_experiment(r.config.dataset) for name, r in collections.items()})
+    parts = {
+        name: Part(r.config, load_dataset_for_experiment(r.config.dataset), scratch / name)
+        for name, r in collections.items()
+    }
+    for part in parts.values():
+        part.scratch.mkdir(parents=True, exist_ok=True)
+    with tracking_session(config, path, parts, scratch, background=background) as log:
         for name, r in collections.items():
             failing = error if name == fail_in else None
-            log_collection(
-                r, path, scratch / name, top.nested(name), fail_after=failing, background=background
-            )
-        result = CollectionsResult(
+            with log.collection(name) as logger:
+                log_collection(r, logger, parts[name].scratch, fail_after=failing)
+        result = ComparisonResult(
             config=config, primary_metric=PRIMARY, collections=collections, pooled=pooled,
             per_collection=per_collection, weighting=config.significance.pooling,
-            collection_run_ids={n: r.parent_run_id for n, r in collections.items()},
         )  # fmt: skip
-        top.log_collections(result)
-        recorded = top.finish()
-    record_collections(result, recorded, top)
-    return result, top
+        log.experiment(result)
+    return replace(result, where=log.where)
 
 
 @pytest.fixture(scope="module")

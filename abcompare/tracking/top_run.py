@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.core.vocabulary import VERDICT_CODE
+from abcompare.outcome.markdown import pooled_markdown
+from abcompare.outcome.view import PooledView
+from abcompare.tracking.artifacts import collections_files
 from abcompare.tracking.layout import (
     CODE_VERSION_TAG,
     COMPARISON_TAG,
     CONFIG_DIR,
     CONFIG_HASH_TAG,
-    EXPERIMENT_KIND,
-    EXPERIMENT_KIND_TAG,
     N_QUERIES_METRIC,
     NOTE_TAG,
     PER_COLLECTION_FIELDS,
@@ -50,12 +51,20 @@ from abcompare.tracking.layout import (
     pooled_key,
     run_url,
     verdict_tag,
+    view_url,
 )
-from abcompare.tracking.store import UNRECORDED, flatten, owner_tags
+from abcompare.tracking.logger import (
+    _header_width,
+    headline_view,
+    non_inferiority_figures,
+    open_store,
+    stamped,
+)
+from abcompare.tracking.store import UNRECORDED, flatten, ui_command
 from abcompare.tracking.writer import Command, RecordedRuns, open_session
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import CollectionsResult
+    from abcompare.outcome.results import ComparisonResult
 
 #: The top run's handle in its writer session.
 TOP = "collections"
@@ -72,30 +81,7 @@ class Nesting:
     part_of: tuple[str, str] | None = None
 
 
-class NullCollectionsLogger:
-    """Tracking is off: nothing is recorded, and the collections' comparisons are not nested."""
-
-    background = False
-
-    def start(self, datasets: Mapping[str, Any] | None = None) -> None:
-        pass
-
-    def nested(self, collection: str) -> Nesting | None:
-        return None
-
-    def log_collections(
-        self, result: CollectionsResult, files: Mapping[str, str | Path] | None = None
-    ) -> None:
-        pass
-
-    def finish(self) -> RecordedRuns | None:
-        return None
-
-    def abort(self, status: str) -> None:
-        pass
-
-
-class CollectionsLogger:
+class TopRunLogger:
     """Logs the top run of a comparison across collections: the runner calls :meth:`start`, hands
     :meth:`nested` to each collection's logger, then :meth:`log_collections` and :meth:`finish` (or
     :meth:`abort` when something failed: the collections that finished stay FINISHED, the top run is
@@ -119,29 +105,21 @@ class CollectionsLogger:
     def run_name(self) -> str:
         """The top run's name: the comparison's name and when it started."""
         base = self.config.tracking.run_name or self.config.name
-        return f"{base} {self.started:%Y-%m-%d %H:%M:%S}"
+        return stamped(base, self.started)
 
     def start(self, datasets: Mapping[str, Any] | None = None) -> None:
         """Open the store and the top run, log the settings, the config and each collection's query set
         (``datasets``, by collection: MLflow dataset inputs, as a one-collection comparison logs its own),
         and wait until the run exists (its id is what each collection's comparison is nested under)."""
         cfg = self.config
-        tracking = cfg.tracking
-        self._send(
-            Command.OPEN,
-            tracking.uri,
-            tracking.experiment,
-            tracking.artifact_location,
-            owner_tags(),
-            {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-        )
+        open_store(self._send, cfg.tracking)
         tags = {
             CONFIG_HASH_TAG: self.config_hash,
             CODE_VERSION_TAG: self.version,
             COMPARISON_TAG: cfg.name,
             ROLE_TAG: ROLE_COLLECTIONS,
             PRIMARY_METRIC_TAG: cfg.evaluation.primary_metric,
-            **tracking.tags,
+            **cfg.tracking.tags,
         }
         self._send(Command.START_RUN, TOP, self.run_name(), tags, description=cfg.description)
         self._send(Command.LOG, TOP, params=flatten(collections_settings(cfg)))
@@ -179,7 +157,6 @@ class CollectionsLogger:
     def links(self, run_ids: Mapping[str, str]) -> dict[str, str]:
         """Each run's page in MLflow's UI (``workflowType=machine_learning``, as every link abcompare
         writes), by the same keys."""
-        from abcompare.tracking.store import ui_command
 
         if self.where is None:
             return {}
@@ -187,18 +164,20 @@ class CollectionsLogger:
         return {key: run_url(base, self.where.experiment_id, run_id) for key, run_id in run_ids.items()}
 
     def log_collections(
-        self, result: CollectionsResult, files: Mapping[str, str | Path] | None = None
+        self,
+        result: ComparisonResult,
+        run_ids: Mapping[str, str],
+        files: Mapping[str, str | Path] | None = None,
     ) -> None:
         """The top run: the pooled figures and each collection's, the two tables, the verdict tags, the
         description, and the files (``tracking.artifacts.collections_files``: the forest, ``report.html``;
-        made here from the result when ``files`` is None)."""
-        from abcompare.tracking.artifacts import collections_files
+        made here from the view when ``files`` is None). The view is built once, here."""
 
-        run_ids = collection_run_ids(result)
+        view = PooledView.from_result(result, self.links(run_ids))
         if files is None:
-            files = collections_files(result, self.links(run_ids))
-        sentences = pooled_sentences(result)
-        markdown = collections_markdown(result)
+            files = collections_files(result.config, view)
+        sentences = dict(view.sentences)
+        markdown = pooled_markdown(view)
         tags = {NOTE_TAG: markdown, VERDICT_TAG: "\n".join(sentences.values())}
         tags.update({verdict_tag(name): sentence for name, sentence in sentences.items()})
         self._send(Command.LOG, TOP, metrics=collections_metrics(result), tags=tags)
@@ -242,22 +221,14 @@ def collections_settings(config: Any) -> dict[str, Any]:
     }
 
 
-def collection_run_ids(result: CollectionsResult) -> dict[str, str]:
-    """Each collection's own comparison run, by collection (the result's, else each collection's)."""
-    if result.collection_run_ids:
-        return dict(result.collection_run_ids)
-    return {name: c.parent_run_id for name, c in result.collections.items() if c.parent_run_id is not None}
-
-
 def _code(verdict: Any) -> float:
     return float(VERDICT_CODE.get(str(verdict), 0))
 
 
-def collections_metrics(result: CollectionsResult) -> dict[str, float]:
+def collections_metrics(result: ComparisonResult) -> dict[str, float]:
     """The top run's metrics in the order its run page lists them: each treatment's pooled figures (with
     a margin, its pooled non-inferiority test's), then its meta-analysis and counts, then each collection's
     primary figures; as computed (every digit)."""
-    from abcompare.tracking.logger import non_inferiority_figures
 
     metrics: dict[str, float] = {}
     pooled = result.pooled
@@ -282,11 +253,10 @@ def collections_metrics(result: CollectionsResult) -> dict[str, float]:
     return metrics
 
 
-def collections_view(result: CollectionsResult) -> dict[str, Any]:
+def collections_view(result: ComparisonResult) -> dict[str, Any]:
     """The runs table's headline columns (``logger.headline_view``, which each collection's comparison
     also sets) with the pooled delta and adjusted p of the first treatments first: the top run's row
     answers the question, the nested rows keep their own columns."""
-    from abcompare.tracking.logger import _header_width, headline_view
 
     first = next(iter(result.collections.values()))
     view = headline_view(first)
@@ -302,43 +272,19 @@ def collections_view(result: CollectionsResult) -> dict[str, Any]:
     return view
 
 
-def pooled_sentences(result: CollectionsResult) -> dict[str, str]:
-    """Each treatment's pooled verdict sentence (``outcome.sentences``), in config order."""
-    from abcompare.outcome.sentences import pooled_sentence
+def top_run_lines(recorded: RecordedRuns, top: TopRunLogger, run_ids: Mapping[str, str]) -> list[str]:
+    """Where a comparison across collections was recorded, for the console: the top run, each collection's
+    run, the top run's page and how to open the runs view."""
 
-    return {
-        str(name): pooled_sentence(result.pooled, result.per_collection, str(name))
-        for name in result.pooled["treatment"]
-    }
-
-
-def collections_markdown(result: CollectionsResult) -> str:
-    """The top run's description: each treatment's pooled sentence, what was compared, and the
-    per-collection table (collection, queries, delta [interval], p adjusted, verdict)."""
-    from abcompare.outcome.html import per_collection_markdown
-    from abcompare.outcome.sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
-
-    cfg = result.config
-    names = ", ".join(f"`{name}`" for name in result.collections)
-    weighting = "equal weight per collection" if result.weighting == "collection" else "weighted by queries"
-    head = f"**{cfg.name}**: {cfg.description}".rstrip(": ")
-    context = (
-        f"{head}. Across {len(result.collections)} collections ({names}), primary metric "
-        f"`{result.primary_metric}`, pooled with {weighting}."
-    ).replace(".. ", ". ")
-    # the verdicts first, as a comparison's description opens with its verdict: MLflow shows a description's
-    # first lines and fades the rest behind "Show more"
-    parts = []
-    for name in result.pooled["treatment"]:
-        treatment = str(name)
-        verdict, rest = pooled_sentence_parts(result.pooled, result.per_collection, treatment)
-        parts.append(f"- **{verdict}**{rest}")  # the verdict in bold, as a comparison's description sets it
-        non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
-        if non_inferiority:
-            parts.append(f"  {non_inferiority}")
-    parts.append("")
-    parts += [context, ""]
-    for treatment in result.pooled["treatment"]:
-        parts += [f"**{treatment}** vs control on `{result.primary_metric}`, per collection:", ""]
-        parts += [per_collection_markdown(result.per_collection, result.pooled, str(treatment)), ""]
-    return "\n".join(parts)
+    parent = recorded.run_ids.get(TOP)
+    links = top.links({TOP: parent, **run_ids})
+    lines = [
+        f"MLflow: experiment {top.config.tracking.experiment}, run {top.run_name()} "
+        f"({parent}), one nested comparison per collection"
+    ]
+    lines += [f"  {name}: {run_id}" for name, run_id in run_ids.items()]
+    lines.append(f"  the whole comparison: {links.get(TOP, '')}")
+    command, base = ui_command(recorded.uri)
+    url = view_url(base, recorded.experiment_id)
+    lines.append(f"View: {command}, then open {url}" if command else f"View: {url}")
+    return lines

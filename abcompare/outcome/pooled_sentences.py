@@ -1,0 +1,95 @@
+"""The verdict across several collections in words, from ``stats.pooled.pooled_comparison``'s two tables:
+each treatment's pooled sentence (in two parts, for a view that sets the verdict in bold) and its pooled
+non-inferiority line; the clauses they share with a comparison's sentences are
+:mod:`abcompare.outcome.sentences`'."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_CORRECTION, NO_DIFFERENCE, WORSE, plural
+from abcompare.outcome.sentences import (
+    _correction_note,
+    _family_note,
+    _lower_bound,
+    _non_inferiority_clause,
+    _p_clause,
+    format_change,
+)
+
+#: The order the per-collection verdicts are listed in a pooled sentence.
+_COLLECTION_VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)
+
+
+def _collections_clause(verdict: str, names: Sequence[str]) -> str:
+    """``better on 3 (scifact, hr-docs, cisi)``, ``no significant difference on cranfield``."""
+    listed = ", ".join(names)
+    return f"{verdict} on {listed}" if len(names) == 1 else f"{verdict} on {len(names)} ({listed})"
+
+
+def pooled_non_inferiority_sentence(pooled: pd.DataFrame, treatment: str) -> str:
+    """The pooled non-inferiority test's line under the pooled verdict ('' without a margin), e.g.
+
+    ``Non-inferiority across 4 collections: non-inferior on ndcg@10 at margin 0.01, p = 0.003 (one-sided
+    stratified permutation test of pooled delta > -0.01).``
+    """
+    margin = pooled.attrs.get("non_inferiority_margin")
+    rows = pooled[pooled["treatment"] == treatment]
+    if margin is None or rows.empty or "non_inferiority" not in rows:
+        return ""
+    row = rows.iloc[0]
+    correction = str(pooled.attrs.get("non_inferiority_correction", NO_CORRECTION))
+    note = _correction_note(correction, len(pooled), "treatments")
+    test = f"one-sided stratified permutation test of pooled delta > {_lower_bound(margin)}"
+    collections = plural(int(row["collections"]), "collection")
+    return f"Non-inferiority across {collections}: {_non_inferiority_clause(row, margin, test, note)}"
+
+
+def pooled_sentence(pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str) -> str:
+    """The verdict across collections for one treatment (``stats.pooled.pooled_comparison``'s tables), e.g.
+
+    ``Verdict hybrid across 4 collections: better on ndcg@10, +0.024 [0.011, 0.038], p = 0.001 (stratified
+    permutation); better on 3 (scifact, hr-docs, cisi), no significant difference on cranfield;
+    heterogeneity I² = 41%.``
+
+    The p-value is the pooled one adjusted over the treatments (the note says how, for several). When
+    some collections are significantly better and others significantly worse, the sentence says so first
+    and lists the others after the pooled figures. I² is left out where it is undefined (one collection).
+    """
+    return "".join(pooled_sentence_parts(pooled, per_collection, treatment))
+
+
+def pooled_sentence_parts(
+    pooled: pd.DataFrame, per_collection: pd.DataFrame, treatment: str
+) -> tuple[str, str]:
+    """:func:`pooled_sentence` in two parts: the verdict (through the pooled figures and p, which a view may
+    set in bold, as :func:`verdict_parts` splits a comparison's) and what follows it."""
+    rows = pooled[pooled["treatment"] == treatment]
+    if rows.empty:
+        return f"Verdict {treatment}: not compared across the collections", "."
+    row = rows.iloc[0]
+    mine = per_collection[per_collection["treatment"] == treatment]
+    by_verdict = {
+        v: list(mine.loc[mine["verdict"] == v, "collection"].astype(str)) for v in _COLLECTION_VERDICTS
+    }
+    change = format_change(float(row["delta"]), None, float(row["ci_low"]), float(row["ci_high"]))
+    note = _family_note(pooled, len(pooled), "treatments")
+    test = str(pooled.attrs.get("test", "stratified permutation"))
+    p = f"{_p_clause(row['p_adjusted'])} ({test}{', ' + note if note else ''})"
+    figures = f"{row['verdict']} on {row['metric']}, {change}, {p}"
+    head = f"Verdict {treatment} across {plural(int(row['collections']), 'collection')}: "
+    if bool(row["disagree"]):
+        better, worse = (_collections_clause(v, by_verdict[v]) for v in (BETTER, WORSE))
+        rest = [_collections_clause(v, by_verdict[v]) for v in (NO_DIFFERENCE, INCONCLUSIVE) if by_verdict[v]]
+        verdict = f"{head}the collections disagree, {better} but {worse}; pooled, {figures}"
+    else:
+        rest = [_collections_clause(v, by_verdict[v]) for v in _COLLECTION_VERDICTS if by_verdict[v]]
+        verdict = head + figures
+    after = "; " + ", ".join(rest) if rest else ""
+    i2 = row["i2"]
+    if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
+        after += f"; heterogeneity I² = {float(i2):.0%}"
+    return verdict, after + "."

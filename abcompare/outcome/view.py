@@ -1,0 +1,164 @@
+"""What a comparison shows, built once: the view every page reads (``report.html``, the Markdown job
+summary), written to ``result.json`` by :meth:`to_json` and read back by :meth:`from_json` (with the tables
+``load_comparison`` reads), so a fresh result and one read back from MLflow render the same.
+
+An experiment's view is each collection's :class:`ComparisonView` and, across several collections, the
+:class:`PooledView` of its top run (the pooled verdicts, the per-collection table). The views hold plain
+tables and values; the renderers only render them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
+from abcompare.outcome.sentences import tuned_sentence, verdict_notes
+
+if TYPE_CHECKING:
+    from abcompare.outcome.results import Comparison, ComparisonResult
+
+
+#: What a view's tables are when read back: a table, the tables by variant, or the ``source`` line.
+_Table = pd.DataFrame | Mapping[str, pd.DataFrame] | str | None
+
+
+@dataclass
+class ComparisonView:
+    """One collection's comparison as its page shows it, as plain tables and values."""
+
+    name: str
+    description: str
+    dataset: str
+    n_queries: int
+    level: str
+    convention: str
+    comparison: pd.DataFrame  # the statistics table (its ``attrs`` hold the settings)
+    per_query: Mapping[str, pd.DataFrame]  # variant -> per-query metrics, indexed by query id
+    queries: pd.DataFrame  # indexed by query id: text (and group ...)
+    hits: Mapping[str, pd.DataFrame] = field(default_factory=dict)  # variant -> run table with ``grade``
+    relevance_threshold: float = 1
+    judged: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # variant -> cutoff, mean_judged
+    judgment_warnings: Sequence[str] = ()
+    judgments_relevant_only: bool = False  # no judgment below the threshold: unjudged means not relevant
+    tuned_sentence: str | None = None
+    grid: pd.DataFrame | None = None
+    grid_settings: Sequence[str] = ()
+    control_seconds_per_query: float | None = None
+    cost: pd.DataFrame | None = None  # what each variant costs (stats.cost.cost_table), beside each verdict
+    source: str = ""  # where it was recorded (run id), for the footer
+    focus: Sequence[str] = ()  # the treatments whose wins and losses are shown (default: the first few)
+    attribution: pd.DataFrame | None = None  # where each change comes from, per (treatment, metric)
+    attribution_per_query: pd.DataFrame | None = None  # the same per query
+    #: Lines under each treatment's verdict (``outcome.sentences.verdict_notes``): the unjudged hits'
+    #: range, the queries needed.
+    notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: A collection's comparison: the comparison across collections it is part of, ``(name, link)`` (its
+    #: top run's page), so the page leads back to the pooled verdict.
+    part_of: tuple[str, str] | None = None
+
+    #: The fields :meth:`to_json` writes: every one that is not a table.
+    VALUES = (
+        "name", "description", "dataset", "n_queries", "level", "convention", "relevance_threshold", "judged",
+        "judgment_warnings", "judgments_relevant_only", "tuned_sentence", "grid_settings",
+        "control_seconds_per_query", "focus", "notes", "part_of",
+    )  # fmt: skip
+
+    @classmethod
+    def from_result(cls, result: Comparison, part_of: tuple[str, str] | None = None) -> ComparisonView:
+        """The view of a fresh comparison (``part_of``: the comparison across collections it belongs to)."""
+
+        cfg = result.config
+        queries = result.queries.set_index("query_id") if result.queries is not None else pd.DataFrame()
+        return cls(
+            name=cfg.name, description=cfg.description or "", dataset=result.dataset_name,
+            n_queries=result.n_queries, level=cfg.dataset.level, convention=cfg.evaluation.convention,
+            comparison=result.comparison, per_query=result.per_query, queries=queries,
+            hits={name: outcome.run for name, outcome in result.variants.items()},
+            relevance_threshold=cfg.evaluation.relevance_threshold,
+            judged={name: asdict(coverage) for name, coverage in result.judged.items()},
+            judgment_warnings=list(result.judgment_warnings),
+            judgments_relevant_only=result.judgments_relevant_only,
+            tuned_sentence=tuned_sentence(result.tuned) if result.tuned is not None else None,
+            grid=result.grid, grid_settings=cfg.sweep_plan.swept_settings if cfg.sweep_plan else [],
+            control_seconds_per_query=result.variants["control"].efficiency.get("efficiency.seconds_per_query"),
+            focus=[result.tuned.most_chosen] if result.tuned is not None else [],
+            attribution=result.attribution, attribution_per_query=result.attribution_per_query,
+            notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
+            cost=result.cost, part_of=part_of,
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """The values (not the tables) as JSON-ready data: what ``result.json`` stores."""
+        data = {key: getattr(self, key) for key in self.VALUES}
+        data["judged"] = {k: dict(v) for k, v in self.judged.items()}
+        data["notes"] = {name: list(lines) for name, lines in self.notes.items()}
+        for key in ("judgment_warnings", "grid_settings", "focus"):
+            data[key] = list(data[key])
+        data["part_of"] = list(self.part_of) if self.part_of is not None else None
+        return data
+
+    @classmethod
+    def from_json(
+        cls, data: Mapping[str, Any], **tables: pd.DataFrame | Mapping[str, pd.DataFrame] | str | None
+    ) -> ComparisonView:
+        """The view from :meth:`to_json`'s values and the tables read back (``comparison``, ``per_query``,
+        ``queries``, ``hits``, ``grid``, ``cost``, ``attribution``, ``attribution_per_query``, ``source``)."""
+        values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
+        values["n_queries"] = int(values["n_queries"])
+        values["relevance_threshold"] = float(values.get("relevance_threshold", 1))
+        values["judgments_relevant_only"] = bool(values.get("judgments_relevant_only", False))
+        if values.get("part_of"):
+            values["part_of"] = tuple(values["part_of"])
+        values.setdefault("description", "")
+        return cls(**values, **tables)
+
+
+@dataclass
+class PooledView:
+    """The top run's page across several collections: the pooled verdicts, the forest of the collections,
+    the per-collection table linking to each collection's own run."""
+
+    name: str
+    description: str
+    primary_metric: str
+    weighting: str  # "collection" (equal weight per collection) | "per_query"
+    pooled: pd.DataFrame  # stats.pooled.pooled_comparison: one row per treatment
+    per_collection: pd.DataFrame  # one row per (collection, treatment)
+    sentences: Mapping[str, str]  # treatment -> the pooled verdict sentence
+    links: Mapping[str, str] = field(default_factory=dict)  # collection -> its comparison run's page
+    source: str = ""  # where it was recorded (the top run's id), for the footer
+    #: treatment -> the pooled non-inferiority line (with a margin only)
+    non_inferiority: Mapping[str, str] = field(default_factory=dict)
+
+    VALUES = ("name", "description", "primary_metric", "weighting", "sentences", "links", "non_inferiority")
+
+    @classmethod
+    def from_result(cls, result: ComparisonResult, links: Mapping[str, str]) -> PooledView:
+        """The view of a fresh comparison across collections; ``links``: each collection's run page."""
+
+        cfg, pooled, per_collection = result.config, result.pooled, result.per_collection
+        names = [str(name) for name in pooled["treatment"]]
+        sentences = {name: pooled_sentence(pooled, per_collection, name) for name in names}
+        lines = {name: pooled_non_inferiority_sentence(pooled, name) for name in names}
+        return cls(
+            name=cfg.name, description=cfg.description or "", primary_metric=result.primary_metric,
+            weighting=result.weighting, pooled=pooled, per_collection=per_collection, sentences=sentences,
+            links=dict(links), non_inferiority={name: line for name, line in lines.items() if line},
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """The values (not the tables) as JSON-ready data: what the top run's ``result.json`` stores."""
+        data = {key: getattr(self, key) for key in self.VALUES}
+        return {key: dict(value) if isinstance(value, Mapping) else value for key, value in data.items()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], **tables: pd.DataFrame | str) -> PooledView:
+        """The view from :meth:`to_json`'s values and the tables read back (``pooled``, ``per_collection``,
+        ``source``)."""
+        values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
+        values.setdefault("description", "")
+        return cls(**values, **tables)
