@@ -25,12 +25,14 @@ Generator = Callable[[Query, list[Hit]], Any]
 
 @dataclass
 class GenerationCost:
-    """What generating cost: calls, tokens in and out (when the generator counts them), seconds."""
+    """What generating cost: calls, tokens in and out (when the generator counts them), seconds, and the
+    calls answered from a cache (no tokens, no seconds)."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    cache_hits: int = 0
 
     def as_dict(self) -> dict[str, float | int]:
         return {
@@ -38,6 +40,7 @@ class GenerationCost:
             "generation_prompt_tokens": self.prompt_tokens,
             "generation_completion_tokens": self.completion_tokens,
             "generation_seconds": round(self.seconds, 3),
+            "generation_cache_hits": self.cache_hits,
         }
 
 

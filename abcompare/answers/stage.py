@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.answers.answers_file import read_answers
+from abcompare.answers.cache import AnswerCache
 from abcompare.answers.compare import AnswerComparison, answer_attribution, compare_answers
 from abcompare.answers.errors import AnswerError
 from abcompare.answers.extractive import ExtractiveGenerator
@@ -119,7 +120,7 @@ class AnswersOutcome:
     def _cost_lines(self) -> list[str]:
         out = [
             f"generation cost {name}: {c.calls} calls, {c.prompt_tokens:,} prompt + "
-            f"{c.completion_tokens:,} completion tokens, {c.seconds:.1f} s"
+            f"{c.completion_tokens:,} completion tokens, {c.seconds:.1f} s, {c.cache_hits} from the cache"
             for name, c in self.generation_cost.items()
         ]
         if self.judge_cost is not None:
@@ -284,7 +285,7 @@ def _answers(
             continue
         spec = own.generator if own is not None and own.generator else settings.generator
         reporter.stage(f"answering {len(queries)} queries for {name} with {spec}")
-        generator = _generator(spec, settings, generators)
+        generator = _generator(spec, settings, generators, config.resolved_cache_dir())
         answers[name] = generate_answers(generator, spec, queries, hits, field_name=f"answers.{name}")
     return answers
 
@@ -321,12 +322,15 @@ def _judge(
     return make_judge(settings, config.resolved_cache_dir(), dict(judges or {}))
 
 
-def _generator(spec: str, settings: AnswersSettings, generators: Mapping[str, Generator] | None) -> Generator:
+def _generator(
+    spec: str, settings: AnswersSettings, generators: Mapping[str, Generator] | None, cache_dir: Path
+) -> Generator:
     """The generator ``spec`` names: a shipped one (``extractive``, ``local``) or one handed over."""
     if spec == "extractive":
         return ExtractiveGenerator(settings.n_sentences)
     if spec == "local":
-        return LocalModelGenerator(settings.model, settings.gguf_file, settings.max_new_tokens)
+        cache = AnswerCache(Path(cache_dir) / "answers.sqlite")
+        return LocalModelGenerator(settings.model, settings.gguf_file, settings.max_new_tokens, cache)
     name = spec.removeprefix("python:")
     function = (generators or {}).get(name)
     if function is None:  # check_generators refuses this before any run; a direct call is told here
