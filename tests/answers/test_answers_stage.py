@@ -1,8 +1,9 @@
 """The answers stage inside ``run_comparison`` on the shipped example (configs/answers.yaml, with a Python
 generator handed over for the treatment and no judge, so it runs in seconds): each variant answered from its
 top-k hits, the citation scores compared paired, the lines and the JSON block, the traces under the
-comparison's recorded parent run with the answer metrics logged on it; and the bad inputs of the section:
-a generator nobody handed over, an answers file with a bad line, an unknown generator name in the YAML."""
+comparison's recorded parent run (written by the tracking writer from the stage's records) with the answer
+metrics logged on it; and the bad inputs of the section: a generator nobody handed over (refused before any
+run), an answers file with a bad line, an unknown generator name in the YAML."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def test_the_stage_answers_compares_and_traces_under_the_run(tmp_path: Path) -> 
         found = mlflow.search_traces(
             run_id=result.parent_run_id, return_type="list", locations=[run.info.experiment_id]
         )
-        assert len(found) == 8 == sum(len(t) for t in outcome.traces.values())
+        assert len(found) == 8 == outcome.n_traces  # 4 queries x 2 variants
         assert run.info.status == "FINISHED"
         means = outcome.scores["smollm2"].table["citation_precision"].mean()
         assert run.data.metrics["answers.smollm2.citation_precision"] == pytest.approx(means)
@@ -71,9 +72,14 @@ def test_the_stage_answers_compares_and_traces_under_the_run(tmp_path: Path) -> 
         mlflow.set_tracking_uri(None)
 
 
-def test_a_python_generator_nobody_handed_over_is_one_located_error(tmp_path: Path) -> None:
-    with pytest.raises(AnswerError, match=r"answers.generator: no generator named 'first_hit' was passed"):
-        run_comparison(_config(tmp_path))
+def test_a_python_generator_nobody_handed_over_is_one_located_error_before_any_run(tmp_path: Path) -> None:
+    with pytest.raises(AnswerError) as info:
+        run_comparison(_config(tmp_path), generators={"first": first_hit})
+    assert str(info.value).startswith(
+        f"{CONFIG}: answers.variants.smollm2.generator: names the Python generator 'first_hit', which nobody "
+        "handed over as a callable"
+    )
+    assert not (tmp_path / "mlflow.db").exists()  # refused before the store was opened
 
 
 def test_an_unknown_generator_in_the_yaml_is_refused_at_load(tmp_path: Path) -> None:
@@ -88,3 +94,9 @@ def test_an_answers_file_with_a_bad_line_is_located(tmp_path: Path) -> None:
     with pytest.raises(AnswerError) as info:
         run_comparison(config)
     assert str(info.value).startswith(f"{path}:1: query 'no-such-query' is not in the query set")
+    from mlflow import MlflowClient  # the stage failed inside the tracking session: its runs are closed
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(config.tracking.experiment)
+    statuses = {r.info.status for r in client.search_runs([experiment.experiment_id])}
+    assert statuses == {"FAILED"}
