@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["AnswersOutcome", "Generator", "answers_stage", "check_generators"]
 
 #: MLflow table names of the stage's tables.
-ANSWERS_TABLE = "answers_per_query.json"
-ANSWER_COMPARISON_TABLE = "answers_comparison.json"
+ANSWERS_TABLE = "answers_per_query"
+ANSWER_COMPARISON_TABLE = "answers_comparison"
 
 
 @dataclass
