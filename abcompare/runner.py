@@ -35,13 +35,12 @@ from abcompare.core.progress import Reporter
 from abcompare.core.scratch import scratch_folder
 from abcompare.data.dataset import dataset_line
 from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
-from abcompare.data.levels import apply_level, judged_at_level, with_grades
+from abcompare.data.levels import apply_level, check_run_alignment, judged_at_level, with_grades
 from abcompare.data.pooling import pool_unjudged, write_pool
 from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
 from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.judgments import attach_judged_means, judgment_coverage, lists_relevant_only
 from abcompare.evaluation.measures import judged_columns, metric_columns
-from abcompare.evaluation.per_query import per_query_metrics
 from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
 from abcompare.execution import open_executor
 from abcompare.execution.base import precomputed_run
@@ -356,7 +355,9 @@ def _judge_variant(
         hits, annotations, report = judged_at_level(
             produced.run, dataset, config.dataset.level, **evaluation.alignment_options()
         )
-        per_query = per_query_metrics(hits, annotations, dataset.query_ids, **evaluation.scoring_options())
+        per_query = run.executor.per_query_metrics(
+            hits, annotations, dataset.query_ids, **evaluation.scoring_options()
+        )  # sharded on Ray for a large run
         lists = scored_lists(hits, annotations, dataset.query_ids, **evaluation.scoring_options())
     means = per_query[_metrics(config) + judged_columns(evaluation.cutoffs)].mean().to_dict()
     role = "control" if name == "control" else "treatment"
@@ -594,8 +595,6 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[s
     to its hits (same threshold, same diagnosis): a run file's own keys (``given``), and for a retrieving
     variant the keys its level gives the corpus's documents (``doc`` at document level, ``doc#chunk-N``
     at chunk level, generously: every annotated chunk of a known document counts)."""
-    from abcompare.data.levels import judged_at_level
-
     level, evaluation = config.dataset.level, config.evaluation
     if level == "span" or evaluation.allow_misaligned:
         return
@@ -609,7 +608,7 @@ def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[s
         if run is None:
             continue
         with error_context(context, file=dataset.annotation_file):
-            judged_at_level(run, dataset, level, **options)
+            check_run_alignment(run, dataset, level, **options)  # the report only when it fails
 
 
 def _retrievable_keys(dataset: Dataset, level: str) -> pd.DataFrame | None:

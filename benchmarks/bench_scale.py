@@ -6,6 +6,8 @@ document-level comparison (``benchmarks/scale_data.py``: two TREC runs, graded q
 per query, cutoffs 1/5/10/100/1000 up to the depth), then, one after the other in fresh processes:
 
 - ``abcompare run --json`` with MLflow on (a throwaway SQLite store) and with ``tracking.enabled=false``;
+- with ``--ray``, the same run with tracking off on ``execution.backend=ray`` (a private Ray on this machine:
+  a run of millions of hits is evaluated by query blocks as Ray tasks), the local-vs-Ray line;
 - the parse floor: abcompare's reader on both run files (what the evaluation stage is held to);
 - pytrec_eval + scipy: parse the qrels and both runs, nDCG@10 per query, ``ttest_rel``,
   ``permutation_test`` (B resamples) and ``wilcoxon`` on the primary metric;
@@ -15,7 +17,7 @@ It prints wall seconds, peak memory, each tool's ratio to ``abcompare run`` (MLf
 share.
 
     python -m benchmarks.bench_scale                          # 10k x 1000 and 100k x 100, B = 10,000
-    python -m benchmarks.bench_scale --sizes 2000x1000 --resamples 1000
+    python -m benchmarks.bench_scale --sizes 2000x1000 --resamples 1000 --ray
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from benchmarks.harness import Measurement, fmt_mb, fmt_seconds, markdown_table,
 from benchmarks.scale_data import write_comparison
 
 SIZES = ((10_000, 1_000), (100_000, 100))
+RAY_JOB = "abcompare run, tracking off, Ray"
 MEASURES = ("precision", "recall", "f1", "mrr", "ndcg")
 
 
@@ -113,6 +116,7 @@ def run_scale(
     data_dir: str | Path | None = None,
     peers: Sequence[str] = ("pytrec_eval", "ranx"),
     log: Callable[[str], None] = print,
+    ray: bool = False,
 ) -> list[ScaleRow]:
     """Measure each size (see the module's docstring); a tool that fails is recorded, not raised."""
     rows = []
@@ -127,9 +131,11 @@ def run_scale(
             )  # fmt: skip
             files = {name: str(folder / f"{name}.trec") for name in ("control", "treatment")}
             row = ScaleRow(n_queries, hits)
-            for label, tracking in (("abcompare run", True), ("abcompare run, tracking off", False)):
+            jobs = [("abcompare run", True, ()), ("abcompare run, tracking off", False, ())]
+            jobs += [(RAY_JOB, False, ("--set", "execution.backend=ray"))] if ray else []
+            for label, tracking, extra in jobs:
                 log(f"  {label}")
-                row.measurements[label], row.stages[label] = _abcompare(config, folder, tracking)
+                row.measurements[label], row.stages[label] = _abcompare(config, folder, tracking, extra)
             log("  parse floor")
             row.measurements["parse both runs"] = measure(
                 "parse", "benchmarks.bench_scale:parse_floor_task", files, repeats=1
@@ -152,7 +158,9 @@ def run_scale(
     return rows
 
 
-def _abcompare(config: Path, folder: Path, tracking: bool) -> tuple[Measurement, dict[str, float]]:
+def _abcompare(
+    config: Path, folder: Path, tracking: bool, extra: Sequence[str] = ()
+) -> tuple[Measurement, dict[str, float]]:
     out = Measurement("abcompare")
     store = folder / "mlflow"
     overrides = (
@@ -163,7 +171,7 @@ def _abcompare(config: Path, folder: Path, tracking: bool) -> tuple[Measurement,
     )  # fmt: skip
     store.mkdir(exist_ok=True)
     seconds, peak, stdout, stderr, code = run_cli(
-        ["run", str(config), "--json", "--quiet", *overrides], folder
+        ["run", str(config), "--json", "--quiet", *overrides, *extra], folder
     )
     if code not in (0, 1):  # 1: a gate; the comparison ran
         out.error = f"exit {code}: {(stderr.strip().splitlines() or [''])[-1][:200]}"
@@ -207,10 +215,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", nargs="+", default=[f"{q}x{h}" for q, h in SIZES], help="QUERIESxHITS")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--ray", action="store_true", help="also the run on execution.backend=ray")
     args = parser.parse_args(argv)
     sizes = [tuple(int(x) for x in size.lower().split("x")) for size in args.sizes]
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir)
+    run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -455,8 +455,9 @@ RAY_ONLY_SETTINGS = ("address", "num_cpus", "num_gpus_per_encoder", "encoders")
 class ExecutionSettings(_Model):
     """Where the variants are produced and the corpus encoded: in this process, or on Ray.
 
-    Evaluation, statistics and MLflow always run in the driver (this process); the backend never
-    changes a number, so it is not part of the config's fingerprint.
+    Statistics and MLflow always run in the driver (this process), and so does evaluation unless a run is
+    large enough to be split in query blocks on Ray; the backend never changes a number, so it is not part
+    of the config's fingerprint.
     """
 
     backend: Literal["local", "ray"] = Field(

@@ -19,8 +19,9 @@ import pyarrow.compute as pc
 
 from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.core.vocabulary import plural
+from abcompare.data.codes import encode, encode_grouped
 
-__all__ = ["AlignmentReport", "alignment_report", "check_alignment"]
+__all__ = ["AlignmentReport", "alignment_report", "check_alignment", "fraction_in_run"]
 
 _EXAMPLES = 3
 
@@ -99,7 +100,8 @@ def document_ids(run_df: pd.DataFrame) -> pd.Series:
 
     By Arrow kernels over the whole column (pandas' ``str.split`` on these strings is a Python loop)."""
     keys = strings(run_df["key"].astype("str"))
-    from_key = pc.list_element(pc.split_pattern(keys, "#", max_splits=1), 0)
+    chunked = pc.any(pc.match_substring(keys, "#")).as_py()  # else each key is its document already
+    from_key = pc.list_element(pc.split_pattern(keys, "#", max_splits=1), 0) if chunked else keys
     if "document_id" in run_df:
         given = run_df["document_id"]
         doc = pc.utf8_trim_whitespace(strings(given.astype("str").where(given.notna())))
@@ -208,27 +210,28 @@ def alignment_report(
     >>> report.fraction_in_run, report.diagnosis.startswith("annotation ids look like document ids")
     (0.0, True)
     """
-    run_q = run_df["query_id"].astype("str")
-    run_keys = run_df["key"].astype("str")
-    relevant = annotations_df[annotations_df["grade"] >= relevance_threshold]
-    ann_q = relevant["query_id"].astype("str")
-    run_query_set = pd.Index(pd.unique(run_q))
-    shared_queries = is_in(ann_q, run_query_set)
-    scope = relevant[shared_queries] if shared_queries.any() else relevant
+    run_q, run_keys = strings(run_df["query_id"].astype("str")), strings(run_df["key"].astype("str"))
+    query_codes, run_query_set = encode_grouped(run_q)  # each id hashed once; the rest works on codes
+    key_codes, run_key_set = encode(run_keys)
+    relevant, shared_queries, scope = _scope(annotations_df, relevance_threshold, run_query_set)
+    ann_q, ann_keys = relevant["query_id"].astype("str"), relevant["key"].astype("str")
     scope_keys = pd.Series(pd.unique(_comparable_keys(scope)), dtype="str")
-    run_key_set = pd.Index(pd.unique(run_keys))
     key_index = run_key_set
     if "span_document" in scope:  # a missed evidence span could match when its document was retrieved
-        key_index = key_index.append(pd.Index(pd.unique(document_ids(run_df)))).unique()
+        key_index = pc.unique(pa.concat_arrays([run_key_set, strings(document_ids(run_df))]))
     in_run = int(is_in(scope_keys, key_index).sum())
     fraction = in_run / len(scope_keys) if len(scope_keys) else float("nan")
 
     annotated_queries = pd.Index(pd.unique(ann_q))
-    found = pd.Index(pd.unique(run_q[_pairs_in(run_q, run_keys, ann_q, relevant["key"].astype("str"))]))
+    # only a hit whose key is annotated for some query can be an annotated pair: the rest skip _pairs_in
+    rows = np.flatnonzero(np.append(is_in(run_key_set, ann_keys), False)[key_codes])
+    candidates = pa.array(rows, type=pa.int64())
+    pairs = _pairs_in(run_q.take(candidates), run_keys.take(candidates), ann_q, ann_keys)
+    found = pd.Index(pd.unique(np.asarray(run_q.take(pa.array(rows[pairs], type=pa.int64())), dtype=object)))
     # a query absent from the run has no hits, so none of its annotated ids is among them: it counts
     without = tuple(str(q) for q in annotated_queries[~is_in(annotated_queries, found)])
     missing = tuple(str(q) for q in annotated_queries[~is_in(annotated_queries, run_query_set)])
-    repeated = int(run_q[run_df.duplicated(["query_id", "key"]).to_numpy()].nunique())
+    repeated = _lists_with_repeats(query_codes, key_codes, len(run_key_set))
 
     diagnosis, fix = _diagnose(
         scope_keys, run_key_set, key_index, fraction, bool(shared_queries.any()), ann_q, run_query_set, run_df
@@ -243,10 +246,39 @@ def alignment_report(
         queries_missing_from_run=missing,
         hit_lists_with_repeated_keys=repeated,
         example_annotated_ids=tuple(scope_keys[:_EXAMPLES].tolist()),
-        example_hit_keys=tuple(str(k) for k in key_index[:_EXAMPLES]),
+        example_hit_keys=tuple(str(k) for k in key_index[:_EXAMPLES].to_pylist()),
         diagnosis=diagnosis,
         fix=fix,
     )
+
+
+def _scope(
+    annotations_df: pd.DataFrame, relevance_threshold: float, run_query_set: Strings
+) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
+    """The relevant annotations, which of them are of a run query, and those measured (all of them when no
+    query is shared)."""
+    relevant = annotations_df[annotations_df["grade"] >= relevance_threshold]
+    shared_queries = is_in(relevant["query_id"].astype("str"), run_query_set)
+    return relevant, shared_queries, relevant[shared_queries] if shared_queries.any() else relevant
+
+
+def fraction_in_run(
+    query_ids: Strings, keys: Strings, annotations_df: pd.DataFrame, *, relevance_threshold: float = 1
+) -> float:
+    """``alignment_report(...).fraction_in_run`` from the hits' query ids and keys alone (no dedupe, no
+    diagnosis): what the alignment check compares, at the cost of hashing each distinct id once.
+    Annotations with missed-span placeholders (``span_document``) need the report."""
+    run_query_set = pc.unique(strings(query_ids))
+    _, _, scope = _scope(annotations_df, relevance_threshold, run_query_set)
+    scope_keys = pd.unique(_comparable_keys(scope))
+    return float(is_in(scope_keys, keys).mean()) if len(scope_keys) else float("nan")
+
+
+def _lists_with_repeats(query_codes: np.ndarray, key_codes: np.ndarray, n_keys: int) -> int:
+    """How many queries' hit lists hold a key twice: one integer per (query, key) pair, hashed once."""
+    pair = query_codes * (n_keys + 1) + key_codes
+    repeated = pd.Series(pair).duplicated().to_numpy()
+    return len(np.unique(query_codes[repeated & (query_codes >= 0)]))
 
 
 def _comparable_keys(annotations: pd.DataFrame) -> pd.Series:
@@ -274,17 +306,20 @@ def _codes(values: pa.Array) -> tuple[np.ndarray, int]:
 
 
 def _quote(values) -> str:
-    return ", ".join(repr(str(v)) for v in list(values[:2]))
+    first = values[:2]
+    return ", ".join(
+        repr(str(v)) for v in (first.to_pylist() if isinstance(first, pa.Array) else list(first))
+    )
 
 
 def _diagnose(
     annotated: pd.Series,
-    run_key_set: pd.Index,
-    key_index: pd.Index,
+    run_key_set: pa.Array,
+    key_index: pa.Array,
     fraction: float,
     queries_overlap: bool,
     ann_q: pd.Series,
-    run_query_set: pd.Index,
+    run_query_set: pa.Array,
     run_df: pd.DataFrame,
 ) -> tuple[str | None, str | None]:
     """The most likely reason annotated ids miss the hit keys, with its fix; None when nothing stands out."""
@@ -303,7 +338,8 @@ def _diagnose(
         return None, None
     best: tuple[float, str, str] | None = None
     annotated_strings, run_key_strings = strings(annotated), strings(run_key_set)
-    for _, on_ann, on_keys, template, fix in _SHAPES:
+    # a shape is named when it matches 20 points more than the ids as they are: above 80% none can
+    for _, on_ann, on_keys, template, fix in _SHAPES if fraction + 0.2 <= 1.0 else ():
         a = on_ann(annotated_strings) if on_ann else annotated_strings
         k = on_keys(run_key_strings) if on_keys else strings(key_index)  # a set: unique keys suffice
         matched = _fraction(a, k)

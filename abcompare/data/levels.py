@@ -19,11 +19,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from abcompare.core.errors import AbcompareWarning, DataError
-from abcompare.data.alignment import alignment_report, check_alignment, document_ids
+from abcompare.data.alignment import (
+    alignment_report,
+    check_alignment,
+    document_ids,
+    fraction_in_run,
+    is_in,
+    strings,
+)
+from abcompare.data.codes import encode, encode_grouped, lookup
+from abcompare.data.dataset import Dataset
 
-__all__ = ["LEVELS", "apply_level", "document_ids", "span_key"]
+__all__ = ["LEVELS", "apply_level", "check_run_alignment", "document_ids", "span_key"]
 
 LEVELS = ("chunk", "document", "span")
 
@@ -96,18 +106,20 @@ def collapse_to_documents(run_df: pd.DataFrame) -> pd.DataFrame:
     """One row per (query, document): the best-ranked hit, ranks renumbered 1..n, key = document id.
 
     Queries and documents are joined on integer codes (one ``(query, document)`` code per hit)."""
-    frame = run_df.copy()
-    frame["key"] = document_ids(run_df).to_numpy()
+    keys = document_ids(run_df)
+    query_codes, _ = encode_grouped(strings(run_df["query_id"].astype("str")))
+    key_codes, labels = encode(strings(keys))
+    order = np.lexsort((run_df["rank"].to_numpy(), query_codes))
+    pair = query_codes[order] * (len(labels) + 1) + key_codes[order]
+    rows = order[~pd.Series(pair).duplicated(keep="first").to_numpy()]
+    unchanged = len(rows) == len(run_df) and bool((rows == np.arange(len(rows))).all())
+    frame = run_df.copy(deep=False) if unchanged else run_df.iloc[rows].reset_index(drop=True)
+    frame["key"] = keys.array if unchanged else keys.array.take(rows)
     if "id" in frame:
         frame["id"] = frame["key"]
-    qcodes, _ = pd.factorize(frame["query_id"], sort=False)
-    kcodes, kuniques = pd.factorize(frame["key"], sort=False)
-    order = np.lexsort((frame["rank"].to_numpy(), qcodes))
-    pair = qcodes.astype(np.int64)[order] * (len(kuniques) + 1) + kcodes[order]
-    keep = ~pd.Series(pair).duplicated(keep="first").to_numpy()
-    frame = frame.iloc[order[keep]].reset_index(drop=True)
-    codes = qcodes[order[keep]]
-    frame["rank"] = frame.groupby(codes, sort=False).cumcount().to_numpy() + 1
+    codes = query_codes[rows]  # grouped: a query's hits are neighbours after the sort
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))) if len(codes) else codes
+    frame["rank"] = np.arange(len(codes)) - np.repeat(starts, np.diff(np.append(starts, len(codes)))) + 1
     return frame
 
 
@@ -120,9 +132,9 @@ def _offsets(run_df: pd.DataFrame, corpus: pd.DataFrame | None) -> pd.DataFrame:
     """query_id, key, document, start, end for every hit whose character offsets are known."""
     hits = pd.DataFrame(
         {
-            "query_id": run_df["query_id"].astype("str").to_numpy(),
-            "key": run_df["key"].astype("str").to_numpy(),
-            "document_id": document_ids(run_df).to_numpy(),
+            "query_id": run_df["query_id"].astype("str").array,  # Arrow-backed: no Python string per row
+            "key": run_df["key"].astype("str").array,
+            "document_id": document_ids(run_df).array,
         }
     )
     start = run_df["start"] if "start" in run_df else pd.Series(pd.NA, index=run_df.index)
@@ -133,7 +145,7 @@ def _offsets(run_df: pd.DataFrame, corpus: pd.DataFrame | None) -> pd.DataFrame:
     if unknown.any() and corpus is not None and "content" in run_df:
         texts = dict(zip(corpus["doc_id"].astype("str"), corpus["text"].astype("str"), strict=True))
         contents = run_df["content"].to_numpy()
-        for i in np.flatnonzero(unknown):
+        for i in np.flatnonzero(unknown):  # only hits without offsets: located in their document's text
             content, text = contents[i], texts.get(hits.at[i, "document_id"])
             if isinstance(content, str) and content and text is not None:
                 found = text.find(content)
@@ -165,50 +177,128 @@ def span_annotations(
     """Annotations keyed by hit keys: a hit overlapping an evidence span of its document for its query is
     relevant with the highest grade among the spans it overlaps; missed spans keep a span key.
 
-    Columns ``query_id, key, grade, span_document`` (the last set only on missed-span rows).
+    Columns ``query_id, key, grade, span_document`` (the last set only on missed-span rows). Rows: the
+    relevant hits, then the other hits of the evidence's queries, then the missed spans (each (query,
+    key) once, in the order first met), ordered by the evidence's first mention of their query. Joined
+    on integer codes of the ids (each hashed once).
     """
     hits = _offsets(run_df, corpus)
-    evidence = spans.assign(
-        query_id=spans["query_id"].astype("str"),
-        document_id=spans["document_id"].astype("str"),
-        grade=spans.get("grade", 1),
-    ).reset_index(drop=True)
-    evidence["span"] = np.arange(len(evidence))
-    pairs = hits.merge(evidence, on=["query_id", "document_id"], suffixes=("", "_span"))
-    overlap = (pairs["start"] < pairs["end_span"]) & (pairs["start_span"] < pairs["end"])
-    pairs = pairs[overlap]
-    relevant = pairs.groupby(["query_id", "key"], sort=False)["grade"].max().reset_index()
-    relevant["span_document"] = pd.Series(pd.NA, index=relevant.index, dtype="str")
-    located = hits[hits["query_id"].isin(evidence["query_id"])][["query_id", "key"]].drop_duplicates()
-    elsewhere = located[
-        ~pd.MultiIndex.from_frame(located).isin(pd.MultiIndex.from_frame(relevant[["query_id", "key"]]))
-    ]
-    non_relevant = elsewhere.assign(
-        grade=0, span_document=pd.Series(pd.NA, index=elsewhere.index, dtype="str")
+    n_hits = len(hits)
+    evidence_query, evidence_document = spans["query_id"].astype("str"), spans["document_id"].astype("str")
+    query, query_labels = encode(pa.concat_arrays([strings(hits["query_id"]), strings(evidence_query)]))
+    document, n_documents = encode(
+        pa.concat_arrays([strings(hits["document_id"]), strings(evidence_document)])
     )
-    frames = [relevant, non_relevant]
+    grade = np.asarray(spans["grade"] if "grade" in spans else np.ones(len(spans)), dtype=np.int64)
+    hit_span = _same_document(query * (len(n_documents) + 1) + document, n_hits)
+    hit, span = hit_span
+    evidence_start, evidence_end = spans["start"].to_numpy(dtype=float), spans["end"].to_numpy(dtype=float)
+    overlap = (hits["start"].to_numpy()[hit] < evidence_end[span]) & (
+        evidence_start[span] < hits["end"].to_numpy()[hit]
+    )
+    hit, span = hit[overlap], span[overlap]
+
+    key, key_labels = encode(strings(hits["key"]))
+    hit_query = query[:n_hits]
+    in_evidence = np.isin(hit_query, query[n_hits:])
+    relevant = _first_pairs(hit_query[hit], key[hit], grade[span], len(key_labels))
+    located = _first_pairs(
+        hit_query[in_evidence], key[in_evidence], np.zeros(int(in_evidence.sum()), np.int64), len(key_labels)
+    )
+    elsewhere = ~np.isin(
+        located[0] * (len(key_labels) + 1) + located[1], relevant[0] * (len(key_labels) + 1) + relevant[1]
+    )
+    frames = [
+        _annotation_rows(query_labels.take(pa.array(q)), key_labels.take(pa.array(k)), g, None)
+        for q, k, g in (relevant, tuple(part[elsewhere] for part in located))
+    ]
     if count_missed_spans:
-        missed = evidence[~evidence["span"].isin(pairs["span"])]
+        missed = np.flatnonzero(~np.isin(np.arange(len(spans)), span))
+        documents = evidence_document.to_numpy()[missed]
         keys = [
             span_key(d, s, e)
-            for d, s, e in zip(missed["document_id"], missed["start"], missed["end"], strict=True)
-        ]
-        frames.append(
-            pd.DataFrame(
-                {
-                    "query_id": missed["query_id"].to_numpy(),
-                    "key": keys,
-                    "grade": missed["grade"].to_numpy(),
-                    "span_document": missed["document_id"].to_numpy(),
-                }
+            for d, s, e in zip(
+                documents, spans["start"].to_numpy()[missed], spans["end"].to_numpy()[missed], strict=True
             )
-        )
-    out = pd.concat(frames, ignore_index=True)
-    grouped = out.groupby(["query_id", "key"], sort=False)
-    out = grouped.agg(grade=("grade", "max"), span_document=("span_document", "first")).reset_index()
-    order = pd.Index(pd.unique(evidence["query_id"]))
-    out = out.iloc[np.argsort(order.get_indexer(out["query_id"]), kind="stable")].reset_index(drop=True)
-    return out.astype({"query_id": "str", "key": "str", "grade": np.int64, "span_document": "str"})
+        ]
+        frames.append(_annotation_rows(evidence_query.to_numpy()[missed], keys, grade[missed], documents))
+        # hits' pairs are distinct already: only a missed span's key met twice (or named like a hit) merges
+        if frames[-1][["query_id", "key"]].duplicated().any() or (
+            len(keys) and is_in(keys, key_labels).any()
+        ):
+            return _merged_by_evidence_order(pd.concat(frames, ignore_index=True), evidence_query)
+    return _by_evidence_order(pd.concat(frames, ignore_index=True), evidence_query)
+
+
+def _same_document(pair: np.ndarray, n_hits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every (hit, span) of the same query and document: ``pair`` holds the hits' (query, document) codes,
+    then the spans'; each hit's spans in their order (an inner join on codes)."""
+    hit_pair, span_pair = pair[:n_hits], pair[n_hits:]
+    order = np.argsort(span_pair, kind="stable")
+    sorted_pair = span_pair[order]
+    low, high = (
+        np.searchsorted(sorted_pair, hit_pair, "left"),
+        np.searchsorted(sorted_pair, hit_pair, "right"),
+    )
+    counts = high - low
+    hit = np.repeat(np.arange(n_hits), counts)
+    offset = np.arange(len(hit)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return hit, order[low[hit] + offset]
+
+
+def _first_pairs(
+    query: np.ndarray, key: np.ndarray, grade: np.ndarray, n_keys: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each distinct (query, key) once, in the order first met, with its highest grade."""
+    pair = query * (n_keys + 1) + key
+    distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    best = np.full(len(distinct), np.iinfo(np.int64).min)
+    np.maximum.at(best, inverse, grade)
+    order = np.argsort(first, kind="stable")
+    return query[first[order]], key[first[order]], best[order]
+
+
+def _annotation_rows(query: object, key: object, grade: np.ndarray, document: object) -> pd.DataFrame:
+    rows = pd.DataFrame(
+        {"query_id": pd.array(query, dtype="str"), "key": pd.array(key, dtype="str"), "grade": grade}
+    )
+    rows["span_document"] = pd.Series(pd.NA if document is None else document, index=rows.index, dtype="str")
+    return rows
+
+
+def _merged_by_evidence_order(out: pd.DataFrame, evidence_query: pd.Series) -> pd.DataFrame:
+    """Each (query, key) once (highest grade, first span document), stably ordered by the evidence's first
+    mention of its query."""
+    query, query_labels = encode(strings(out["query_id"]))
+    key, key_labels = encode(strings(out["key"]))
+    pair = query * (len(key_labels) + 1) + key
+    distinct, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    best = np.full(len(distinct), np.iinfo(np.int64).min)
+    np.maximum.at(best, inverse, out["grade"].to_numpy(dtype=np.int64))
+    span_document = out["span_document"]
+    known = span_document.notna().to_numpy()
+    first_known = np.full(len(distinct), len(out))
+    np.minimum.at(first_known, inverse[known], np.flatnonzero(known))
+    keep = np.argsort(first, kind="stable")
+    rows = first[keep]
+    merged = pd.DataFrame(
+        {
+            "query_id": out["query_id"].array.take(rows),
+            "key": out["key"].array.take(rows),
+            "grade": best[keep],
+        }
+    )
+    document = np.where(first_known[keep] < len(out), first_known[keep], 0)
+    merged["span_document"] = span_document.array.take(document)
+    merged.loc[first_known[keep] >= len(out), "span_document"] = pd.NA
+    return _by_evidence_order(merged, evidence_query)
+
+
+def _by_evidence_order(rows: pd.DataFrame, evidence_query: pd.Series) -> pd.DataFrame:
+    """The rows stably ordered by the evidence's first mention of their query, in the annotations' dtypes."""
+    order = pd.Index(pd.unique(evidence_query))
+    rows = rows.iloc[np.argsort(order.get_indexer(rows["query_id"]), kind="stable")].reset_index(drop=True)
+    return rows.astype({"query_id": "str", "key": "str", "grade": np.int64, "span_document": "str"})
 
 
 def judged_at_level(
@@ -230,10 +320,45 @@ def judged_at_level(
     return run, annotations, report
 
 
+def check_run_alignment(
+    run: pd.DataFrame,
+    dataset: Dataset,
+    level: str,
+    *,
+    relevance_threshold: float,
+    min_alignment: float,
+    allow_misaligned: bool,
+) -> None:
+    """``judged_at_level``'s check alone, for a check before the comparison starts: at chunk and document
+    level the fraction needs only the run's distinct keys at the level, so the collapse and the full report
+    (with its diagnosis) are built only when the fraction fails (then that raises, as the run would)."""
+    annotations = dataset.annotations
+    if level in ("chunk", "document") and annotations is not None and "span_document" not in annotations:
+        keys = document_ids(run) if level == "document" else run["key"].astype("str")
+        fraction = fraction_in_run(
+            run["query_id"].astype("str"), keys, annotations, relevance_threshold=relevance_threshold
+        )
+        if not np.isnan(fraction) and fraction >= min_alignment:
+            return
+    options = {"min_alignment": min_alignment, "allow_misaligned": allow_misaligned}
+    judged_at_level(run, dataset, level, relevance_threshold=relevance_threshold, **options)
+
+
 def with_grades(run: pd.DataFrame, annotations: pd.DataFrame) -> pd.DataFrame:
-    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit)."""
+    """The run table with each hit's judgment ``grade`` at the run's level (NaN: nobody judged the hit): the
+    highest grade of its (query, key), looked up by integer codes (the judgments' ids hashed once)."""
     if "grade" not in annotations or run.empty:
         return run.assign(grade=float("nan"))
-    grades = annotations.groupby(["query_id", "key"], sort=False)["grade"].max().rename("grade")
-    joined = run.drop(columns=["grade"], errors="ignore").join(grades, on=["query_id", "key"])
-    return joined.astype({"grade": float})
+    ann_query, query_labels = encode(strings(annotations["query_id"].astype("str")))
+    ann_key, key_labels = encode(strings(annotations["key"].astype("str")))
+    distinct, inverse = np.unique(ann_query * (len(key_labels) + 1) + ann_key, return_inverse=True)
+    best = np.full(len(distinct), -np.inf)
+    np.fmax.at(best, inverse, annotations["grade"].to_numpy(dtype=float, na_value=np.nan))  # NaN skipped
+    best[np.isneginf(best)] = np.nan
+    query = lookup(strings(run["query_id"].astype("str")), query_labels)
+    key = lookup(strings(run["key"].astype("str")), key_labels)
+    pair = query * (len(key_labels) + 1) + key
+    at = np.minimum(np.searchsorted(distinct, pair), max(len(distinct) - 1, 0))
+    found = (query >= 0) & (key >= 0) & (distinct[at] == pair) if len(distinct) else np.zeros(len(run), bool)
+    grade = np.where(found, best[at] if len(distinct) else np.nan, np.nan)
+    return run.drop(columns=["grade"], errors="ignore").assign(grade=grade)

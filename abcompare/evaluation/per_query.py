@@ -45,6 +45,20 @@ def per_query_metrics(
             relevance_threshold=relevance_threshold,
             unjudged=unjudged,
         )
+    return per_query_table(table, query_ids, cutoffs=cutoffs, measures=measures, stacklevel=3)
+
+
+def per_query_table(
+    table: pd.DataFrame,
+    query_ids: Sequence[str],
+    *,
+    cutoffs: Sequence[int],
+    measures: Sequence[str],
+    stacklevel: int = 2,
+) -> pd.DataFrame:
+    """``evaluate_run``'s table (or the blocks of one, stacked) as the comparison's per-query table: the
+    rows of ``query_ids`` in that order, a query without a judgment at 0 (named in one warning), the
+    configured columns."""
     wanted = pd.Index([str(q) for q in query_ids], name="query_id")
     absent = wanted.difference(table.index, sort=False)
     if len(absent):
@@ -52,7 +66,7 @@ def per_query_metrics(
         warnings.warn(
             f"{len(absent)} queries have no judgment at this annotation level and score 0 (e.g. {shown})",
             AbcompareWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     out = table.reindex(wanted, fill_value=0)[per_query_columns(cutoffs, measures)]
     out.attrs = dict(table.attrs)

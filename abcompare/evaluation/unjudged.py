@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import CONTROL
+from abcompare.evaluation import codes
 from abcompare.evaluation.batch import in_evaluation_order
 from abcompare.evaluation.convention import Convention, ratio_or_zero
 from abcompare.evaluation.gains import discounts
@@ -301,12 +302,18 @@ def _top_lists(run: pd.DataFrame, convention: str, k: int) -> dict[str, tuple[li
     if run.empty:
         return {}
     ordered = in_evaluation_order(run, convention)  # each query's hits one block, in order
-    keys = ordered["key"].astype("str").str.strip().tolist()
-    codes, labels = pd.factorize(ordered["query_id"].astype("str"), sort=False)
-    bounds = [0, *(np.flatnonzero(np.diff(codes)) + 1).tolist(), len(keys)]
+    block_query, labels, lengths = codes.encode_blocks(codes.as_strings(ordered["query_id"].astype("str")))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    shown = np.minimum(lengths, k)  # only each list's top k becomes Python strings, not the whole run
+    rows = np.repeat(starts, shown) + (np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown))
+    keys = ordered["key"].astype("str").iloc[rows].str.strip().tolist()
+    bounds = np.concatenate(([0], np.cumsum(shown))).tolist()
+    names = labels.to_pylist()
     return {
-        str(labels[codes[low]]): (keys[low : min(high, low + k)], high - low)
-        for low, high in zip(bounds[:-1], bounds[1:], strict=True)
+        str(names[q]): (keys[low:high], int(length))
+        for q, low, high, length in zip(
+            block_query.tolist(), bounds[:-1], bounds[1:], lengths.tolist(), strict=True
+        )
     }
 
 

@@ -4,7 +4,7 @@ stage steps that need no backend (a precomputed run file is read in the driver, 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -54,6 +54,13 @@ class Executor(Protocol):
         """One :class:`VariantRun` per variant, in the order of ``variants``, as each becomes ready; a run
         given as a file or a Python retriever (from ``retrievers``) is produced in the driver
         (:func:`given_run`; ``given``: run files already read, by name, not read again)."""
+        ...
+
+    def per_query_metrics(
+        self, run: pd.DataFrame, annotations: pd.DataFrame, query_ids: Sequence[str], **options: object
+    ) -> pd.DataFrame:
+        """The evaluation stage of one variant: :func:`abcompare.evaluation.per_query.per_query_metrics`
+        (``options``: its keywords), in the driver or sharded by queries; the same table either way."""
         ...
 
     def time_queries(

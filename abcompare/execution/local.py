@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from abcompare.core.progress import Reporter
 from abcompare.data.runs import run_frame_from_hits
+from abcompare.evaluation.per_query import per_query_metrics
 from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
@@ -67,6 +68,12 @@ class LocalExecutor:
             yield produce_variant_run(
                 name, variant, dataset, self.cache, cache_dir, self.reporter, retrievers, given
             )
+
+    def per_query_metrics(
+        self, run: pd.DataFrame, annotations: pd.DataFrame, query_ids: Sequence[str], **options: object
+    ) -> pd.DataFrame:
+        """The evaluation stage in this process."""
+        return per_query_metrics(run, annotations, query_ids, **options)  # type: ignore[arg-type]
 
     def time_queries(
         self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan

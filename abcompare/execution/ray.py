@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from abcompare.core.progress import Reporter
 from abcompare.data.runs import run_frame_from_hits
 from abcompare.execution.base import Retriever, VariantRun, given_run, require_corpus, time_driver_side
 from abcompare.execution.ray_encoding import encode_on_ray, first_line
+from abcompare.execution.ray_evaluation import evaluation_blocks, per_query_metrics_on_ray
 from abcompare.retrieval import pipeline
 from abcompare.retrieval.embedding_cache import text_hash
 from abcompare.retrieval.model_size import variant_model_bytes
@@ -207,6 +208,15 @@ class RayExecutor:
                 if not self._in_flight:
                     self.session.release()  # nothing more for Ray: it stops while the driver logs
             yield produced
+
+    def per_query_metrics(
+        self, run: pd.DataFrame, annotations: pd.DataFrame, query_ids: Sequence[str], **options: object
+    ) -> pd.DataFrame:
+        """The evaluation stage by blocks of queries as Ray tasks for a run of millions of hits (the
+        driver's table, bit for bit: :mod:`abcompare.execution.ray_evaluation`); in the driver for a
+        smaller run, or once the session is released (Ray is stopping)."""
+        blocks = 1 if self.session.released else evaluation_blocks(len(run), self.session.cpus)
+        return per_query_metrics_on_ray(run, annotations, query_ids, blocks=blocks, **options)  # type: ignore[arg-type]
 
     def time_queries(
         self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan

@@ -84,6 +84,11 @@ class RaySession:
             self._stopping.join()
 
     @property
+    def released(self) -> bool:
+        """Whether :meth:`release` was called: a Ray we started may be stopping, so ask nothing more of it."""
+        return self._stopping is not None
+
+    @property
     def cpus(self) -> int:
         return int(self.resources.get("CPU", 0))
 

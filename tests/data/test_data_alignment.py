@@ -10,6 +10,7 @@ from support.frames import run_of_keys
 
 from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.data import alignment_report, check_alignment
+from abcompare.data.alignment import fraction_in_run
 
 
 def _ann(pairs, grade=1):
@@ -140,3 +141,20 @@ def test_queries_absent_from_the_run_count_as_without_an_annotated_hit():
     part = alignment_report(run_of_keys({"q1": ["d1"], "q2": ["d9"], "q3": ["d3"]}), ann)
     assert part.queries_without_annotated_hits == ("q2", "q4", "q5", "q6")
     assert part.queries_missing_from_run == ("q4", "q5", "q6")
+
+
+def test_fraction_in_run_counts_what_the_report_counts_without_building_it():
+    # q1 and q2 are run queries; q9 is not, so its relevant id d9 is out of scope. In scope: d1, d2, d3
+    # (d4 has grade 0: not relevant). Among the hit keys: d1 and d3 (d3 under q1 still counts: the key
+    # exists), so 2 of 3.
+    run = run_of_keys({"q1": ["d1", "d3", "x"], "q2": ["y", "d1"]})
+    annotations = pd.concat(
+        [_ann([("q1", "d1"), ("q2", "d2"), ("q2", "d3"), ("q9", "d9")]), _ann([("q1", "d4")], grade=0)]
+    )
+    fraction = fraction_in_run(run["query_id"], run["key"], annotations, relevance_threshold=1)
+    assert fraction == pytest.approx(2 / 3)
+    assert alignment_report(run, annotations).fraction_in_run == pytest.approx(2 / 3)
+    # no run query is annotated: every relevant annotation is measured, as the report does (d1 of d1, d9)
+    other = _ann([("z1", "d1"), ("z2", "d9")])
+    assert fraction_in_run(run["query_id"], run["key"], other) == pytest.approx(1 / 2)
+    assert math.isnan(fraction_in_run(run["query_id"], run["key"], _ann([("q1", "d1")], grade=0)))

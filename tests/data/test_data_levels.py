@@ -12,6 +12,7 @@ from support.frames import run_frame
 
 from abcompare.core.errors import AbcompareWarning, DataError
 from abcompare.data import apply_level, read_corpus, read_spans
+from abcompare.data.levels import with_grades
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -215,3 +216,18 @@ def test_document_level_matches_a_brute_force_collapse(case):
                 seen.append(hit.document_id)
                 expected.append((q, len(seen), hit.document_id, hit.score))
     assert [tuple(r) for r in out[["query_id", "rank", "key", "score"]].itertuples(index=False)] == expected
+
+
+def test_with_grades_gives_each_hit_its_highest_grade_of_its_own_query():
+    run = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q1", "q2"], "rank": [1, 2, 3, 1], "key": ["a", "b", "c", "a"]}
+    )
+    judged = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q1", "q2"], "key": ["a", "a", "c", "b"], "grade": [1, 3, 0, 2]}
+    )
+    graded = with_grades(run, judged)
+    # q1/a judged twice: its best grade 3; q1/b unjudged (b is judged for q2 only); q1/c 0; q2/a unjudged
+    assert graded["grade"].tolist()[:3] == [3.0, pytest.approx(float("nan"), nan_ok=True), 0.0]
+    assert pd.isna(graded["grade"].iloc[3]) and graded["grade"].dtype == float
+    assert list(graded.columns) == ["query_id", "rank", "key", "grade"]
+    assert with_grades(run, judged.iloc[:0])["grade"].isna().all()
