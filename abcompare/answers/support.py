@@ -50,18 +50,17 @@ def support_judge(judge: Judge) -> Judge:
     """``judge`` asked the support question: ``grade(statement, context)``. It shares the judge's model,
     cache (under its own prompt version, so no relevance grade is reused) and cost counters."""
 
-    if isinstance(judge, TransformersJudge):
-        judge.tokenizer  # noqa: B018 - loaded before the copy, so the copy shares the one loaded model
     view = copy.copy(judge)
     view.prompt_version = SUPPORT_PROMPT_VERSION
     if isinstance(judge, PythonJudge):
         return view
     if isinstance(judge, TransformersJudge):
-        tokenizer = judge.tokenizer
+        # the view loads through the judge: one model, loaded on the first question the cache cannot answer
+        view._load = judge._load  # type: ignore[method-assign]  # noqa: SLF001
 
         def prompt(statement: str, context: str) -> str:
             chat = support_messages(statement, context)
-            text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+            text = judge.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
             return text + ANSWER_PREFIX
 
         view.prompt = prompt  # type: ignore[method-assign]
