@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+from support.caches import suite_cache_dir
 from support.cli import REPO
 from support.comparisons import Comparisons, session_comparisons
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
+from support.groups import mark as mark_groups
 from support.servers import start_mlflow_server
 from support.tiers import mark as mark_tiers
-
-from abcompare.retrieval.embedding_cache import default_cache_dir
+from support.workers import shared_folder
 
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
 # printed with the blob that reproduces it (``@reproduce_failure``); the budget is each test's own
@@ -49,9 +50,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit(f"{len(lines)} missing part(s), listed above", MISSING_PARTS_EXIT)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tiers ``e2e`` and ``docs`` (``support/tiers.py``); the fast loop deselects both."""
+    """The tiers ``e2e`` and ``docs`` (``support/tiers.py``), which the fast loop deselects; the xdist
+    groups (``support/groups.py``), which decide what runs on one worker and in what order."""
     mark_tiers(items)
+    mark_groups(items)
 
 
 @pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
@@ -81,24 +85,17 @@ def trec_conformance_dir(shared_dir: Path) -> Path:
 
 
 # ------------------------------------------------------------------------- runs the whole suite shares
-#: Overrides where the suite keeps its embedding cache (default: abcompare's own, ``default_cache_dir()``).
-TEST_CACHE_ENV = "ABCOMPARE_TEST_CACHE_DIR"
-
-
 @pytest.fixture(scope="session")
 def embedding_cache() -> Path:
     """The suite's embedding cache, kept between sessions so the example corpus is encoded once per machine,
-    not once per session: ``$ABCOMPARE_TEST_CACHE_DIR``, else abcompare's own cache
-    (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``, the one the SciFact tests use). Keeping it is safe
+    not once per session (the runs on the real collections use it too): ``$ABCOMPARE_TEST_CACHE_DIR``,
+    else abcompare's own cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``). Keeping it is safe
     because an entry is content-addressed: keyed by the model's identity (its files' sha256, backend,
     pooling, normalisation, token limit and the encoding software's versions) and the sha256 of the very
     text encoded (a document prefix included), so no change of model, corpus or setting can be served an
     old vector. The tests of the cache itself use their own temporary folders. For a cold-cache run, point
     the variable at an empty folder."""
-    env = os.environ.get(TEST_CACHE_ENV)
-    folder = Path(env).expanduser() if env else default_cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return suite_cache_dir()
 
 
 @pytest.fixture(scope="session")
@@ -126,9 +123,15 @@ def comparison(
     tests/runner/test_runner_faults.py, tests/execution/test_execution_faults.py' killed runs), the four
     concurrent main jobs on PostgreSQL (the race is the point), the installed wheel's run (another
     install), the error paths (a run that stops before or at its first stage) and every test writing its
-    own config."""
+    own config.
+
+    Under xdist the two workers share these runs (``support.comparisons``): a comparison runs once per
+    session, on whichever worker asks first."""
     return session_comparisons(
-        tmp_path_factory, embedding_cache, lambda: request.getfixturevalue("tracking_server")
+        tmp_path_factory,
+        embedding_cache,
+        lambda: request.getfixturevalue("tracking_server"),
+        shared_folder(tmp_path_factory),
     )
 
 

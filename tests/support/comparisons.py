@@ -8,10 +8,17 @@ command line (config, overrides, ``--json``, timing pass, store) from the same k
 shared run can never stand in for a different one.
 
 The session fixture ``comparison`` (tests/conftest.py) is the one way a test gets a shared run.
+
+Under pytest-xdist each worker has its own registry; with a ``shared`` folder (``support.workers``) the
+workers share their runs too: the first worker to ask for a command runs it while holding that command's
+lock and leaves a record of it (folder, tracking URI, exit code, stdout, stderr); the other worker waits
+for the lock and reads the record, so a comparison runs once per session, not once per worker. Runs
+logged to the session's tracking server are not shared (each worker has its own server).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from collections.abc import Callable
@@ -22,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from support.cli import NO_TIMING, REPO, CliResult, invoke_cli, run_cli
+from support.workers import exclusive
 
 #: Where a comparison logs: ``sqlite`` is the default local store (``mlflow.db`` in the run's own folder),
 #: ``server`` the session's one `mlflow server` on SQLite (shared by every test that asks for it).
@@ -66,11 +74,13 @@ def config_path(config: str | Path) -> Path:
 class Comparisons:
     """The session's comparisons by command line. ``folder(name)`` makes a fresh folder for a run,
     ``cache_dir`` is the embedding cache every run reads, ``server_url()`` starts (once) and returns the
-    session's `mlflow server`."""
+    session's `mlflow server`; ``shared``, when given, is the folder where the session's workers leave
+    and find each other's runs (see the module docstring)."""
 
     folder: Callable[[str], Path]
     cache_dir: Path
     server_url: Callable[[], str]
+    shared: Path | None = None
     _runs: dict[tuple, Comparison] = field(default_factory=dict)
 
     def __call__(
@@ -107,21 +117,62 @@ class Comparisons:
         relative paths work verbatim), which runs as the console script a user types (:func:`run_cli`)."""
         key = (tuple(args), checkout_layout)
         if key not in self._runs:
-            workdir = self.folder(name)
-            if checkout_layout:
-                (workdir / "configs").symlink_to(REPO / "configs")
             tracking = next((a.split("=", 1)[1] for a in args if a.startswith("tracking.uri=")), None)
-            uri = tracking or f"sqlite:///{workdir / 'mlflow.db'}"
-            run = run_cli if checkout_layout else invoke_cli
-            self._runs[key] = Comparison(workdir, uri, run(args, workdir, self.cache_dir))
+            if self.shared is None or tracking is not None:  # a worker's own server: its own run
+                self._runs[key] = self._run(args, name, checkout_layout, tracking)
+            else:
+                self._runs[key] = self._shared_run(args, name, checkout_layout)
         return self._runs[key]
+
+    def _run(self, args: list[str], name: str, checkout_layout: bool, tracking: str | None) -> Comparison:
+        workdir = self.folder(name)
+        if checkout_layout:
+            (workdir / "configs").symlink_to(REPO / "configs")
+        uri = tracking or f"sqlite:///{workdir / 'mlflow.db'}"
+        run = run_cli if checkout_layout else invoke_cli
+        return Comparison(workdir, uri, run(args, workdir, self.cache_dir))
+
+    def _shared_run(self, args: list[str], name: str, checkout_layout: bool) -> Comparison:
+        """The run of this command that another worker left in ``shared``, else this worker's, left there."""
+        assert self.shared is not None
+        identity = json.dumps([args, checkout_layout, str(self.cache_dir)])
+        stem = f"{name}-{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+        record = self.shared / f"{stem}.json"
+        with exclusive(self.shared / f"{stem}.lock"):
+            if record.exists():
+                return _from_record(json.loads(record.read_text()), checkout_layout)
+            done = self._run(args, name, checkout_layout, None)
+            temporary = record.with_suffix(".part")
+            temporary.write_text(json.dumps(_to_record(done)))
+            temporary.replace(record)
+            return done
 
     def __len__(self) -> int:
         return len(self._runs)
 
 
+def _to_record(run: Comparison) -> dict:
+    process = run.process
+    return {
+        "workdir": str(run.workdir), "tracking_uri": run.tracking_uri, "args": [str(a) for a in process.args],
+        "returncode": process.returncode, "stdout": process.stdout, "stderr": process.stderr,
+    }  # fmt: skip
+
+
+def _from_record(record: dict, checkout_layout: bool) -> Comparison:
+    """The run a record describes; its process is of the kind the command was run as (a console-script
+    subprocess for the checkout layout, else the in-process call)."""
+    outputs = (record["args"], record["returncode"], record["stdout"], record["stderr"])
+    process = subprocess.CompletedProcess(*outputs) if checkout_layout else CliResult(*outputs)
+    return Comparison(Path(record["workdir"]), record["tracking_uri"], process)
+
+
 def session_comparisons(
-    tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, server_url: Callable[[], str]
+    tmp_path_factory: pytest.TempPathFactory,
+    cache_dir: Path,
+    server_url: Callable[[], str],
+    shared: Path | None = None,
 ) -> Comparisons:
-    """The registry of one pytest session (each run in its own folder under pytest's temporary root)."""
-    return Comparisons(lambda name: tmp_path_factory.mktemp(name), cache_dir, server_url)
+    """The registry of one pytest session (each run in its own folder under pytest's temporary root), its
+    runs shared with the session's other workers through ``shared`` when given."""
+    return Comparisons(lambda name: tmp_path_factory.mktemp(name), cache_dir, server_url, shared)

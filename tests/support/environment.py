@@ -243,8 +243,15 @@ sys.meta_path.insert(0, Hide())
 
 def hiding(folder: Path, *modules: str) -> dict[str, str]:
     """The environment variables under which a child Python process cannot import ``modules``: a
-    ``sitecustomize.py`` in ``folder/hide`` on ``PYTHONPATH``, and the names in ``HIDE_MODULES``."""
+    ``sitecustomize.py`` in ``folder/hide`` first on ``PYTHONPATH`` (the rest of this process's
+    ``PYTHONPATH`` after it: a checkout on the path stays the code under test, whatever the install),
+    and the names in ``HIDE_MODULES``."""
     hide = folder / "hide"
     hide.mkdir(parents=True, exist_ok=True)
     (hide / "sitecustomize.py").write_text(HIDING_SITECUSTOMIZE)
-    return {"PYTHONPATH": str(hide), "HIDE_MODULES": ",".join(modules)}
+    return {"PYTHONPATH": hidden_first(hide), "HIDE_MODULES": ",".join(modules)}
+
+
+def hidden_first(hide: Path) -> str:
+    """``PYTHONPATH`` with ``hide`` (its ``sitecustomize.py`` hides modules) before this process's own."""
+    return os.pathsep.join(p for p in (str(hide), os.environ.get("PYTHONPATH", "")) if p)

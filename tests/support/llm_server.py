@@ -7,7 +7,9 @@ it (``from support.llm_server import llm_server  # noqa: F401``).
 the GGUF header has ``architectures = None``, and the server's model manager indexes it
 (``getattr(transformers, config.architectures[0])``, a TypeError at start-up). So the weights are first
 loaded by transformers' GGUF loader (as the transformers judge loads them), written as a plain safetensors
-folder with the architecture named, and that folder is served: the same model, de-quantized once.
+folder with the architecture named, and that folder is served: the same model, de-quantized once per
+machine. The exported folder is kept in the suite's cache (``support.caches``) under the sha256 of the GGUF
+file, so a changed model file is exported anew and the same file is not de-quantized again each session.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from pathlib import Path
 
 import pytest
 
+from support.caches import file_sha256, suite_cache_dir
 from support.clock import Deadline, pause
 from support.environment import require, require_module
 from support.servers import free_port
+from support.workers import exclusive
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Loading the GGUF file de-quantizes every tensor: seconds on a quiet machine, minutes on a busy one.
@@ -79,6 +83,25 @@ def export_smollm2(folder: Path) -> Path:
     return folder
 
 
+def exported_smollm2(cache: Path) -> Path:
+    """The exported folder of the package's GGUF file, kept in ``cache`` under the file's sha256 (with the
+    transformers version that wrote it): exported when absent, into a scratch folder renamed into place
+    when complete, under a lock so two workers never export it at once."""
+    import transformers
+
+    gguf = smollm2_folder() / GGUF_FILE
+    key = f"{file_sha256(gguf)[:32]}-transformers-{transformers.__version__}"
+    kept = cache / "smollm2-exported" / key
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive(kept.parent / f"{key}.lock"):
+        if not kept.is_dir():
+            scratch = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=kept.parent))
+            scratch.chmod(0o755)  # mkdtemp's 0o700 would hide the kept folder from other users of the cache
+            export_smollm2(scratch)
+            scratch.rename(kept)
+    return kept
+
+
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -87,11 +110,12 @@ def _answers(url: str) -> bool:
         return False
 
 
-def start_llm_server(folder: Path) -> LLMServer:
-    """``transformers serve`` with the model preloaded, waited for until ``/health`` answers."""
+def start_llm_server(folder: Path, cache: Path | None = None) -> LLMServer:
+    """``transformers serve`` of the exported model (kept in ``cache``, the suite's cache by default) with
+    the model preloaded, waited for until ``/health`` answers; its log in ``folder``."""
     require_module("gguf")
     executable = shutil.which("transformers") or str(Path(sys.executable).with_name("transformers"))
-    model = str(export_smollm2(folder / "smollm2"))
+    model = str(exported_smollm2(cache or suite_cache_dir()))
     port = free_port()
     log = folder / "transformers-serve.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}

@@ -52,6 +52,11 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_query_planning_on_ray_equals_local",
         "test_a_python_retriever_runs_in_the_driver_beside_ray_variants",
     ),
+    "execution/test_execution_ray_evaluation.py": (
+        "test_any_number_of_blocks_gives_the_drivers_table_bit_for_bit",
+        "test_a_query_without_judgment_is_warned_once_in_the_driver",
+        "test_the_ray_backend_shards_a_large_runs_evaluation_with_the_local_numbers",
+    ),
     "judging/test_judging_openai.py": (
         "test_a_real_server_grades_pairs_or_counts_them_unusable_and_reports_its_tokens",
         "test_a_wrong_path_on_a_real_server_is_refused_at_once",
@@ -89,7 +94,6 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_load_comparison_reads_the_latest_run_back",
         "test_analysis_notebook_executes_from_its_own_folder_and_finds_the_store_above",
     ),
-    "runner/test_readme_ci.py": ("test_the_readme_ci_example_prints_what_the_readme_says",),
     "runner/test_readme_command.py": ALL,
     "runner/test_readme_sample.py": ALL,
     "runner/test_readme_scenarios.py": ("test_each_row_states_the_verdict_its_config_gives",),
@@ -185,6 +189,7 @@ DOCS: dict[str, tuple[str, ...]] = {
     "judging/test_judging_readme.py": ALL,
     "retrieval/test_retrieval_rm3_collections.py": ALL,
     "retrieval/test_retrieval_scifact.py": ALL,
+    "runner/test_readme_ci.py": ("test_the_readme_ci_example_prints_what_the_readme_says",),
     "runner/test_readme_figures.py": ALL,
     "runner/test_readme_sample.py": ALL,
     "runner/test_readme_scenarios.py": ALL,

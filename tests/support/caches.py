@@ -1,0 +1,33 @@
+"""The suite's cache folder, kept between sessions: ``$ABCOMPARE_TEST_CACHE_DIR``, else abcompare's own
+cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``). Everything kept there is content-addressed
+(keyed by the content it was made from), so no change of input can be served an old entry; pointing the
+variable at an empty folder makes a cold run. Its users: the ``embedding_cache`` fixture (tests/conftest.py)
+and the served judge's exported model (``support.llm_server``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from abcompare.retrieval.embedding_cache import default_cache_dir
+
+#: Overrides where the suite keeps its caches (default: abcompare's own, ``default_cache_dir()``).
+TEST_CACHE_ENV = "ABCOMPARE_TEST_CACHE_DIR"
+
+
+def suite_cache_dir() -> Path:
+    """The suite's cache folder (made when absent)."""
+    env = os.environ.get(TEST_CACHE_ENV)
+    folder = Path(env).expanduser() if env else default_cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
