@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.answers.stage import Generator, answers_stage, check_generators
 from abcompare.config import ExperimentConfig
 from abcompare.config.loading import check_judges, check_models, check_retrievers
 from abcompare.core.errors import ConfigError, DataError, error_context
@@ -100,6 +101,7 @@ class _Run:
     retrievers: Mapping[str, Retriever] | None
     background_tracking: bool
     judges: Mapping[str, JudgeFunction] | None = None
+    generators: Mapping[str, Generator] | None = None
 
 
 @dataclass
@@ -126,6 +128,7 @@ def run_comparison(
     background_tracking: bool = False,
     retrievers: Mapping[str, Retriever] | None = None,
     judges: Mapping[str, JudgeFunction] | None = None,
+    generators: Mapping[str, Generator] | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment on each collection, judge them on the same queries, test, log
     and return the :class:`ComparisonResult`: each collection's comparison and, across several
@@ -137,16 +140,29 @@ def run_comparison(
     gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
     (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
     ``judges`` hands over a ``python`` judge (``judge.name``) likewise: ``fn(query_text, hit_text)``
-    returns a grade 0-3 (or a text to read one from).
+    returns a grade 0-3 (or a text to read one from). ``generators`` hands over the answer generators an
+    ``answers:`` section names (``python:NAME``): ``fn(question, hits)`` returns the answer text, or
+    ``(answer, cited_ids)`` (docs/answers.md).
     """
 
     check_models(config, config_path)  # a config built in Python skipped load_config's check
     check_retrievers(config, retrievers, config_path)  # the YAML names them; only Python hands them over
     check_judges(config, judges, config_path)
+    check_generators(config, generators, config_path)
     timer, reporter = _Timer(), reporter or Reporter()
     with ExitStack() as stack:
         executor = _start_executor(config, reporter, timer, stack)
-        run = _Run(config, config_path, reporter, timer, executor, retrievers, background_tracking, judges)
+        run = _Run(
+            config,
+            config_path,
+            reporter,
+            timer,
+            executor,
+            retrievers,
+            background_tracking,
+            judges,
+            generators,
+        )
         collections = load_collections(run)
         result = _compare(run, collections)
         with timer("execution"):
@@ -248,6 +264,11 @@ def _compare_collection(
             {n: o.per_query for n, o in judged.outcomes.items()}, reporter=run.reporter,
             judges=run.judges,
         )  # fmt: skip  # a judge: section grades the pool and gives the corrected verdict
+        with timer("answers"):  # an answers: section: answers per variant, scored, tested paired, traced
+            answered = answers_stage(
+                config, dataset, judged.outcomes, generators=run.generators, judges=run.judges,
+                reporter=run.reporter,
+            )  # fmt: skip
         result = Comparison(
             config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
             primary_metric=config.evaluation.primary_metric, variants=judged.outcomes, comparison=comparison,
@@ -256,6 +277,7 @@ def _compare_collection(
             queries=dataset.queries, attribution=explained.attribution,
             attribution_per_query=explained.attribution_per_query, robustness=explained.robustness,
             queries_needed=explained.queries_needed, cost=cost.table, judge=judged_by,
+            answers=answered,
         )  # fmt: skip
         with timer("tracking"):
             logger.log_comparison(result, comparison_files(result, logger.part_of()))

@@ -32,6 +32,8 @@ ALLOWED: dict[str, set[str]] = {
     # the relevance judge: a file of model-made labels is read by data's annotations reader
     # and its stage pools and scores with data's and evaluation's functions, then stats' agreement and PPI
     "judging": {"data", "evaluation", "stats"},
+    # answers: generated from the hits, scored by the judge (judging), tested by the paired tests (stats)
+    "answers": {"judging", "stats"},
     "stats": set(),
     "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
     # MLflow writes what outcome renders (the description, the figures) and each variant's run file in

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from abcompare.config.answers import AnswersSettings
 from abcompare.config.base import Model, check_distinct, check_name, located
 from abcompare.config.judge import JudgeSettings
 from abcompare.config.runtime import (  # re-exported: the sections are read from here
@@ -349,6 +350,9 @@ class ExperimentConfig(Model):
     judge: JudgeSettings | None = Field(
         None, description="A relevance judge for the unjudged hits, measured against people's labels."
     )
+    answers: AnswersSettings | None = Field(
+        None, description="Answers per variant, scored per query and compared paired (docs/answers.md)."
+    )
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
     )
@@ -468,6 +472,8 @@ class ExperimentConfig(Model):
         dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
         if self.judge is None:
             dumped.pop("judge")  # a config without a judge hashes as it did before the judge existed
+        if self.answers is None:
+            dumped.pop("answers")  # nor one without answers
         if self.datasets is None:
             dumped.pop("datasets")
             dumped["significance"].pop("pooling")

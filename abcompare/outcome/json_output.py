@@ -88,6 +88,7 @@ def comparison_json(
         "grid": None if result.grid is None else json_records(result.grid),
         "timings": dict(timings),
         **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
+        **({} if result.answers is None else {"answers": result.answers.as_json()}),  # only with answers:
     }
 
 

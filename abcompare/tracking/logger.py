@@ -190,6 +190,16 @@ class ComparisonLogger(RunLogger):
             tags[ANNOTATION_FILES_TAG] = files
         return tags
 
+    def _log_answers(self, result: Comparison) -> None:
+        """An answers: section's tables on the parent run, and each judged answer as a trace of it."""
+        if result.answers is None:
+            return
+        for name, table in result.answers.tables().items():
+            self._send(Command.TABLE, PARENT, name, table)
+        records = result.answers.trace_records()
+        if records:
+            self._send(Command.TRACES, PARENT, records)
+
     def part_of(self) -> tuple[str, str] | None:
         """A collection's comparison: the comparison across collections it is part of (its top run's name
         and page), for its report.html; None for a comparison of its own."""
@@ -258,6 +268,7 @@ class ComparisonLogger(RunLogger):
         costs = _cost_sentences(result)
         tags.update({cost_tag(name): sentence for name, sentence in costs.items()})
         metrics.update(result.judge.metrics() if result.judge is not None else {})
+        metrics.update(result.answers.metrics() if result.answers is not None else {})
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
         self._send_tables(result, markdown, files)
         for name, sentence in sentences.items():
@@ -277,6 +288,7 @@ class ComparisonLogger(RunLogger):
         the timings, the runner's files, the attribution and the cost."""
         for name, table in result.judge.tables().items() if result.judge is not None else ():
             self._send(Command.TABLE, PARENT, name, table)
+        self._log_answers(result)
         rows = primary_first(result.comparison).set_index(["treatment", "metric"])
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))

@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +33,7 @@ from abcompare.core.naming import mlflow_safe_name
 from abcompare.core.process_identity import current_process, is_alive
 from abcompare.core.vocabulary import mlflow_key
 from abcompare.tracking.layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
+from abcompare.tracking.traces import write_traces
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -321,6 +322,17 @@ class StoreClient:
         tag = InputTag(key="mlflow.data.context", value="evaluation")
         inputs = [DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
         self._call(self.client.log_inputs, run_id, datasets=inputs)
+
+    def log_traces(self, run_id: str, records: Sequence[Mapping[str, Any]]) -> None:
+        """Traces of the run, from plain records (:func:`abcompare.tracking.traces.write_traces`)."""
+        self._call(
+            write_traces,
+            self.uri,
+            self.experiment_id,
+            run_id,
+            records,
+            writing=f"the traces of run {run_id[:8]}",
+        )
 
 
 def _inserted_twice(exc: BaseException) -> bool:

@@ -68,6 +68,7 @@ class Command(Enum):
     COPY = "copy"
     DATASET = "dataset"
     FLUSH = "flush"
+    TRACES = "traces"
     END_RUN = "end_run"
     EXPERIMENT_TAGS = "experiment_tags"
     ABORT = "abort"
@@ -177,6 +178,10 @@ class RunWriter:
     def dataset(self, handle: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         self.tracker.log_dataset(self.run_ids[handle], frame, name=name, source=source, digest=digest)
 
+    def traces(self, handle: str, records: list[dict[str, Any]]) -> None:
+        """Traces of the run of ``handle`` (plain records: :mod:`abcompare.tracking.traces`)."""
+        self.tracker.log_traces(self.run_ids[handle], records)
+
     def flush(self, handle: str) -> None:
         """Send what the run has so far: its batch and its staged artifacts (the run stays open)."""
         run_id = self.run_ids[handle]
@@ -224,6 +229,7 @@ CALLS: dict[Command, Callable[..., Any]] = {
     Command.COPY: RunWriter.copy,
     Command.DATASET: RunWriter.dataset,
     Command.FLUSH: RunWriter.flush,
+    Command.TRACES: RunWriter.traces,
     Command.END_RUN: RunWriter.end_run,
     Command.EXPERIMENT_TAGS: RunWriter.experiment_tags,
 }
