@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import signal
 import sys
@@ -16,38 +15,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+from abcompare.cli_options import (
+    GATE_FAILED_EXIT,
+    ConfigArg,
+    ExampleOpt,
+    ExperimentOpt,
+    FailOnOpt,
+    OptionalConfigArg,
+    PlainCommand,
+    PlainGroup,
+    ReportFormatOpt,
+    ReportOutputOpt,
+    RunIdArg,
+    SetOpt,
+    TrackingUriOpt,
+    check_run_id,
+)
+from abcompare.core.errors import AbcompareError, ConfigError, TrackingLostError, disk_full, one_line
+from abcompare.core.progress import ConsoleReporter
+from abcompare.core.vocabulary import plural
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def _plain(params: list[Any]) -> list[Any]:
-    """Help in plain words: an argument is its name in capitals (``CONFIG``, ``[RUN_ID]``), never a Python
-    type (``<path>``) or braces (``{config}``); a flag shows no value (no ``<bool>``)."""
-    for param in params:
-        if isinstance(param, TyperArgument):
-            name = (param.name or "").upper()
-            param.metavar = name
-            param.display_type_rich = lambda ctx: None
-            param._usage_display_name = lambda name=name, param=param: name if param.required else f"[{name}]"
-        elif isinstance(param, TyperOption) and param.is_flag:
-            param.metavar = ""
-    return params
-
-
-class _PlainCommand(TyperCommand):
-    """A command whose help reads as plain words (:func:`_plain`)."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _plain(super().get_params(ctx))
-
-
-class _PlainGroup(TyperGroup):
-    """The command group, with the same plain help (its ``--version`` and ``--help`` show no type)."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _plain(super().get_params(ctx))
 
 
 app = typer.Typer(
@@ -56,45 +46,8 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    cls=_PlainGroup,
+    cls=PlainGroup,
 )
-ConfigArg = Annotated[Path, typer.Argument(help="The experiment config (YAML).", show_default=False)]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        "-s",
-        metavar="KEY=VALUE",
-        help="Override a config value: key.path=value (repeatable).",
-        show_default=False,
-    ),
-]
-#: The exit code of a comparison that ran, was logged and printed, and failed ``--fail-on`` (a CI gate).
-GATE_FAILED_EXIT = 4
-FailOnOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--fail-on",
-        metavar="worse|not-better|inferior",
-        help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better, "
-        "or not shown non-inferior (inferior needs the non-inferiority margin of the config's significance "
-        "section); the comparison is logged and printed first.",
-        show_default=False,
-    ),
-]
-OptionalConfigArg = Annotated[
-    Path | None,
-    typer.Argument(help="The experiment config (YAML); or --example NAME.", show_default=False),
-]
-ExampleOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--example",
-        metavar="NAME",
-        help="Run a config shipped with abcompare instead (`abcompare examples` lists them).",
-        show_default=False,
-    ),
-]
 #: The arguments :func:`main` was given (after the program name): what ``init`` writes into its config's
 #: header and what a usage error names. Unset when the app is called some other way: then ``sys.argv``.
 _ARGUMENTS: ContextVar[tuple[str, ...] | None] = ContextVar("abcompare_arguments", default=None)
@@ -104,11 +57,6 @@ def given_arguments() -> tuple[str, ...]:
     """The command's arguments as typed (after ``abcompare``)."""
     given = _ARGUMENTS.get()
     return tuple(sys.argv[1:]) if given is None else given
-
-
-#: MLflow's own rule for a run id (``mlflow.utils.validation``): a letter or digit, then up to 255 of
-#: letters, digits, ``_`` and ``-``.
-RUN_ID = re.compile(r"[a-zA-Z0-9][\w\-]{0,255}")
 
 
 def _version(value: bool) -> None:
@@ -140,7 +88,6 @@ def check_output(path: Path, example: str, option: str = "--output") -> None:
     """The one rule for a file a command writes, checked before any work: not a folder, in a folder that
     exists (nothing is created for it) and that can be written. A problem is a ``ConfigError`` at
     ``option`` (exit 2)."""
-    from abcompare.core.errors import ConfigError
 
     def refuse(message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(f"{path}: {message}", field=option, hint=hint)
@@ -158,28 +105,10 @@ def check_output(path: Path, example: str, option: str = "--output") -> None:
         raise refuse(f"cannot write into {folder}: permission denied")
 
 
-def check_run_id(run_id: str | None) -> str | None:
-    """A run id as typed (surrounding blanks dropped), or a located error (exit 2) when it cannot be one,
-    before any store is opened."""
-    from abcompare.core.errors import ConfigError
-
-    if run_id is None:
-        return None
-    if not RUN_ID.fullmatch(run_id.strip()):
-        raise ConfigError(
-            f"{run_id!r} is not an MLflow run id (a letter or digit, then letters, digits, '_' or '-')",
-            field="RUN_ID",
-            hint="give the comparison's parent run id that `abcompare run` printed, or none for the latest",
-        )
-    return run_id.strip()
-
-
 def _route_warnings(stderr) -> None:
     """Show our warnings as one readable line each instead of Python's file:line format."""
 
     from rich.markup import escape
-
-    from abcompare.core.errors import one_line
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001 - stdlib hook signature
         stderr.print(f"[bold yellow]warning:[/] {escape(one_line(str(message)))}", soft_wrap=True)
@@ -205,7 +134,7 @@ def _catch_interrupts(reporter) -> None:
     sys.unraisablehook = unraisable
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def run(
     config: OptionalConfigArg = None,
     set_: SetOpt = None,
@@ -219,10 +148,9 @@ def run(
     """Run the control and every treatment, test the differences, log to MLflow and print the verdict."""
 
     from abcompare.config import load_config
-    from abcompare.core.errors import TrackingLostError
-    from abcompare.core.progress import ConsoleReporter
-    from abcompare.outcome.console import print_report, result_as_json
+    from abcompare.outcome.console import print_report
     from abcompare.outcome.gate import check_gate, check_gate_settings, gated_table
+    from abcompare.outcome.json_output import result_as_json
     from abcompare.runner import run_comparison
 
     gate = check_gate(fail_on)
@@ -247,7 +175,6 @@ def run(
 
 def _apply_gate(comparison: Any, gate: str) -> None:
     """The gate's one line on stderr; exit :data:`GATE_FAILED_EXIT` when a treatment fails it."""
-    from abcompare.core.errors import one_line
     from abcompare.outcome.gate import failing_treatments
     from abcompare.outcome.sentences import gate_sentence
 
@@ -274,7 +201,7 @@ def _show(result, as_json: bool, result_as_json, print_report) -> None:  # noqa:
         print_report(result)
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def pool(
     config: ConfigArg,
     depth: Annotated[
@@ -305,9 +232,6 @@ def pool(
     from rich.console import Console
 
     from abcompare.config import load_config
-    from abcompare.core.errors import ConfigError
-    from abcompare.core.progress import ConsoleReporter
-    from abcompare.core.vocabulary import plural
     from abcompare.runner import pool_to_file
 
     if fmt is not None and fmt.strip().lower() not in POOL_FORMATS:
@@ -356,56 +280,17 @@ def _file_name(name: str) -> str:
     return name.replace("/", "_").replace("\\", "_")
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def report(
-    run_id: Annotated[
-        str | None,
-        typer.Argument(help="The comparison's parent run id (default: the latest).", show_default=False),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Where to write it (default: report.html for html, stdout for markdown).",
-            show_default=False,
-        ),
-    ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option(
-            "--format",
-            metavar="html|markdown",
-            help="html: the self-contained page (verdicts, plots, tables, per-query wins and losses); "
-            "markdown: verdicts, the compact table and the settings as GitHub-flavoured Markdown, for a CI "
-            "job summary.",
-        ),
-    ] = "html",
-    tracking_uri: Annotated[
-        str | None,
-        typer.Option(
-            "--tracking-uri",
-            metavar="URI",
-            help="The MLflow store (default: $MLFLOW_TRACKING_URI, else the nearest "
-            "mlflow.db here or above).",
-            show_default=False,
-        ),
-    ] = None,
-    experiment: Annotated[
-        str | None,
-        typer.Option(
-            "--experiment",
-            metavar="NAME",
-            help="The latest comparison of this experiment.",
-            show_default=False,
-        ),
-    ] = None,
+    run_id: RunIdArg = None,
+    output: ReportOutputOpt = None,
+    fmt: ReportFormatOpt = "html",
+    tracking_uri: TrackingUriOpt = None,
+    experiment: ExperimentOpt = None,
 ) -> None:
     """Write a logged comparison as report.html, or as Markdown for a CI job (--format markdown)."""
     from rich.console import Console
 
-    from abcompare.core.errors import ConfigError
     from abcompare.tracking.reader import logged_markdown, logged_report
 
     chosen = fmt.strip().lower()
@@ -432,7 +317,7 @@ def report(
     )
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     """Check a config (keys, types, files) without running anything."""
     from rich.console import Console
@@ -466,7 +351,7 @@ def _python_note(settings: Any) -> None:
         )
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def schema() -> None:
     """Print the JSON schema of the experiment config."""
     from abcompare.config import config_schema
@@ -497,7 +382,7 @@ def config_or_example(config: Path | None, example: str | None) -> Path:
     return config
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def examples() -> None:
     """List the example configs shipped with abcompare and the question each answers."""
     from abcompare.config.examples import example_configs
@@ -509,7 +394,7 @@ def examples() -> None:
     typer.echo("\nrun one from any folder: abcompare run --example NAME")
 
 
-@app.command(cls=_PlainCommand)
+@app.command(cls=PlainCommand)
 def init(
     dataset: Annotated[
         str | None,
@@ -553,7 +438,6 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
 ) -> None:
     """Write a commented config from what a dataset and its run files hold, after their alignment report."""
-    from abcompare.core.errors import ConfigError
     from abcompare.starter.init import write_initial_config
 
     check_output(output, example="config.yaml")
@@ -578,7 +462,6 @@ def init(
 def usage_line(exc: Any) -> str:
     """A usage error (click's, as vendored by typer) as one ``error:`` line: the command, the option or
     argument and what is wrong, and where the options are listed."""
-    from abcompare.core.errors import one_line
 
     ctx = getattr(exc, "ctx", None)
     command_path = ctx.command_path if ctx is not None else "abcompare"
@@ -604,8 +487,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     a caller may call it again in the same process (the tests do).
     """
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
-    from abcompare.core.errors import AbcompareError, disk_full
 
     arguments = tuple(sys.argv[1:] if argv is None else argv)
     given = _ARGUMENTS.set(arguments)
@@ -635,8 +516,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         typer.echo(usage_line(exc), err=True)
         return 2
     except ClickException as exc:  # any other error the CLI framework raises (a file it cannot open)
-        from abcompare.core.errors import one_line
-
         typer.echo(one_line(f"error: {exc.format_message()}"), err=True)
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures are rendered
@@ -646,7 +525,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if full is not None:
             typer.echo(f"error: {full}", err=True)
             return full.exit_code
-        from abcompare.core.errors import one_line
 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         message = f"error: unexpected failure: {type(exc).__name__}: {first}"

@@ -20,21 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.answers.stage import Generator, answers_stage, check_generators
 from abcompare.config import ExperimentConfig
-from abcompare.config.loading import (
-    check_judges,
-    check_models,
-    check_retrievers,
-    collection_key,
-    line_of,
-    variant_key,
-)
+from abcompare.config.loading import check_judges, check_models, check_retrievers
 from abcompare.core.errors import ConfigError, DataError, error_context
 from abcompare.core.progress import Reporter
 from abcompare.core.scratch import scratch_folder
 from abcompare.data.dataset import dataset_line
-from abcompare.data.experiment import load_dataset_for_experiment, query_file_ids
-from abcompare.data.levels import apply_level, check_run_alignment, judged_at_level, with_grades
+from abcompare.data.experiment import load_dataset_for_experiment
+from abcompare.data.levels import apply_level, judged_at_level, with_grades
 from abcompare.data.pooling import pool_unjudged, write_pool
 from abcompare.evaluation.attribution import attribution, attribution_summary, scored_lists
 from abcompare.evaluation.batch import in_evaluation_order
@@ -42,12 +36,22 @@ from abcompare.evaluation.judgments import attach_judged_means, judgment_coverag
 from abcompare.evaluation.measures import judged_columns, metric_columns
 from abcompare.evaluation.unjudged import decisiveness, unjudged_ranges
 from abcompare.execution import open_executor
-from abcompare.execution.base import precomputed_run
+
+# the input checks, run before any run opens (re-exported: `abcompare validate` and tests read them here)
+from abcompare.inputs import (  # check_inputs, given_run_files, validate_inputs: read here too
+    check_inputs,  # noqa: F401
+    check_query_rewrites,
+    check_scored_in_full_of,
+    checked_part,
+    given_note,
+    given_run_files,  # noqa: F401
+    named,
+    validate_inputs,  # noqa: F401
+)
 from abcompare.judging.python_judge import JudgeFunction
 from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
 from abcompare.outcome.sentences import grid_frame
-from abcompare.retrieval.query_planning import check_against_queries
 from abcompare.stats.comparison import paired_comparison
 from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
 from abcompare.stats.pooled import pooled_comparison
@@ -97,6 +101,7 @@ class _Run:
     retrievers: Mapping[str, Retriever] | None
     background_tracking: bool
     judges: Mapping[str, JudgeFunction] | None = None
+    generators: Mapping[str, Generator] | None = None
 
 
 @dataclass
@@ -111,7 +116,7 @@ class _Collection:
 
     def context(self) -> AbstractContextManager[Any]:
         """Errors inside name the collection when it is one of several."""
-        return _named(self.name if self.several else "")
+        return named(self.name if self.several else "")
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -123,6 +128,7 @@ def run_comparison(
     background_tracking: bool = False,
     retrievers: Mapping[str, Retriever] | None = None,
     judges: Mapping[str, JudgeFunction] | None = None,
+    generators: Mapping[str, Generator] | None = None,
 ) -> ComparisonResult:
     """Run the control and every treatment on each collection, judge them on the same queries, test, log
     and return the :class:`ComparisonResult`: each collection's comparison and, across several
@@ -134,16 +140,29 @@ def run_comparison(
     gets the queries table (``query_id``, ``text``) and returns ``{query_id: [RagHit or dict, ...]}``
     (best first) or a run DataFrame; a name nobody handed over is refused before any run opens.
     ``judges`` hands over a ``python`` judge (``judge.name``) likewise: ``fn(query_text, hit_text)``
-    returns a grade 0-3 (or a text to read one from).
+    returns a grade 0-3 (or a text to read one from). ``generators`` hands over the answer generators an
+    ``answers:`` section names (``python:NAME``): ``fn(question, hits)`` returns the answer text, or
+    ``(answer, cited_ids)`` (docs/answers.md).
     """
 
     check_models(config, config_path)  # a config built in Python skipped load_config's check
     check_retrievers(config, retrievers, config_path)  # the YAML names them; only Python hands them over
     check_judges(config, judges, config_path)
+    check_generators(config, generators, config_path)
     timer, reporter = _Timer(), reporter or Reporter()
     with ExitStack() as stack:
         executor = _start_executor(config, reporter, timer, stack)
-        run = _Run(config, config_path, reporter, timer, executor, retrievers, background_tracking, judges)
+        run = _Run(
+            config,
+            config_path,
+            reporter,
+            timer,
+            executor,
+            retrievers,
+            background_tracking,
+            judges,
+            generators,
+        )
         collections = load_collections(run)
         result = _compare(run, collections)
         with timer("execution"):
@@ -177,22 +196,13 @@ def load_collections(run: _Run) -> list[_Collection]:
     config, reporter = run.config, run.reporter
     loaded = []
     for name, part in config.parts().items():
-        with run.timer("data"), _named(name):
+        with run.timer("data"), named(name):
             reporter.stage(f"loading collection {name}" if name else "loading the dataset")
             dataset = load_dataset_for_experiment(part.dataset)
         reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
-        # the run files, read once and checked (a file of another collection's queries named as such)
-        given = (
-            _checked_collection(config, name, dataset, run.config_path)
-            if name
-            else check_inputs(part, dataset)
-        )
+        given = checked_part(config, name, part, dataset, run.config_path)
         loaded.append(_Collection(name or dataset.name, part, dataset, bool(name), given))
     return loaded
-
-
-def _named(name: str) -> AbstractContextManager[Any]:
-    return error_context(f"collection {name!r}") if name else nullcontext()
 
 
 def _compare(run: _Run, collections: list[_Collection]) -> ComparisonResult:
@@ -254,6 +264,11 @@ def _compare_collection(
             {n: o.per_query for n, o in judged.outcomes.items()}, reporter=run.reporter,
             judges=run.judges,
         )  # fmt: skip  # a judge: section grades the pool and gives the corrected verdict
+        with timer("answers"):  # an answers: section: answers per variant, scored, tested paired, traced
+            answered = answers_stage(
+                config, dataset, judged.outcomes, generators=run.generators, judges=run.judges,
+                reporter=run.reporter,
+            )  # fmt: skip
         result = Comparison(
             config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
             primary_metric=config.evaluation.primary_metric, variants=judged.outcomes, comparison=comparison,
@@ -262,6 +277,7 @@ def _compare_collection(
             queries=dataset.queries, attribution=explained.attribution,
             attribution_per_query=explained.attribution_per_query, robustness=explained.robustness,
             queries_needed=explained.queries_needed, cost=cost.table, judge=judged_by,
+            answers=answered,
         )  # fmt: skip
         with timer("tracking"):
             logger.log_comparison(result, comparison_files(result, logger.part_of()))
@@ -327,8 +343,8 @@ def _judge_variant(
     lists (for the attribution) and the judgments at that level."""
 
     config, evaluation = run.config, run.config.evaluation
-    context = f"variant {name!r}" + _given(variant)
-    _check_scored_in_full(produced.run, variant, context, evaluation.convention)
+    context = f"variant {name!r}" + given_note(variant)
+    check_scored_in_full_of(produced.run, variant, context, evaluation.convention)
     with run.timer("evaluation"), error_context(context, file=dataset.annotation_file):
         hits, annotations, report = judged_at_level(
             produced.run, dataset, config.dataset.level, **evaluation.alignment_options()
@@ -478,173 +494,6 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
     )  # fmt: skip
 
 
-def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -> None:
-    """What ``abcompare validate`` checks beyond the config: each collection's dataset loaded, its run
-    files covering its queries, and :func:`check_inputs`, the very checks ``run`` applies before any
-    retrieval (so a config ``validate`` passes is not refused by ``run`` for its inputs)."""
-    from abcompare.data.experiment import load_dataset_for_experiment
-
-    if config.datasets is None:
-        check_inputs(config, load_dataset_for_experiment(config.dataset))
-        return
-    for name, collection in config.collections().items():
-        with error_context(f"collection {name!r}"):
-            dataset = load_dataset_for_experiment(collection.dataset)
-        _checked_collection(config, name, dataset, config_path)
-
-
-def _checked_collection(
-    config: ExperimentConfig, name: str, dataset: Dataset, config_path: Path | None
-) -> dict[str, pd.DataFrame]:
-    """One collection's inputs checked (:func:`check_inputs`), its run files read once: a run file of
-    another collection's queries is named as such before its keys are checked. Returns the run files'
-    tables for the run stage."""
-    collection = config.collections()[name]
-    with error_context(f"collection {name!r}"):
-        given = given_run_files(collection, dataset)
-    _check_run_files_cover(config, name, collection, given, len(dataset.query_ids), config_path)
-    with error_context(f"collection {name!r}"):
-        return check_inputs(collection, dataset, given)
-
-
-def _check_run_files_cover(
-    config: ExperimentConfig,
-    name: str,
-    collection: ExperimentConfig,
-    given: Mapping[str, pd.DataFrame],
-    n_queries: int,
-    config_path: Path | None,
-) -> None:
-    """Each run-file variant's file holds some of the collection's queries (``given``: each file's rows
-    for them; a file of another collection's queries, or a variant missing from this one's file, would
-    score zero on every query): a located error, naming the collection and the file, before any run."""
-    from abcompare.core.errors import ConfigError
-
-    for variant_name, run in given.items():
-        if run.empty:
-            path = collection.variants()[variant_name].run.path
-            loc = collection_key(config, name, (*variant_key(variant_name), "run", "path"))
-            raise ConfigError(
-                f"collection {name!r}: the run file {path} of variant {variant_name!r} covers "
-                f"none of its {n_queries:,} queries",
-                file=config_path or config.source,
-                line=line_of(loc, config.key_lines),
-                field=".".join(loc),
-                hint=f"give this collection's own run file of {variant_name!r} "
-                f"(datasets.<i>.runs.{variant_name}: a file with its query ids)",
-            )
-
-
-def check_inputs(
-    config: ExperimentConfig, dataset: Dataset, given: Mapping[str, pd.DataFrame] | None = None
-) -> dict[str, pd.DataFrame]:
-    """What a comparison refuses about its inputs once the dataset is loaded, before any retrieval or
-    encoding; ``abcompare validate`` calls it too, so whatever ``run`` would refuse, ``validate`` refuses.
-    The rewrites files against the query ids, each run file read and checked as the run stage takes it,
-    and the annotated ids against the keys each variant can return at the configured level (a
-    chunk-level config against document judgments fails here, not after encoding the corpus).
-
-    Returns the run files' tables (``given``, when the caller read them already; else read here), which
-    the run stage takes instead of reading the files a second time."""
-    _check_query_rewrites(config, dataset)
-    given = given_run_files(config, dataset) if given is None else dict(given)
-    _check_id_kinds(config, dataset, given)
-    return given
-
-
-def given_run_files(config: ExperimentConfig, dataset: Dataset) -> dict[str, pd.DataFrame]:
-    """Each run-file variant's rows for the dataset's queries, read once and checked as the run stage
-    checks a run (scored in full in the trec convention), each problem naming the variant and its file.
-    A named pipe is left to the run stage, which reads it once."""
-
-    given: dict[str, pd.DataFrame] = {}
-    for name, variant in config.variants().items():
-        if variant.run is None or variant.run.path is None or not Path(variant.run.path).is_file():
-            continue  # a pipe gives its bytes once: the run stage reads it, with the comparison open
-        context = f"variant {name!r}" + _given(variant)
-        with error_context(context, file=variant.run.path):
-            given[name] = precomputed_run(variant, dataset)
-        _check_scored_in_full(given[name], variant, context, config.evaluation.convention)
-    return given
-
-
-def _check_id_kinds(config: ExperimentConfig, dataset: Dataset, given: Mapping[str, pd.DataFrame]) -> None:
-    """Each variant's possible hit keys against the annotated ids, with the alignment check the run applies
-    to its hits (same threshold, same diagnosis): a run file's own keys (``given``), and for a retrieving
-    variant the keys its level gives the corpus's documents (``doc`` at document level, ``doc#chunk-N``
-    at chunk level, generously: every annotated chunk of a known document counts)."""
-    level, evaluation = config.dataset.level, config.evaluation
-    if level == "span" or evaluation.allow_misaligned:
-        return
-    options = evaluation.alignment_options()
-    possible = _retrievable_keys(dataset, level)
-    for name, variant in config.variants().items():
-        if variant.run is not None and name not in given:
-            continue  # a Python retriever's keys are known once it has answered
-        context = f"variant {name!r}" + _given(variant)
-        run = given.get(name, possible)
-        if run is None:
-            continue
-        with error_context(context, file=dataset.annotation_file):
-            check_run_alignment(run, dataset, level, **options)  # the report only when it fails
-
-
-def _retrievable_keys(dataset: Dataset, level: str) -> pd.DataFrame | None:
-    """A stand-in run holding every key a retrieving variant could return at ``level`` (None without a
-    corpus): one row per key, the evaluated queries spread over them so each is in the run."""
-    if dataset.corpus is None or not len(dataset.query_ids):
-        return None
-    documents = dataset.corpus["doc_id"].astype("str")
-    if level == "document":
-        keys = pd.Index(documents)
-    else:
-        annotated = dataset.annotations["key"].astype("str")
-        chunks = annotated.str.contains("#chunk-", regex=False)
-        of_known = annotated[chunks & annotated.str.split("#chunk-", n=1).str[0].isin(set(documents))]
-        keys = pd.Index(documents + "#chunk-0").append(pd.Index(of_known)).unique()
-    queries = dataset.query_ids
-    rows = max(len(keys), len(queries))
-    return pd.DataFrame(
-        {
-            "query_id": [queries[i % len(queries)] for i in range(rows)],
-            "key": [keys[i % len(keys)] for i in range(rows)],
-            "rank": [i // len(queries) + 1 for i in range(rows)],
-            "score": 0.0,
-        }
-    )
-
-
-def _check_query_rewrites(config: ExperimentConfig, dataset: Any) -> None:
-    """Query rewrites files against the dataset's query ids, before any run opens (a located error for an
-    unknown id, a warning for queries without rewrites)."""
-    variants = config.variants()
-    if not any(v.query_planning is not None and v.query_planning.variants for v in variants.values()):
-        return
-
-    check_against_queries(variants, query_file_ids(config.dataset), dataset.query_ids)
-
-
-def _check_scored_in_full(run: pd.DataFrame, variant: Any, context: str, convention: str) -> None:
-    """``data.runs.check_scored_in_full``, naming the variant's run (its file and line, or its Python
-    retriever) and the query, not the judgments it would next be scored against."""
-    from abcompare.data.runs import check_scored_in_full
-
-    given = variant.run.path if variant.run is not None and variant.run.path is not None else None
-    with error_context(context, file=given):
-        check_scored_in_full(run, convention, path=given, fmt=variant.run.format if given else "auto")
-
-
-def _given(variant: Any) -> str:
-    """How a variant's run was given, for its error messages: `` (run file X)``, `` (Python retriever
-    'X')``, or nothing (retrieved)."""
-    if variant.run is None:
-        return ""
-    if variant.run.python is not None:
-        return f" (Python retriever {variant.run.python!r})"
-    return f" (run file {variant.run.path})"
-
-
-# ------------------------------------------------------------------------------------------ pooling
 def pool_to_file(
     config: ExperimentConfig,
     path: Path,
@@ -694,7 +543,7 @@ def pool_unjudged_hits(
     _check_poolable(config)
     reporter.stage("loading the dataset")
     dataset = load_dataset_for_experiment(config.dataset, unjudged_queries=True)
-    _check_query_rewrites(config, dataset)
+    check_query_rewrites(config, dataset)
     runs, judgments = _runs_at_level(config, dataset, reporter, retrievers)
     level, evaluation = config.dataset.level, config.evaluation
     documents = dataset.corpus if level == "document" else None

@@ -15,8 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "abcompare"
 
 #: The rooms in the order a comparison passes through them (the public face and the two doors first).
 ORDER = (
-    "__init__.py", "cli.py", "runner.py", "starter", "config", "core", "data", "execution", "retrieval",
-    "evaluation", "stats", "judging", "outcome", "tracking", "examples",
+    "__init__.py", "cli.py", "cli_options.py", "runner.py", "inputs.py", "starter", "config", "core", "data",
+    "execution", "retrieval", "evaluation", "stats", "judging", "answers", "outcome", "tracking", "examples",
 )  # fmt: skip
 
 

@@ -32,14 +32,17 @@ ALLOWED: dict[str, set[str]] = {
     # the relevance judge: a file of model-made labels is read by data's annotations reader
     # and its stage pools and scores with data's and evaluation's functions, then stats' agreement and PPI
     "judging": {"data", "evaluation", "stats"},
+    # answers: generated from the hits, scored by the judge (judging), tested by the paired tests (stats)
+    "answers": {"judging", "stats"},
     "stats": set(),
     "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
     # MLflow writes what outcome renders (the description, the figures) and each variant's run file in
     # data's TREC format (data.runs.write_run, the one writer of that format)
     "tracking": {"outcome", "data"},
     # the retrieval stage's executor: a variant's run from its run file (data) or retrieved (retrieval),
-    # here or on Ray; it reads its settings' type (config)
-    "execution": {"config", "data", "retrieval"},
+    # here or on Ray; it reads its settings' type (config); on Ray it also scores a large run in blocks of
+    # queries with the evaluation stage's own functions (issue 38), in this process otherwise
+    "execution": {"config", "data", "retrieval", "evaluation"},
     "cli": {"config", "runner", "outcome", "tracking", "starter"},
     # `abcompare init`: reads a dataset and its runs (data) and writes a config that loads (config)
     "starter": {"config", "data", "examples"},
@@ -49,10 +52,17 @@ ALLOWED: dict[str, set[str]] = {
 STAGES = {"data", "retrieval", "evaluation", "stats", "outcome", "tracking"}
 
 
+#: Top-level modules that belong to another: the runner's input checks (run before any run opens), the
+#: command line's shared options.
+BELONGS_TO = {"inputs": "runner", "cli_options": "cli"}
+
+
 def _part(module: str) -> str:
-    """``abcompare.data.runs`` -> ``data``; ``abcompare.core.errors`` -> ``errors``."""
+    """``abcompare.data.runs`` -> ``data``; ``abcompare.core.errors`` -> ``errors``; ``abcompare.inputs``
+    (the runner's input checks) -> ``runner`` (:data:`BELONGS_TO`)."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "abcompare"
+    part = parts[1] if len(parts) > 1 else "abcompare"
+    return BELONGS_TO.get(part, part)
 
 
 def imports_by_part() -> dict[str, set[str]]:

@@ -3,8 +3,9 @@ with ``ast``): no import circle between abcompare's modules, imports of its own 
 parameters typed ``Any``, short functions. Each checker is first shown to fail on a small package that
 breaks its rule.
 
-The ceilings are today's counts (2026-12-03, issue 36): they may only go down. Where a package is already
-clean its own ceiling is 0, so a new in-function import or ``Any`` there fails at once.
+The ceilings are today's counts (2026-12-03, issue 36, lowered as the shape was collapsed): they may only
+go down. Where a package is already clean its own ceiling is 0, so a new in-function import or ``Any``
+there fails at once.
 """
 
 from __future__ import annotations
@@ -26,26 +27,26 @@ from support.package_rules import (
 
 #: Circles still open, each owned by the helper reshaping its package (issue 36): a new one fails, and
 #: one of these closed is no circle any more (this set only shrinks).
-OPEN_CYCLES = {
-    ("abcompare.outcome.rows", "abcompare.outcome.sentences"),
-    ("abcompare.tracking.reader",),  # imports itself inside a function
-}
+OPEN_CYCLES: set[tuple[str, ...]] = set()
 
-#: Imports of abcompare's own modules inside a function, package-wide (the issue's target: at most 30).
-IN_FUNCTION_IMPORTS = 170
+#: Imports of abcompare's own modules inside a function, package-wide (the issue's target: at most 30): the
+#: CLI's, which keep ``--help`` fast, the config's of heavy stages (scipy, torch), the Ray backend's.
+IN_FUNCTION_IMPORTS = 26
 #: ... and per package where the count is already small: the Ray backend stays lazy (``ray`` is heavy).
 IN_FUNCTION_IMPORTS_BY_PART = {
-    "core": 0, "data": 0, "evaluation": 0, "retrieval": 0, "stats": 0, "execution": 2,
+    "core": 0, "data": 0, "evaluation": 0, "retrieval": 0, "stats": 0, "execution": 2, "outcome": 0,
+    "tracking": 0, "runner": 0, "inputs": 0, "starter": 0, "judging": 0,
 }  # fmt: skip
 #: Parameters annotated exactly ``Any``, package-wide (the issue's target: at most 60).
-ANY_PARAMETERS = 103
+ANY_PARAMETERS = 56
 ANY_PARAMETERS_BY_PART = {
-    "core": 0, "evaluation": 0, "retrieval": 0, "stats": 0, "execution": 0,
+    "core": 0, "evaluation": 0, "retrieval": 0, "stats": 0, "execution": 0, "runner": 0, "starter": 0,
+    "judging": 0,
     "data": 4,  # levels.judged_at_level, run_jsonl._validate_hit, runs.bounded_hit_lists / returned_run
 }  # fmt: skip
 #: Functions over 80 code lines, and over 60 (the issue's target: none over 80, at most five over 60).
-OVER_80 = 1
-OVER_60 = 16
+OVER_80 = 0
+OVER_60 = 8
 
 
 def _part(module: str) -> str:

@@ -14,6 +14,7 @@ from abcompare.config.models import (
     ExperimentConfig,
 )
 from abcompare.core.errors import AbcompareWarning, ConfigError, RetrievalError
+from abcompare.examples import example_path
 from abcompare.retrieval.settings import DenseSettings
 
 BEIR_QUERIES = "queries.jsonl"
@@ -80,8 +81,6 @@ def _spans_problem(config: ExperimentConfig) -> tuple[tuple[str, ...], str] | No
     folder = dataset.path
     from_example = dataset.queries is None or dataset.annotations is None
     if folder is None and dataset.name is not None and from_example:
-        from abcompare.examples import example_path
-
         folder = example_path(dataset.name)
     candidates = [folder / "spans" / f"{dataset.split}.jsonl", folder / "spans.jsonl"] if folder else []
     if any(candidate.is_file() for candidate in candidates):

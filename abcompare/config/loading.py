@@ -25,6 +25,8 @@ from abcompare.config.checks import (  # re-exported: the runner and tests impor
     collection_key,
     python_retrievers,
 )
+from abcompare.config.examples import example_named_like
+from abcompare.config.ignored import ignored_settings
 from abcompare.config.locations import (
     _all_field_names,
     _config_error,
@@ -33,12 +35,9 @@ from abcompare.config.locations import (
     line_of,
     variant_key,
 )
-from abcompare.config.models import (
-    DEFAULT_EXPERIMENT,
-    ExperimentConfig,
-    TrackingSettings,
-)
+from abcompare.config.models import EvaluationSettings, ExperimentConfig
 from abcompare.config.overrides import apply_set_option, changed_settings, deep_merge
+from abcompare.config.runtime import DEFAULT_EXPERIMENT, TrackingSettings
 from abcompare.config.sweep import (
     SweepPlan,
     SweepSettings,
@@ -213,8 +212,6 @@ def _refuse_ignored_settings(
 ) -> None:
     """A setting written for a variant that its kind ignores (a ``rerank`` on a run file, RRF's ``k``
     under DBSF) is a located error, never silently dropped (:mod:`abcompare.config.ignored`)."""
-    from abcompare.config.ignored import ignored_settings
-
     for name, variant in config.variants().items():
         for setting, why in ignored_settings(written.get(name), variant):
             loc = (*variant_key(name), *setting)
@@ -269,8 +266,6 @@ def _warn_about_changes(config: ExperimentConfig, swept: set[str], path: Path) -
 def _shipped_hint(path: Path) -> str | None:
     """For a missing config named like a shipped one (``configs/rrf_vs_dbsf.yaml`` in a folder that is no
     checkout, e.g. after ``pip install``): the ``--example`` that runs the shipped file from any folder."""
-    from abcompare.config.examples import example_named_like
-
     name = example_named_like(path)
     if name is None:
         return None
@@ -440,8 +435,6 @@ def _check_sweep_before_expanding(
     """What is known from the sweep's text alone, refused before any point is built: a setting the control
     does not have, a size past ``max_variants`` (the product of the grid's list lengths), a
     ``select.metric`` the evaluation does not compute."""
-    from abcompare.config.models import EvaluationSettings
-
     for setting, loc in where.items():
         head = setting.split(".")[0]
         if head not in VariantSettings.model_fields:

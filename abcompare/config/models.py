@@ -11,34 +11,33 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
+from abcompare.config.answers import AnswersSettings
+from abcompare.config.base import Model, check_distinct, check_name, located
 from abcompare.config.judge import JudgeSettings
+from abcompare.config.runtime import (  # re-exported: the sections are read from here
+    EfficiencySettings,
+    ExecutionSettings,
+    TrackingSettings,
+)
 from abcompare.config.sweep import SweepPlan, SweepSettings
-from abcompare.core.errors import ConfigError
+from abcompare.core.errors import ConfigError, StatisticsError
 from abcompare.core.limits import (
     MAX_COLLECTIONS,
-    MAX_CPUS,
     MAX_CUTOFF,
-    MAX_ENCODERS,
-    MAX_GPUS_PER_ENCODER,
     MAX_GRADE,
     MAX_QUERIES,
     MAX_RESAMPLES,
-    MAX_RETRIES,
     MAX_SEED,
-    MAX_TAG_VALUE_LENGTH,
     METRIC_RANGE,
 )
-from abcompare.core.naming import first_collision, label_problem, name_problem, tag_key_problem
+from abcompare.core.naming import first_collision, label_problem
 from abcompare.core.vocabulary import (
     CORRECTION_NAMES,
     MEASURES,
@@ -50,38 +49,11 @@ from abcompare.core.vocabulary import (
     not_computed,
     parse_metric,
 )
+from abcompare.examples import EXAMPLES, example_key
 from abcompare.retrieval.settings import VariantSettings, without_null_entries
 
 
-def located(message: str, *at: str) -> PydanticCustomError:
-    """A validation error that names the config path it is about (``at``), so the loader can give the line
-    of that key rather than of the section that holds it."""
-    return PydanticCustomError("abcompare", "{message}", {"message": message, "at": at})
-
-
-def _check_name(kind: str, name: str, *at: str) -> None:
-    problem = name_problem(name)
-    if problem is not None:
-        raise located(f"{kind} name {name!r} {problem}", *at)
-
-
-def _check_distinct(kind: str, names: list[str], *at: str) -> None:
-    """Two names that become one MLflow key (``a b`` / ``a_b``, ``A`` / ``a``) would overwrite each other."""
-    clash = first_collision(names)
-    if clash is not None:
-        first, second = clash
-        raise located(
-            f"{kind} names {first!r} and {second!r} become the same MLflow key and file name; rename one",
-            *at,
-            second,
-        )
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DatasetSettings(_Model):
+class DatasetSettings(Model):
     """Where the queries, annotations and corpus come from, and at which level hits are judged."""
 
     name: str | None = Field(
@@ -131,7 +103,7 @@ class DatasetSettings(_Model):
     @field_validator("split")
     @classmethod
     def _split_is_a_file_name(cls, value: str) -> str:
-        _check_name("split", value)
+        check_name("split", value)
         return value
 
     @model_validator(mode="after")
@@ -140,16 +112,18 @@ class DatasetSettings(_Model):
             raise ValueError(
                 "give a builtin dataset 'name', a BEIR folder 'path', or 'queries' + 'annotations'"
             )
-        if self.name is not None and self.path is None and (self.queries is None or self.annotations is None):
-            from abcompare.examples import EXAMPLES, example_key
-
-            if example_key(self.name) not in EXAMPLES:
-                known = ", ".join(sorted(EXAMPLES))
-                raise located(
-                    f"unknown example {self.name!r} (known examples: {known}; or give a BEIR folder 'path')",
-                    "name",
-                )
+        from_example = self.name is not None and self.path is None
+        if from_example and (self.queries is None or self.annotations is None) and not _is_example(self.name):
+            known = ", ".join(sorted(EXAMPLES))
+            raise located(
+                f"unknown example {self.name!r} (known examples: {known}; or give a BEIR folder 'path')",
+                "name",
+            )
         return self
+
+
+def _is_example(name: str) -> bool:
+    return example_key(name) in EXAMPLES
 
 
 class CollectionSettings(DatasetSettings):
@@ -176,11 +150,11 @@ class CollectionSettings(DatasetSettings):
     @field_validator("name")
     @classmethod
     def _collection_name(cls, value: str) -> str:
-        _check_name("collection", value)
+        check_name("collection", value)
         return value
 
 
-class EvaluationSettings(_Model):
+class EvaluationSettings(Model):
     """Which metrics at which cutoffs, under which convention."""
 
     cutoffs: list[int] = Field(
@@ -272,7 +246,7 @@ class EvaluationSettings(_Model):
         }
 
 
-class SignificanceSettings(_Model):
+class SignificanceSettings(Model):
     """Paired tests of each treatment against the control."""
 
     tests: list[Literal[TESTS]] = Field(list(TESTS), min_length=1)
@@ -320,7 +294,6 @@ class SignificanceSettings(_Model):
     def _tests_fit_together(self) -> SignificanceSettings:
         """The rules between the settings (the primary test is run; max-T needs the permutation test) are the
         statistics stage's own, checked by its one checker and reported at the key they are about."""
-        from abcompare.core.errors import StatisticsError
         from abcompare.stats.comparison import check_test_settings
 
         try:
@@ -345,183 +318,7 @@ class SignificanceSettings(_Model):
         }
 
 
-#: The experiment of a config that names none and compares several collections; one collection's is
-#: ``abcompare-<collection>`` (:func:`abcompare.config.loading.load_config`).
-DEFAULT_EXPERIMENT = "abcompare"
-
-
-class TrackingSettings(_Model):
-    """Where results are logged in MLflow."""
-
-    enabled: bool = True
-    uri: str | None = Field(
-        None, description="MLflow tracking URI; default sqlite:///mlflow.db in the working directory."
-    )
-    experiment: str = Field(
-        DEFAULT_EXPERIMENT,
-        min_length=1,
-        description="The MLflow experiment; default abcompare-<collection> (the dataset's name).",
-    )
-    run_name: str | None = None
-    artifact_location: str | None = Field(
-        None, description="Artifact root for a new experiment; default ./mlruns beside a SQLite store."
-    )
-    tags: dict[str, str] = Field(
-        default_factory=dict,
-        description="Extra tags on every run; keys 'abcompare.*' and 'mlflow.*' are ours.",
-    )
-
-    @field_validator("experiment")
-    @classmethod
-    def _experiment_label(cls, value: str) -> str:
-        problem = label_problem(value, max_length=500)
-        if problem is not None:
-            raise ValueError(f"experiment name {problem}")
-        return value
-
-    @field_validator("run_name")
-    @classmethod
-    def _run_name_label(cls, value: str | None) -> str | None:
-        problem = None if value is None else label_problem(value)
-        if problem is not None:
-            raise ValueError(f"run name {problem}")
-        return value
-
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _drop_null_tags(cls, value: Any) -> Any:
-        return without_null_entries(value)
-
-    @field_validator("tags")
-    @classmethod
-    def _tags_are_mlflow_tags(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, text in value.items():
-            problem = tag_key_problem(key)
-            if problem is None and key.startswith(("abcompare.", "mlflow.")):
-                problem = "is reserved ('abcompare.*' and 'mlflow.*' tags are set by abcompare and MLflow)"
-            if problem is None and len(text) > MAX_TAG_VALUE_LENGTH:
-                problem = f"has a value of {len(text):,} characters (at most {MAX_TAG_VALUE_LENGTH:,})"
-            if problem is not None:
-                raise located(f"tag {key!r} {problem}", key)
-        return value
-
-
-class EfficiencySettings(_Model):
-    """How each variant's query latency is timed: after every variant has run, its query stage is re-run
-    one query at a time on a sample of the queries, in interleaved rounds after a warm-up, in this process
-    (also with the Ray backend). Only the cost figures depend on these; no quality number does."""
-
-    repeats: int = Field(
-        5,
-        ge=0,
-        le=100,
-        description="Timed rounds over the sampled queries; 0 skips the timing pass (no latency is reported: "
-        "a rerun whose query vectors are cached then need not load the model).",
-    )
-    max_queries: int = Field(
-        100,
-        ge=1,
-        le=MAX_QUERIES,
-        description="At most this many queries, spread over the query set, are timed.",
-    )
-    budget_seconds: float = Field(
-        2.0,
-        gt=0,
-        le=86_400,
-        description="What the timing pass may spend on its warm-up and rounds (checked after every query: "
-        "at most one query's stages over). Fewer queries (at least 5) are timed when max_queries would take "
-        "longer; 3 whole rounds (fewer when fewer are asked) are always timed, and said when they run past "
-        "it. Loading a model the run did not load comes before it, once per process, and is said.",
-    )
-    noise_floor: float = Field(
-        0.1,
-        ge=0,
-        lt=1,
-        description="Two latencies differ only when the interval of their ratio lies wholly outside "
-        "[1/(1+f), 1+f]: closer than this fraction they are within the noise.",
-    )
-
-    def timing_plan(self) -> Any:
-        """The retrieval stage's timing plan."""
-        from abcompare.retrieval.latency import TimingPlan
-
-        return TimingPlan(self.repeats, self.max_queries, self.budget_seconds)
-
-
-RAY_ONLY_SETTINGS = ("address", "num_cpus", "num_gpus_per_encoder", "encoders")
-
-
-class ExecutionSettings(_Model):
-    """Where the variants are produced and the corpus encoded: in this process, or on Ray.
-
-    Statistics and MLflow always run in the driver (this process), and so does evaluation unless a run is
-    large enough to be split in query blocks on Ray; the backend never changes a number, so it is not part
-    of the config's fingerprint.
-    """
-
-    backend: Literal["local", "ray"] = Field(
-        "local",
-        description="local: everything in this process (Ray is not imported); ray: variants as Ray tasks "
-        "and corpus encoding as a Ray Data pipeline (pip install 'abcompare[ray]').",
-    )
-    address: str | None = Field(
-        None,
-        description="The Ray cluster to join: HOST:PORT of its head (ray start --head), or 'auto' for the "
-        "one running on this machine; null starts a private Ray on this machine.",
-    )
-    num_cpus: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_CPUS,
-        description="CPUs of the private Ray started when address is null (default: all).",
-    )
-    num_gpus_per_encoder: float | None = Field(
-        None,
-        gt=0,
-        le=MAX_GPUS_PER_ENCODER,
-        description="GPUs per encoder actor; default 1 when the cluster has GPUs (one actor per GPU), "
-        "else the encoders run on CPU.",
-    )
-    encoders: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_ENCODERS,
-        description="Encoder actors in the Ray Data pool; default one per GPU, or on CPUs one per as many "
-        "CPUs as this machine's torch threads (each actor runs that many, for bit-identical vectors).",
-    )
-    retries: int = Field(
-        3,
-        ge=0,
-        le=MAX_RETRIES,
-        description="How often Ray reruns a task, or restarts an encoder, whose worker died; 0 fails the "
-        "comparison at the first lost worker.",
-    )
-
-    @field_validator("address")
-    @classmethod
-    def _host_port_or_auto(cls, value: str | None) -> str | None:
-        if value is None or value == "auto":
-            return value
-        host, sep, port = value.strip().rpartition(":")
-        if "://" in value or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(
-                f"expected HOST:PORT of the head (e.g. 10.0.0.5:6379; no ray:// client address) or 'auto', "
-                f"got {value!r}"
-            )
-        return value.strip()
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ExecutionSettings:
-        if "backend" not in self.model_fields_set:  # an explicit 'backend: local' ignores Ray settings
-            given = [name for name in RAY_ONLY_SETTINGS if getattr(self, name) is not None]
-            if given:
-                raise ValueError(f"{given[0]} is a Ray setting: set backend: ray (or remove {given[0]})")
-        if self.address is not None and self.num_cpus is not None:
-            raise ValueError("num_cpus sizes a private Ray; a cluster joined by address has its own CPUs")
-        return self
-
-
-class ExperimentConfig(_Model):
+class ExperimentConfig(Model):
     """One comparison: a control, one or more treatments, and how to judge them."""
 
     name: str = Field("comparison", description="A short name for this comparison.")
@@ -552,6 +349,9 @@ class ExperimentConfig(_Model):
     )
     judge: JudgeSettings | None = Field(
         None, description="A relevance judge for the unjudged hits, measured against people's labels."
+    )
+    answers: AnswersSettings | None = Field(
+        None, description="Answers per variant, scored per query and compared paired (docs/answers.md)."
     )
     cache_dir: Path | None = Field(
         None, description="Embedding cache; default $ABCOMPARE_CACHE_DIR or ~/.cache/abcompare."
@@ -591,8 +391,8 @@ class ExperimentConfig(_Model):
         if "control" in value:
             raise located("'control' is reserved for the control variant; rename the treatment", "control")
         for name in value:
-            _check_name("treatment", name, name)
-        _check_distinct("treatment", ["control", *value])
+            check_name("treatment", name, name)
+        check_distinct("treatment", ["control", *value])
         return value
 
     @model_validator(mode="after")
@@ -601,8 +401,8 @@ class ExperimentConfig(_Model):
         for variant_name, variant in self.variants().items():
             where = ("control",) if variant_name == "control" else ("treatments", variant_name)
             for name in variant.retrievers:
-                _check_name("retriever", name, *where, "retrievers", name)
-            _check_distinct("retriever", list(variant.retrievers), *where, "retrievers")
+                check_name("retriever", name, *where, "retrievers", name)
+            check_distinct("retriever", list(variant.retrievers), *where, "retrievers")
         return self
 
     @model_validator(mode="after")
@@ -672,6 +472,8 @@ class ExperimentConfig(_Model):
         dumped = self.model_dump(mode="json", exclude={"execution", "efficiency"})
         if self.judge is None:
             dumped.pop("judge")  # a config without a judge hashes as it did before the judge existed
+        if self.answers is None:
+            dumped.pop("answers")  # nor one without answers
         if self.datasets is None:
             dumped.pop("datasets")
             dumped["significance"].pop("pooling")

@@ -253,3 +253,13 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
 #: The relevance prompts a judge can be asked with, newest last (the texts live in abcompare.judging.prompt).
 JUDGE_PROMPT_VERSIONS: tuple[str, ...] = ("umbrela-0.1",)
 JUDGE_PROVIDERS: tuple[str, ...] = ("transformers", "openai", "python", "file")
+
+
+# ------------------------------------------------------------------------------------------------ answers
+#: The per-query answer metrics (docs/answers.md), in the order tables show them; the first two need a judge.
+ANSWER_METRICS: tuple[str, ...] = (
+    "faithfulness",
+    "answer_relevance",
+    "citation_precision",
+    "citation_recall",
+)

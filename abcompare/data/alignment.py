@@ -17,9 +17,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from abcompare.core.codes import encode, encode_grouped
 from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.core.vocabulary import plural
-from abcompare.data.codes import encode, encode_grouped
 
 __all__ = ["AlignmentReport", "alignment_report", "check_alignment", "fraction_in_run"]
 

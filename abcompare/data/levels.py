@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from abcompare.core.codes import encode, encode_grouped, lookup
 from abcompare.core.errors import AbcompareWarning, DataError
 from abcompare.data.alignment import (
     alignment_report,
@@ -30,7 +31,6 @@ from abcompare.data.alignment import (
     is_in,
     strings,
 )
-from abcompare.data.codes import encode, encode_grouped, lookup
 from abcompare.data.dataset import Dataset
 
 __all__ = ["LEVELS", "apply_level", "check_run_alignment", "document_ids", "span_key"]

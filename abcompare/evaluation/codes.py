@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.core.arrow_memory import prefer_system_pool
+from abcompare.core.codes import encode, encode_blocks, encode_grouped, lookup
 from abcompare.core.hits import clean_id
-from abcompare.data.codes import encode, encode_blocks, encode_grouped, lookup
 
 __all__ = ["as_strings", "clean_labels", "clean_strings", "encode", "encode_blocks", "encode_grouped",
            "joined_strings", "lookup"]  # fmt: skip

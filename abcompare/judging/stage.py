@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import ConfigError
+from abcompare.core.json_values import json_value
 from abcompare.core.vocabulary import parse_metric
 from abcompare.data.pooling import pool_unjudged
 from abcompare.evaluation.batch import in_evaluation_order
@@ -162,7 +163,7 @@ class JudgeOutcome:
         a = self.agreement
 
         def est(e: Estimate | None) -> dict[str, float | None] | None:
-            return None if e is None else {k: _none(getattr(e, k)) for k in ("value", "low", "high")}
+            return None if e is None else {k: json_value(getattr(e, k)) for k in ("value", "low", "high")}
 
         return {
             "judge": self.judge,
@@ -176,7 +177,7 @@ class JudgeOutcome:
                 "confusion": a.confusion.to_numpy().tolist(), "confidence": a.confidence,
             },
             "min_agreement": self.min_agreement,
-            "verdicts": {name: {**{k: _none(v) for k, v in vars(v.ppi).items()}, "refused": v.refused,
+            "verdicts": {name: {**{k: json_value(v) for k, v in vars(v.ppi).items()}, "refused": v.refused,
                                 "reason": v.reason, "human_only_all_queries": self.human_only.get(name)}
                          for name, v in self.verdicts.items()},
             "not_computed": dict(self.not_computed),
@@ -189,12 +190,6 @@ class JudgeOutcome:
 
 def _f(value: float) -> str:
     return "n/a" if not np.isfinite(value) else f"{value:.2f}".replace("-0.00", "0.00")
-
-
-def _none(value: object) -> object:
-    if isinstance(value, float | np.floating) and not np.isfinite(value):
-        return None
-    return value.item() if isinstance(value, np.generic) else value
 
 
 # ---------------------------------------------------------------------------------------------- the stage

@@ -8,32 +8,25 @@ the tracking side. The figures are :mod:`abcompare.outcome.svg`'s, the HTML repo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from abcompare.core.progress import plain_text
 from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_DIFFERENCE, PRIMARY, SIGNIFICANT, WORSE, plural
 from abcompare.outcome import rows as shared
 from abcompare.outcome import verdicts
-from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
-from abcompare.outcome.sentences import (
-    _p_clause,
-    as_json,
-    attribution_json,
-    cost_json,
-    queries_needed_sentence,
-    robustness_sentence,
-    settings_line,
-    tuned_sentence,
-    verdict_notes,
-)
+from abcompare.outcome.json_output import result_as_json  # noqa: F401 - `abcompare run --json`'s, read from here too
+from abcompare.outcome.pooled_sentences import pooled_settings_line
+from abcompare.outcome.sentences import _p_clause, settings_line, treatments
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 if TYPE_CHECKING:
-    from abcompare.outcome.results import Comparison, ComparisonResult, Recorded
+    from rich.console import Console
+
+    from abcompare.data.alignment import AlignmentReport
+    from abcompare.outcome.results import ComparisonResult
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}
@@ -103,56 +96,68 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
     sys.stdout.flush()
 
 
-def _print_report(result: ComparisonResult, console: Any) -> None:
-    if result.pooled is None:
-        _print_comparison(next(iter(result.collections.values())), console, result.recorded)
+def _print_report(result: ComparisonResult, console: Console) -> None:
+    """The report of the result's view (:class:`~abcompare.outcome.view.ExperimentView`), then where it
+    was recorded; what the view does not hold (the alignment, the judge's and answers' stages) read off the
+    result."""
+    view = ExperimentView.from_result(result)
+    if view.pooled is None:
+        ((name, only),) = view.collections.items()
+        comparison = result.collections[name]
+        stages = comparison.judge.lines() if comparison.judge is not None else []
+        stages += comparison.answers.lines() if comparison.answers is not None else []
+        _print_comparison(only, comparison.alignment, stages, console)
     else:
-        _print_collections(result, console)
+        _print_collections(view.collections, view.pooled, console)
+    for line in result.recorded:
+        console.print(plain_text(line), highlight=False)
 
 
-def _print_comparison(result: Comparison, console: Any, recorded: list[str]) -> None:
-
-    cfg = result.config
+def _print_comparison(
+    view: ComparisonView, alignment: Mapping[str, AlignmentReport], stages: Sequence[str], console: Console
+) -> None:
+    """One collection's comparison: what was compared and how its hits align with the judgments, a verdict
+    table per treatment (a sweep: its grid), the verdict lines, the judge's and the answers' lines
+    (``stages``) and the settings."""
     console.print()
     console.print(
-        f"[bold]{plain_text(cfg.name)}[/]  dataset [bold]{plain_text(result.dataset_name)}[/] "
-        f"({plural(result.n_queries, 'query')}, "
-        f"level {cfg.dataset.level}, convention {cfg.evaluation.convention})"
+        f"[bold]{plain_text(view.name)}[/]  dataset [bold]{plain_text(view.dataset)}[/] "
+        f"({plural(view.n_queries, 'query')}, level {view.level}, convention {view.convention})"
     )
-    alignment = list(result.alignment.items())
+    _print_alignment(list(alignment.items()), console)
+    if view.judged:
+        line = shared.judged_line(view.judged, view.judgments_relevant_only)
+        console.print(f"  {plain_text(line)}")
+    for note in view.judgment_warnings:
+        console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
+    swept = set(view.grid["candidate"]) if view.grid is not None else set()
+    test = str(view.comparison.attrs.get("primary", ""))
+    for name in treatments(view.comparison):
+        if name not in swept:
+            console.print()
+            console.print(verdict_table(view.comparison, name, test))
+    if view.grid is not None:
+        console.print()
+        console.print(grid_table(view.grid, view.primary_metric, list(view.grid_settings)))
+    console.print()
+    lines = verdicts.verdict_lines(
+        view.comparison, view.tuned_sentence, view.grid, view.attribution, view.notes, view.cost
+    )
+    for line in lines:
+        text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
+        console.print(text, markup=False, highlight=False)
+    for line in stages:
+        console.print(f"  {line}", markup=False, highlight=False)
+    console.print(f"[dim]{plain_text(settings_line(view.comparison))}[/]", highlight=False)
+
+
+def _print_alignment(alignment: list[tuple[str, AlignmentReport]], console: Console) -> None:
+    """Each variant's alignment line; beyond four, the control's and one line for the treatments."""
     for name, report in alignment if len(alignment) <= 4 else alignment[:1]:
         summary = report.summary().removeprefix("alignment: ")
         console.print(f"  alignment of {plain_text(name)}: {plain_text(summary)}")
     if len(alignment) > 4:
         console.print(f"  {plain_text(treatments_alignment(alignment[1:]))}")
-    if result.judged:
-        judged = {name: asdict(coverage) for name, coverage in result.judged.items()}
-        line = shared.judged_line(judged, result.judgments_relevant_only)
-        console.print(f"  {plain_text(line)}")
-    for note in result.judgment_warnings:
-        console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
-    swept = set(result.grid["candidate"]) if result.grid is not None else set()
-    for name in cfg.treatments:
-        if name not in swept:
-            console.print()
-            console.print(verdict_table(result.comparison, name, cfg.significance.primary))
-    if result.grid is not None:
-        console.print()
-        console.print(grid_table(result.grid, result.primary_metric, cfg.sweep_plan.swept_settings))
-    console.print()
-    tuned = tuned_sentence(result.tuned) if result.tuned is not None else None
-    notes = verdict_notes(result.comparison, result.robustness, result.queries_needed)
-    lines = verdicts.verdict_lines(
-        result.comparison, tuned, result.grid, result.attribution, notes, result.cost
-    )
-    for line in lines:
-        text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
-        console.print(text, markup=False, highlight=False)
-    for line in result.judge.lines() if result.judge is not None else []:
-        console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"[dim]{plain_text(settings_line(result.comparison))}[/]", highlight=False)
-    for line in recorded:
-        console.print(plain_text(line), highlight=False)
 
 
 def treatments_alignment(reports: list[tuple[str, Any]]) -> str:
@@ -189,154 +194,45 @@ def grid_table(grid: pd.DataFrame, metric: str, settings: list[str] | None = Non
     return table
 
 
-def result_as_json(result: ComparisonResult) -> dict[str, Any]:
-    """The comparison as plain JSON for scripts and CI gates (``abcompare run --json``): one collection's
-    comparison as :func:`comparison_json` writes it, several as :func:`collections_as_json`."""
-    if result.pooled is None:
-        ((name, only),) = result.collections.items()
-        return comparison_json(only, result.where, name, result.timings)
-    return collections_as_json(result)
-
-
-def comparison_json(
-    result: Comparison, where: Recorded | None, name: str, timings: Mapping[str, float]
-) -> dict[str, Any]:
-    """One collection's comparison as plain JSON, with where it was recorded (``where``: its parent run
-    is ``where.collection_run_ids[name]``)."""
-
-    comparison = shared.primary_first(result.comparison).replace({np.nan: None})  # the one reading order
-    return {
-        "name": result.config.name,
-        "dataset": result.dataset_name,
-        "n_queries": result.n_queries,
-        "primary_metric": result.primary_metric,
-        "verdicts": as_json(result.comparison),
-        "settings": settings_line(result.comparison),
-        "tracking_uri": where.uri if where is not None else None,
-        "experiment": result.config.tracking.experiment,
-        "parent_run_id": where.collection_run_ids.get(name) if where is not None else None,
-        "variant_run_ids": dict(where.variant_run_ids.get(name, {})) if where is not None else {},
-        "means": {name: _plain(means) for name, means in result.means.items()},
-        "efficiency": {name: _plain(o.efficiency) for name, o in result.variants.items() if o.efficiency},
-        "cost": cost_json(result.cost),
-        "alignment": {name: report.to_dict() for name, report in result.alignment.items()},
-        "comparison": comparison.to_dict(orient="records"),
-        "judged": {name: asdict(cov) for name, cov in result.judged.items()},
-        "attribution": attribution_json(result.attribution),
-        "judgments_relevant_only": result.judgments_relevant_only,
-        "judgment_warnings": list(result.judgment_warnings),
-        "robustness": _robustness_json(result),
-        "queries_needed": _queries_needed_json(result),
-        "tuned": _tuned_json(result.tuned),
-        "grid": None
-        if result.grid is None
-        else result.grid.replace({np.nan: None}).to_dict(orient="records"),
-        "timings": dict(timings),
-        **({} if result.judge is None else {"judge": result.judge.as_json()}),  # only with a judge: section
-    }
-
-
-def _robustness_json(result: Comparison) -> dict[str, Any]:
-    """Per treatment: the range of the primary delta the unjudged hits allow, whether the verdict holds over
-    it (else the fewest judgments found that flip it, and to what), and the sentence."""
-
-    if result.robustness is None:
-        return {}
-    return {
-        str(row["treatment"]): {**_finite(row), "sentence": robustness_sentence(row)}
-        for row in result.robustness.to_dict(orient="records")
-    }
-
-
-def _queries_needed_json(result: Comparison) -> dict[str, Any]:
-    """Per treatment: the queries needed to detect min_effect (or the observed delta), with the range from
-    the bootstrap of sd(d), and the sentence (``null`` counts: no change to detect)."""
-
-    if result.queries_needed is None:
-        return {}
-    return {
-        str(row["treatment"]): {**_finite(row), "sentence": queries_needed_sentence(row)}
-        for row in result.queries_needed.to_dict(orient="records")
-    }
-
-
-def _finite(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A table row as JSON values: numpy scalars as Python numbers, NaN and infinities as None."""
-    out = {}
-    for key, value in row.items():
-        if isinstance(value, (np.integer, np.bool_)):
-            value = value.item()
-        if isinstance(value, (float, np.floating)):
-            value = float(value) if np.isfinite(value) else None
-        out[key] = value
-    return out
-
-
-def _tuned_json(tuned: Any) -> dict[str, Any] | None:
-    """A sweep's tuned comparison as plain data (the per-query held-out table stays in MLflow)."""
-    if tuned is None:
-        return None
-
-    return {
-        "metric": tuned.metric,
-        "delta": tuned.delta,
-        "ci_low": tuned.ci_low,
-        "ci_high": tuned.ci_high,
-        "p_value": tuned.p_value,
-        "choices": list(tuned.choices),
-        "most_chosen": tuned.most_chosen,
-        "folds": tuned.folds,
-        "sentence": tuned_sentence(tuned),
-    }
-
-
-def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        k: (float(v) if isinstance(v, (np.floating, float, int, np.integer)) else v)
-        for k, v in values.items()
-    }
-
-
 # ------------------------------------------------------------------------------------------ collections
-def _print_collections(result: ComparisonResult, console: Any) -> None:
+def _print_collections(
+    collections: Mapping[str, ComparisonView], pooled: PooledView, console: Console
+) -> None:
     """A comparison across collections: each collection's verdict lines under a heading naming it, then the
     pooled verdict sentence per treatment, the per-collection table, the random-effects line (the
-    heterogeneity), the settings and where it was recorded."""
+    heterogeneity) and the settings."""
 
-    cfg = result.config
     console.print()
-    sizes = ", ".join(f"{plain_text(name)} ({c.n_queries:,})" for name, c in result.collections.items())
+    sizes = ", ".join(f"{plain_text(name)} ({c.n_queries:,})" for name, c in collections.items())
+    convention = next(iter(collections.values())).convention
     console.print(
-        f"[bold]{plain_text(cfg.name)}[/]  across {plural(len(result.collections), 'collection')} "
-        f"(queries: {sizes}), convention {cfg.evaluation.convention}"
+        f"[bold]{plain_text(pooled.name)}[/]  across {plural(len(collections), 'collection')} "
+        f"(queries: {sizes}), convention {convention}"
     )
-    for name, collection in result.collections.items():
+    for name, collection in collections.items():
         console.print()
-        level = collection.config.dataset.level
         size = plural(collection.n_queries, "query")
-        console.print(f"[bold]collection {plain_text(name)}[/]  ({size}, level {level}; {COLLECTION_ALONE})")
-        notes = verdict_notes(collection.comparison, collection.robustness, collection.queries_needed)
-        lines = verdicts.verdict_lines(collection.comparison, None, None, collection.attribution, notes, None)
+        heading = f"({size}, level {collection.level}; {COLLECTION_ALONE})"
+        console.print(f"[bold]collection {plain_text(name)}[/]  {heading}")
+        lines = verdicts.verdict_lines(
+            collection.comparison, None, None, collection.attribution, collection.notes, None
+        )
         for line in lines:
             text = f"    {line.text}" if line.kind in verdicts.UNDER_VERDICT else f"  {line.text}"
             console.print(text, markup=False, highlight=False)
     console.print()
-    console.print(f"[bold]pooled across {plural(len(result.collections), 'collection')}[/]")
-    for row in result.pooled.to_dict(orient="records"):
+    console.print(f"[bold]pooled across {plural(len(collections), 'collection')}[/]")
+    for row in pooled.pooled.to_dict(orient="records"):
         treatment = str(row["treatment"])
-        console.print(
-            pooled_sentence(result.pooled, result.per_collection, treatment), markup=False, highlight=False
-        )
+        console.print(pooled.sentences[treatment], markup=False, highlight=False)
         console.print(f"  {random_effects_line(row)}", markup=False, highlight=False)
-        non_inferiority = pooled_non_inferiority_sentence(result.pooled, treatment)
-        if non_inferiority:
-            console.print(f"  {non_inferiority}", markup=False, highlight=False)
-    for treatment in result.pooled["treatment"]:
+        if treatment in pooled.non_inferiority:
+            console.print(f"  {pooled.non_inferiority[treatment]}", markup=False, highlight=False)
+    for treatment in pooled.pooled["treatment"]:
         console.print()
-        console.print(per_collection_table(result.per_collection, str(treatment), result.pooled))
-    console.print(f"[dim]{plain_text(pooled_settings_line(result))}[/]", highlight=False)
-    for line in result.recorded:
-        console.print(plain_text(line), highlight=False)
+        console.print(per_collection_table(pooled.per_collection, str(treatment), pooled.pooled))
+    settings = pooled_settings_line(pooled.pooled, pooled.per_collection, pooled.weighting)
+    console.print(f"[dim]{plain_text(settings)}[/]", highlight=False)
 
 
 #: What a collection's own p-values and intervals are, beside the per-collection table's adjusted ones.
@@ -405,53 +301,3 @@ def per_collection_table(per_collection: pd.DataFrame, treatment: str, pooled: p
             _styled(row.verdict, row.verdict),
         )
     return table
-
-
-def pooled_settings_line(result: ComparisonResult) -> str:
-    """How the pooled figures were made: the weighting, the test, the interval, the correction."""
-    attrs = result.pooled.attrs
-    weighting = "equal weight per collection" if result.weighting == "collection" else "each query equally"
-    methods = sorted(set(attrs.get("ci_method") or [])) or ["percentile"]
-    note = result.per_collection.attrs.get("correction_note") or ""
-    return (
-        f"pooled: {weighting}; {attrs.get('test', 'stratified permutation')} test, "
-        f"{attrs.get('n_resamples', '')} resamples, seed {attrs.get('seed', '')}; "
-        f"stratified bootstrap interval ({', '.join(methods)}), alpha {attrs.get('alpha', '')}; "
-        f"p adjusted over the treatments ({attrs.get('correction', '')}); random effects "
-        f"{attrs.get('meta_method', '')}" + (f"; {note}" if note else "")
-    )
-
-
-def collections_as_json(result: ComparisonResult) -> dict[str, Any]:
-    """A comparison across collections as plain JSON (``abcompare run --json``): the pooled rows with their
-    sentence, the per-collection rows, and each collection's own comparison as :func:`result_as_json`
-    writes a one-collection one."""
-
-    pooled = [
-        {
-            **_finite(row),
-            "sentence": pooled_sentence(result.pooled, result.per_collection, str(row["treatment"])),
-        }
-        for row in result.pooled.to_dict(orient="records")
-    ]
-    margin = result.pooled.attrs.get("non_inferiority_margin")
-    for row in pooled:
-        if margin is not None and "non_inferiority" in row:
-            row["non_inferiority_margin"] = margin
-            row["non_inferiority_sentence"] = pooled_non_inferiority_sentence(result.pooled, row["treatment"])
-    return {
-        "name": result.config.name,
-        "primary_metric": result.primary_metric,
-        "weighting": result.weighting,
-        "collections": {
-            name: comparison_json(c, result.where, name, c.timings) for name, c in result.collections.items()
-        },
-        "pooled": pooled,
-        "per_collection": [_finite(row) for row in result.per_collection.to_dict(orient="records")],
-        "pooled_settings": pooled_settings_line(result),
-        "tracking_uri": result.tracking_uri,
-        "experiment": result.config.tracking.experiment,
-        "parent_run_id": result.parent_run_id,
-        "collection_run_ids": result.collection_run_ids,
-        "timings": result.timings,
-    }

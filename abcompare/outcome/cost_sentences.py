@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from abcompare.core.json_values import json_value
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
 from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED, PYTHON, RETRIEVED
 
@@ -25,7 +26,7 @@ def _size(ratio: float) -> str:
     return "the same size" if ratio == 1 else f"{format_ratio(ratio)} the size"
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
@@ -180,15 +181,13 @@ def cost_sentence(cost: pd.DataFrame, treatment: str) -> str:
     return "Cost vs control: " + ", ".join(c for c in clauses if c) + "."
 
 
-def _plain_value(value: Any) -> Any:
-    """A cost-table cell as JSON has it: None for a missing one, a bool, a float, or text."""
-    import numpy as np
-
-    if _missing(value):
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    return float(value) if isinstance(value, (int, float, np.integer, np.floating)) else value
+def _plain_value(value: object) -> object:
+    """A cost-table cell as JSON has it (:func:`abcompare.core.json_values.json_value`): None for a
+    missing one, a bool, a float, or text."""
+    value = json_value(value)
+    if value is None or isinstance(value, bool):
+        return value
+    return float(value) if isinstance(value, (int, float)) else value
 
 
 def cost_json(cost: pd.DataFrame | None) -> dict[str, Any]:

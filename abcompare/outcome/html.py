@@ -61,7 +61,7 @@ TREATMENTS_DETAILED = 4
 def render(inputs: ComparisonView) -> str:
     """The whole page as one HTML string."""
     table = inputs.comparison
-    primary = _primary_metric(table)
+    primary = inputs.primary_metric
     sections = [
         _header(inputs, primary),
         _verdicts(inputs),
@@ -75,28 +75,24 @@ def render(inputs: ComparisonView) -> str:
     sections.append(_full_table(table))
     for name in _focus(inputs):
         sections.append(_changes(inputs, name, primary))
-    sections.append(
-        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
+    return document(f"{inputs.name}: {inputs.dataset}", sections, inputs.source)
+
+
+def document(title: str, sections: list[str], source: str) -> str:
+    """A page: its sections, then the footer naming where it was read from (``source``), self-contained."""
+    footer = (
+        f"<footer>Written by abcompare{' from ' + escape(source) if source else ''}. "
         "Self-contained: no script, nothing loaded from the network.</footer>"
     )
-    title = f"{inputs.name}: {inputs.dataset}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body><main>"
-        + "\n".join(sections)
+        + "\n".join([*sections, footer])
         + "</main></body></html>\n"
     )
 
 
 # ------------------------------------------------------------------------------------------ sections
-def _primary_metric(table: pd.DataFrame) -> str:
-    """The comparison's primary metric: as the table's settings name it, else its primary rows'."""
-    if table.attrs.get("primary_metric"):
-        return str(table.attrs["primary_metric"])
-    rows = table[table["role"] == PRIMARY]
-    return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
-
-
 def _header(inputs: ComparisonView, primary: str) -> str:
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
     part_of = ""
@@ -175,7 +171,7 @@ def forest_figure(inputs: ComparisonView) -> str:
     first; for a sweep, every candidate on the primary metric, best first. The title names the comparison
     and the primary metric."""
     table = inputs.comparison
-    primary = _primary_metric(table)
+    primary = inputs.primary_metric
     if inputs.grid is not None and not inputs.grid.empty:
         rows = table[table["role"] == PRIMARY].sort_values("delta", ascending=False, kind="stable")
         rows = rows.assign(label=rows["treatment"])
@@ -382,7 +378,7 @@ def _query_block(
         f'(<span style="color:{colour};font-weight:600">{change:+.3f}</span>)</p><div class="side">'
     )
     lists = {name: _query_hits(inputs, name, query_id) for name in ("control", treatment)}
-    depth = deciding_depth(*lists.values(), parse_metric(_primary_metric(inputs.comparison))[1],
+    depth = deciding_depth(*lists.values(), parse_metric(inputs.primary_metric)[1],
                            inputs.relevance_threshold)  # fmt: skip
     columns = [_hits_list(inputs, name, hits, depth) for name, hits in lists.items()]
     return head + "".join(columns) + "</div></div>"
@@ -549,15 +545,8 @@ def render_collections(inputs: PooledView) -> str:
         "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
         "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
         f"</p>{''.join(tables)}</section>",
-        f"<footer>Written by abcompare{' from ' + escape(inputs.source) if inputs.source else ''}. "
-        "Self-contained: no script, nothing loaded from the network.</footer>",
     ]
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(inputs.name)}: across collections</title><style>{_CSS}</style></head><body><main>"
-        + "\n".join(sections)
-        + "</main></body></html>\n"
-    )
+    return document(f"{inputs.name}: across collections", sections, inputs.source)
 
 
 def _per_collection_table(inputs: PooledView, treatment: str) -> str:
@@ -590,6 +579,6 @@ def page(view: ComparisonView | PooledView) -> str:
     return PAGES[type(view)](view)
 
 
-#: The names tests used for the views before :mod:`abcompare.outcome.view`: the same classes.
+#: The names the outcome tests use for the views (:mod:`abcompare.outcome.view`): the same classes.
 ReportInputs = ComparisonView
 CollectionsReportInputs = PooledView

@@ -101,3 +101,12 @@ RENDERERS = {ComparisonView: summary_markdown, PooledView: pooled_markdown}
 def view_markdown(view: ComparisonView | PooledView) -> str:
     """The view as Markdown (``abcompare report --format markdown``)."""
     return RENDERERS[type(view)](view)
+
+
+def view_description(view: ComparisonView, context: str) -> str:
+    """A comparison's MLflow description (``summary.md``) from its view: the verdicts, the compact table or
+    a sweep's grid, what was compared (``context``), how it was tested (``verdicts.description_markdown``)."""
+    return verdicts.description_markdown(
+        view.comparison, context=context, tuned=view.tuned_sentence, grid=view.grid,
+        grid_settings=view.grid_settings, attribution=view.attribution, notes=view.notes, cost=view.cost,
+    )  # fmt: skip

@@ -93,3 +93,18 @@ def pooled_sentence_parts(
     if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
         after += f"; heterogeneity I² = {float(i2):.0%}"
     return verdict, after + "."
+
+
+def pooled_settings_line(pooled: pd.DataFrame, per_collection: pd.DataFrame, weighting: str) -> str:
+    """How the pooled figures were made: the weighting, the test, the interval, the correction."""
+    attrs = pooled.attrs
+    weighed = "equal weight per collection" if weighting == "collection" else "each query equally"
+    methods = sorted(set(attrs.get("ci_method") or [])) or ["percentile"]
+    note = per_collection.attrs.get("correction_note") or ""
+    return (
+        f"pooled: {weighed}; {attrs.get('test', 'stratified permutation')} test, "
+        f"{attrs.get('n_resamples', '')} resamples, seed {attrs.get('seed', '')}; "
+        f"stratified bootstrap interval ({', '.join(methods)}), alpha {attrs.get('alpha', '')}; "
+        f"p adjusted over the treatments ({attrs.get('correction', '')}); random effects "
+        f"{attrs.get('meta_method', '')}" + (f"; {note}" if note else "")
+    )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 if TYPE_CHECKING:
+    from abcompare.answers.stage import AnswersOutcome
     from abcompare.config import ExperimentConfig
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
@@ -66,6 +67,8 @@ class Comparison:
     queries_needed: pd.DataFrame | None = None
     #: The relevance judge's stage (``abcompare.judging.stage.JudgeOutcome``), None without a judge section.
     judge: JudgeOutcome | None = None
+    #: The answers stage (``abcompare.answers.stage.AnswersOutcome``), None without an answers section.
+    answers: AnswersOutcome | None = None
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:
@@ -159,6 +162,3 @@ class ComparisonResult:
 
 
 _READ_THROUGH = ("alignment", "means", "per_query")
-
-#: The name tests and notebooks used for a comparison across collections: the same type.
-CollectionsResult = ComparisonResult

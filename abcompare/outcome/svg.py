@@ -11,9 +11,10 @@ interactive work.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,21 +164,59 @@ def _legend(items: Sequence[tuple[str, str, bool]], x: float, y: float) -> list[
 
 
 # ------------------------------------------------------------------------------------------ figures
-def forest_svg(rows: pd.DataFrame, title: str, *, subtitle: str = "", label_column: str = "label") -> str:
+#: The forest's legend: what a filled, a hollow marker says.
+FOREST_LEGEND = (
+    ("better (significant)", VERDICT_COLOURS[BETTER], True),
+    ("worse (significant)", VERDICT_COLOURS[WORSE], True),
+    ("not significant", VERDICT_COLOURS[NO_DIFFERENCE], False),
+)
+
+
+@dataclass(frozen=True)
+class ForestStyle:
+    """How a forest looks beyond its rows: every other row shaded, room for the star in the labels, and
+    the figure widened to its legend."""
+
+    stripes: bool = True
+    star_room: int = 0  # characters
+    fit_legend: bool = False
+
+
+#: A comparison's forest (``plots/deltas.svg``), and the forest across collections.
+COMPARISON_FOREST = ForestStyle()
+COLLECTIONS_FOREST = ForestStyle(stripes=False, star_room=2, fit_legend=True)
+
+
+def forest_svg(
+    rows: pd.DataFrame,
+    title: str,
+    *,
+    subtitle: str = "",
+    label_column: str = "label",
+    style: ForestStyle = COMPARISON_FOREST,
+) -> str:
     """Each row's mean difference (treatment − control) with its confidence interval, coloured by verdict;
     significant rows (better or worse) are filled and starred, the others hollow.
 
-    ``rows`` has ``delta, ci_low, ci_high, verdict`` and ``label_column``, in display order (top first).
+    ``rows`` has ``delta, ci_low, ci_high, verdict`` and ``label_column``, in display order (top first);
+    optionally ``kind`` (``row``, the default; ``heading``: a bold line of text; ``pooled``: a diamond in
+    the verdict's colour under a rule; ``meta``: a blue diamond) and ``tip`` (a marker's tooltip).
     """
     rows = rows.reset_index(drop=True)
     labels = [str(v) for v in rows[label_column]]
-    label_width = min(320, 12 + 6.6 * max((len(t) for t in labels), default=10))
+    kinds = list(rows["kind"]) if "kind" in rows else ["row"] * len(rows)
+    label_width = min(320, 12 + 6.6 * (style.star_room + max((len(t) for t in labels), default=10)))
     left, right, top, row_h = label_width + 20, 30, 62 if subtitle else 46, 22
-    width = max(640, left + 420)
+    legend = list(FOREST_LEGEND)
+    if (rows["verdict"] == INCONCLUSIVE).any():
+        legend.append(("inconclusive", VERDICT_COLOURS[INCONCLUSIVE], False))
+    if "meta" in kinds:
+        legend.append(("random effects", BLUE, True))
+    legend_width = sum(22 + 6.2 * len(item[0]) for item in legend)
+    width = max(640, left + 420, left + legend_width + right if style.fit_legend else 0)
     height = top + row_h * len(rows) + 60
-    lows = rows[["ci_low", "delta"]].min(axis=1).to_numpy(dtype=float)
-    highs = rows[["ci_high", "delta"]].max(axis=1).to_numpy(dtype=float)
-    finite = np.concatenate([lows[np.isfinite(lows)], highs[np.isfinite(highs)], [0.0]])
+    values = rows[["delta", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel()
+    finite = np.concatenate([values[np.isfinite(values)], [0.0]])
     ticks = nice_ticks(float(finite.min()), float(finite.max()))
     x = _Scale(ticks[0], ticks[-1], left, width - right)
     bottom = top + row_h * len(rows) + 4
@@ -188,47 +227,44 @@ def forest_svg(rows: pd.DataFrame, title: str, *, subtitle: str = "", label_colu
         x, ticks, bottom, top - 6, "difference, treatment − control (mean with its confidence interval)"
     )
     body.append(_line(x(0), top - 6, x(0), bottom, stroke="#222", width=1.2))
-    for i, row in enumerate(rows.itertuples(index=False)):
+    for i, row in enumerate(rows.to_dict(orient="records")):
         y = top + row_h * i + row_h / 2
-        verdict = row.verdict
-        colour = verdict_colour(verdict)
-        significant = verdict in SIGNIFICANT
-        if i % 2 == 0:
+        if style.stripes and i % 2 == 0:
             body.append(
                 f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f7f7f7"/>'
             )
-        body.append(
-            _text(
-                left - 10,
-                y + 4,
-                ("★ " if significant else "") + labels[i],
-                size=12,
-                anchor="end",
-                weight="bold" if significant else "normal",
-            )
-        )
-        low, high, delta = (
-            float(row.ci_low),
-            float(row.ci_high),
-            float(row.delta),
-        )
-        if math.isfinite(low) and math.isfinite(high):
-            body.append(_line(x(low), y, x(high), y, stroke=colour, width=2.5))
-            body += [
-                _line(x(low), y - 5, x(low), y + 5, stroke=colour, width=2),
-                _line(x(high), y - 5, x(high), y + 5, stroke=colour, width=2),
-            ]
-        fill = colour if significant else "white"
-        body.append(_circle(x(delta), y, 5, fill, colour))
-    legend = [
-        ("better (significant)", VERDICT_COLOURS[BETTER], True),
-        ("worse (significant)", VERDICT_COLOURS[WORSE], True),
-        ("not significant", VERDICT_COLOURS[NO_DIFFERENCE], False),
-    ]
-    if (rows["verdict"] == INCONCLUSIVE).any():
-        legend.append(("inconclusive", VERDICT_COLOURS[INCONCLUSIVE], False))
+        if kinds[i] == "pooled":
+            body.append(_line(left - 6, y - row_h / 2, width - right, y - row_h / 2, stroke="#bbb"))
+        body += _forest_row({**row, "kind": kinds[i], "label": labels[i]}, x, y, left)
     body += _legend(legend, left, height - 8)
     return _svg(width, height, body, title)
+
+
+def _forest_row(row: Mapping[str, Any], x: _Scale, y: float, left: float) -> list[str]:
+    """One line of the forest at height ``y``: its label, then its interval and marker, or its diamond."""
+    kind, label, tip, verdict = row["kind"], row["label"], str(row.get("tip") or ""), str(row["verdict"])
+    significant = verdict in SIGNIFICANT
+    if kind == "heading":
+        return [_text(12, y + 4, label, size=12, weight="bold")]
+    body = []
+    star = "★ " if significant else ""
+    bold = "bold" if significant or kind == "pooled" else "normal"
+    body.append(_text(left - 10, y + 4, star + label, size=12, anchor="end", weight=bold))
+    low, high, delta = float(row["ci_low"]), float(row["ci_high"]), float(row["delta"])
+    colour = BLUE if kind == "meta" else verdict_colour(verdict)
+    if kind in ("pooled", "meta"):
+        if all(math.isfinite(v) for v in (low, delta, high)):
+            body.append(_diamond(x(low), x(delta), x(high), y, colour, tip))
+        return body
+    if math.isfinite(low) and math.isfinite(high):
+        body.append(_line(x(low), y, x(high), y, stroke=colour, width=2.5))
+        body += [
+            _line(x(low), y - 5, x(low), y + 5, stroke=colour, width=2),
+            _line(x(high), y - 5, x(high), y + 5, stroke=colour, width=2),
+        ]
+    if math.isfinite(delta):
+        body.append(_circle(x(delta), y, 5, colour if significant else "white", colour, tip))
+    return body
 
 
 def histogram_svg(per_query: pd.DataFrame, metrics: Sequence[str], title: str) -> str:
@@ -309,16 +345,7 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
 
     cost = (1000 * grid["efficiency.seconds_per_query"].astype(float)).to_list()
     quality = grid["delta"].astype(float).to_list()
-    if FRONT_COLUMN in grid:
-        marked = [i for i, on in enumerate(grid[FRONT_COLUMN].astype(bool)) if on and math.isfinite(cost[i])]
-        front = sorted(marked, key=lambda i: (cost[i], -quality[i]))
-        note = "the line joins the Pareto front (none is better and faster by more than the noise)"
-        if len(front) == sum(math.isfinite(c) for c in cost) and len(front) > 1:
-            front = []  # nothing dominated: no trade-off to draw
-            note = "no candidate is faster than another by more than the noise, so no front is drawn"
-    else:
-        front = pareto_front(cost, quality)
-        note = "the line joins the Pareto front (no candidate is both faster and better)"
+    front, note = _drawn_front(grid, cost, quality)
     width, height, left, right, top, bottom = 720, 440, 80, 30, 54, 380
     xs = [c for c in cost if math.isfinite(c)] + ([1000 * control_cost] if control_cost else [])
     x_ticks = nice_ticks(min(xs + [0.0]), max(xs + [0.001]))
@@ -346,24 +373,9 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
             'stroke-dasharray="6 3"/>'
         )
     for i, row in enumerate(grid.itertuples(index=False)):
-        if not math.isfinite(cost[i]):
-            continue
-        verdict = row.verdict
-        colour = verdict_colour(verdict)
-        filled = verdict in SIGNIFICANT
-        radius = 6 if i in front else 4.5
-        body.append(
-            _circle(
-                x(cost[i]),
-                y(quality[i]),
-                radius,
-                colour if filled else "white",
-                colour,
-                tooltip=f"{row.candidate}: {quality[i]:+.4f}, {cost[i]:.2f} ms",
-            )
-        )
-        if i in front:
-            body.append(_text(x(cost[i]) + 8, y(quality[i]) - 6, str(row.candidate), size=10, fill="#333"))
+        if math.isfinite(cost[i]):
+            body += _candidate(str(row.candidate), str(row.verdict), x(cost[i]), y(quality[i]), i in front,
+                               f"{row.candidate}: {quality[i]:+.4f}, {cost[i]:.2f} ms")  # fmt: skip
     if control_cost:
         cx, cy = x(1000 * control_cost), y(0)
         body += [
@@ -371,16 +383,28 @@ def pareto_svg(grid: pd.DataFrame, metric: str, control_cost: float | None = Non
             _line(cx - 6, cy + 6, cx + 6, cy - 6, width=2),
             _text(cx + 8, cy + 16, "control", size=11),
         ]
-    body += _legend(
-        [
-            ("better (significant)", VERDICT_COLOURS[BETTER], True),
-            ("worse (significant)", VERDICT_COLOURS[WORSE], True),
-            ("not significant", VERDICT_COLOURS[NO_DIFFERENCE], False),
-        ],
-        left,
-        height - 8,
-    )
+    body += _legend(FOREST_LEGEND, left, height - 8)
     return _svg(width, height, body, title)
+
+
+def _drawn_front(grid: pd.DataFrame, cost: list[float], quality: list[float]) -> tuple[list[int], str]:
+    """The candidates the front's line joins, cheapest first, and the subtitle's note on it."""
+    if FRONT_COLUMN not in grid:
+        front = pareto_front(cost, quality)
+        return front, "the line joins the Pareto front (no candidate is both faster and better)"
+    marked = [i for i, on in enumerate(grid[FRONT_COLUMN].astype(bool)) if on and math.isfinite(cost[i])]
+    front = sorted(marked, key=lambda i: (cost[i], -quality[i]))
+    if len(front) == sum(math.isfinite(c) for c in cost) and len(front) > 1:  # nothing dominated
+        return [], "no candidate is faster than another by more than the noise, so no front is drawn"
+    return front, "the line joins the Pareto front (none is better and faster by more than the noise)"
+
+
+def _candidate(name: str, verdict: str, cx: float, cy: float, on_front: bool, tooltip: str) -> list[str]:
+    """One candidate's marker (filled when significant, larger and named on the front)."""
+    colour = verdict_colour(verdict)
+    fill = colour if verdict in SIGNIFICANT else "white"
+    marker = [_circle(cx, cy, 6 if on_front else 4.5, fill, colour, tooltip=tooltip)]
+    return marker + ([_text(cx + 8, cy - 6, name, size=10, fill="#333")] if on_front else [])
 
 
 #: The colours of a delta's parts (colour-blind safe, Paul Tol's), in the order the bars stack them.
@@ -457,15 +481,24 @@ def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, t
     """The forest of a comparison across collections (``stats.pooled.pooled_comparison``'s two tables): per
     treatment, one row per collection (its delta and interval, coloured by its verdict, filled and starred
     when significant), then the pooled diamond (the stratified bootstrap interval, coloured by the pooled
-    verdict) and the random-effects diamond (its interval, blue), with a line at zero.
+    verdict) and the random-effects diamond (its interval, blue), with a line at zero: :func:`forest_svg`
+    of :func:`collections_forest_rows`.
     """
-    several = len(pooled) > 1
+    metric = str(pooled.attrs.get("metric", pooled["metric"].iloc[0] if len(pooled) else ""))
+    subtitle = f"{metric}: each collection, the pooled delta and the random effects"
+    rows = collections_forest_rows(pooled, per_collection)
+    return forest_svg(rows, title, subtitle=subtitle, style=COLLECTIONS_FOREST)
+
+
+def collections_forest_rows(pooled: pd.DataFrame, per_collection: pd.DataFrame) -> pd.DataFrame:
+    """The forest's rows across collections, in :func:`forest_svg`'s columns (``kind``, ``tip``): per
+    treatment a heading (when there are several), its collections, the pooled and the random-effects row."""
     weighting = str(pooled.attrs.get("weighting", pooled["weighting"].iloc[0] if len(pooled) else ""))
     pooled_label = "pooled (" + ("equal weight" if weighting == "collection" else "per query") + ")"
-    entries: list[tuple[str, str, float, float, float, str, str]] = []  # kind, label, delta, low, high, ...
+    entries: list[tuple[str, str, float, float, float, str, str]] = []
     for row in pooled.to_dict(orient="records"):
         treatment = str(row["treatment"])
-        if several:
+        if len(pooled) > 1:
             entries.append(("heading", f"{treatment} vs control", math.nan, math.nan, math.nan, "", ""))
         mine = per_collection[per_collection["treatment"] == treatment]
         for c in mine.to_dict(orient="records"):
@@ -481,55 +514,5 @@ def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, t
             ("meta", "random effects", float(row["meta_effect"]), float(row["meta_ci_low"]),
              float(row["meta_ci_high"]), "", f"random effects: {float(row['meta_effect']):+.4f}")
         )  # fmt: skip
-    labels = [e[1] for e in entries]
-    label_width = min(320, 12 + 6.6 * (2 + max((len(t) for t in labels), default=10)))  # 2: the star
-    left, right, top, row_h = label_width + 20, 30, 62, 22
-    legend = [
-        ("better (significant)", VERDICT_COLOURS[BETTER], True),
-        ("worse (significant)", VERDICT_COLOURS[WORSE], True),
-        ("not significant", VERDICT_COLOURS[NO_DIFFERENCE], False),
-        ("random effects", BLUE, True),
-    ]
-    legend_width = sum(22 + 6.2 * len(item[0]) for item in legend)
-    width = max(640, left + 420, left + legend_width + right)
-    height = top + row_h * len(entries) + 60
-    values = np.array([v for e in entries for v in e[2:5]], dtype=float)
-    finite = np.concatenate([values[np.isfinite(values)], [0.0]])
-    ticks = nice_ticks(float(finite.min()), float(finite.max()))
-    x = _Scale(ticks[0], ticks[-1], left, width - right)
-    bottom = top + row_h * len(entries) + 4
-    metric = str(pooled.attrs.get("metric", pooled["metric"].iloc[0] if len(pooled) else ""))
-    body = [_text(12, 22, title, size=15, weight="bold")]
-    body.append(
-        _text(12, 40, f"{metric}: each collection, the pooled delta and the random effects", fill="#555")
-    )
-    body += _x_axis(
-        x, ticks, bottom, top - 6, "difference, treatment − control (mean with its confidence interval)"
-    )
-    body.append(_line(x(0), top - 6, x(0), bottom, stroke="#222", width=1.2))
-    for i, (kind, label, delta, low, high, verdict, tip) in enumerate(entries):
-        y = top + row_h * i + row_h / 2
-        significant = verdict in SIGNIFICANT
-        if kind == "heading":
-            body.append(_text(12, y + 4, label, size=12, weight="bold"))
-            continue
-        if kind == "pooled":
-            body.append(_line(left - 6, y - row_h / 2, width - right, y - row_h / 2, stroke="#bbb"))
-        star = "★ " if significant else ""
-        bold = "bold" if significant or kind == "pooled" else "normal"
-        body.append(_text(left - 10, y + 4, star + label, size=12, anchor="end", weight=bold))
-        if not (math.isfinite(delta) and math.isfinite(low) and math.isfinite(high)):
-            continue
-        if kind == "row":
-            colour = verdict_colour(verdict)
-            body.append(_line(x(low), y, x(high), y, stroke=colour, width=2.5))
-            body += [
-                _line(x(low), y - 5, x(low), y + 5, stroke=colour, width=2),
-                _line(x(high), y - 5, x(high), y + 5, stroke=colour, width=2),
-            ]
-            body.append(_circle(x(delta), y, 5, colour if significant else "white", colour, tip))
-        else:
-            colour = verdict_colour(verdict) if kind == "pooled" else BLUE
-            body.append(_diamond(x(low), x(delta), x(high), y, colour, tip))
-    body += _legend(legend, left, height - 8)
-    return _svg(width, height, body, title)
+    columns = ["kind", "label", "delta", "ci_low", "ci_high", "verdict", "tip"]
+    return pd.DataFrame(entries, columns=columns)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -22,13 +21,8 @@ from abcompare.outcome.sentences import (
     sentence_treatments,
     settings_line,
     sweep_sentence,
-    tuned_sentence,
     verdict_parts,
 )
-
-if TYPE_CHECKING:
-    from abcompare.stats.tuning import TunedComparison
-
 
 # ------------------------------------------------------------------------------------------ verdicts
 #: The kinds of line that sit under a treatment's verdict line (indented in the console, in its paragraph
@@ -93,7 +87,7 @@ def description_markdown(
     table: pd.DataFrame,
     *,
     context: str,
-    tuned: TunedComparison | None = None,
+    tuned: str | None = None,
     grid: pd.DataFrame | None = None,
     grid_settings: Sequence[str] = (),
     attribution: pd.DataFrame | None = None,
@@ -106,11 +100,11 @@ def description_markdown(
     compared (``context``) and how it was tested.
 
     A sweep opens with the tuned comparison and the sweep's count, gives sentences only for the candidates
-    that differ, and tabulates the grid (best first) instead of every row.
+    that differ, and tabulates the grid (best first) instead of every row; ``tuned`` is its sentence
+    (``outcome.sentences.tuned_sentence``).
     """
     paragraphs: list[str] = []
-    tuned_text = tuned_sentence(tuned) if tuned is not None else None
-    for line in verdict_lines(table, tuned_text, grid, attribution, notes, cost):
+    for line in verdict_lines(table, tuned, grid, attribution, notes, cost):
         if line.kind == "tuned":
             paragraphs.append(f"**{line.text}**")
         elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.core.vocabulary import PRIMARY
 from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 from abcompare.outcome.sentences import tuned_sentence, verdict_notes
 
@@ -59,6 +60,15 @@ class ComparisonView:
     #: A collection's comparison: the comparison across collections it is part of, ``(name, link)`` (its
     #: top run's page), so the page leads back to the pooled verdict.
     part_of: tuple[str, str] | None = None
+
+    @property
+    def primary_metric(self) -> str:
+        """The comparison's primary metric: as the table's settings name it, else its primary rows'."""
+        table = self.comparison
+        if table.attrs.get("primary_metric"):
+            return str(table.attrs["primary_metric"])
+        rows = table[table["role"] == PRIMARY]
+        return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
 
     #: The fields :meth:`to_json` writes: every one that is not a table.
     VALUES = (
@@ -162,3 +172,19 @@ class PooledView:
         values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
         values.setdefault("description", "")
         return cls(**values, **tables)
+
+
+@dataclass
+class ExperimentView:
+    """An experiment as it shows: each collection's :class:`ComparisonView` and, across several, the
+    :class:`PooledView` (None for one collection: the one place that tells one from several)."""
+
+    collections: Mapping[str, ComparisonView]
+    pooled: PooledView | None = None
+
+    @classmethod
+    def from_result(cls, result: ComparisonResult, links: Mapping[str, str] | None = None) -> ExperimentView:
+        """The view of a fresh result (``links``: each collection's run page, for the pooled view)."""
+        views = {name: ComparisonView.from_result(c) for name, c in result.collections.items()}
+        pooled = PooledView.from_result(result, links or {}) if result.pooled is not None else None
+        return cls(views, pooled)

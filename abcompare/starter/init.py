@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import plural
 from abcompare.starter.inspection import inspect_dataset, inspect_runs, parse_run_option
@@ -65,8 +66,6 @@ def write_initial_config(
 def _check(text: str, folder: Path, name: str) -> None:
     """The config loads, with its relative paths resolved from ``folder``, as it will once written."""
     import warnings
-
-    from abcompare.config import load_config
 
     probe = folder / f".{name}.abcompare-init"
     probe.write_text(text, encoding="utf-8")

@@ -10,6 +10,13 @@ import pandas as pd
 
 from abcompare.core.errors import ConfigError, DataError
 from abcompare.core.naming import first_collision, name_problem
+from abcompare.data.alignment import alignment_report
+from abcompare.data.annotations import read_annotations
+from abcompare.data.corpus import read_corpus
+from abcompare.data.levels import apply_level
+from abcompare.data.queries import read_queries
+from abcompare.data.runs import read_run
+from abcompare.examples import EXAMPLES, example_key, example_path
 
 #: The files of a BEIR folder (the names the data stage reads).
 QUERIES, CORPUS, QRELS = "queries.jsonl", "corpus.jsonl", "qrels"
@@ -75,10 +82,6 @@ def inspect_dataset(
     ``queries`` and ``qrels`` name the files (they also override a folder's). A problem is a located
     ``DataError`` (exit 2): a folder that does not exist, lacks its queries or qrels, a file that does not
     parse."""
-    from abcompare.data.annotations import read_annotations
-    from abcompare.data.corpus import read_corpus
-    from abcompare.data.queries import read_queries
-
     folder, example = _dataset_folder(dataset, given_files=queries is not None and qrels is not None)
     queries_file = queries or _needed(folder, QUERIES, "--dataset")
     split, others = (None, ())
@@ -104,8 +107,6 @@ def inspect_dataset(
 
 def _dataset_folder(dataset: str | None, *, given_files: bool) -> tuple[Path | None, str | None]:
     """The BEIR folder ``dataset`` names, and the example's name when it names a shipped one."""
-    from abcompare.examples import EXAMPLES, example_key, example_path
-
     if dataset is None:
         if not given_files:
             raise ConfigError(
@@ -200,10 +201,6 @@ def parse_run_option(option: str) -> tuple[str, Path]:
 def inspect_runs(runs: list[tuple[str, Path]], dataset: DatasetFindings) -> list[RunFindings]:
     """Each run file read (any format ``read_run`` reads; a problem names its file and line) and aligned
     against the judgments at the dataset's level, as ``abcompare run`` will align it."""
-    from abcompare.data.alignment import alignment_report
-    from abcompare.data.levels import apply_level
-    from abcompare.data.runs import read_run
-
     names = [name for name, _ in runs]
     repeated = next((name for name in names if names.count(name) > 1), None)
     if repeated is not None:

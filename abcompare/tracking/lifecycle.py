@@ -23,8 +23,9 @@ from abcompare.tracking.logger import (
     recorded_lines,
     variant_handle,
 )
+from abcompare.tracking.run_logger import Nesting
 from abcompare.tracking.store import check_reachable, lost_error, resolve_tracking_uri
-from abcompare.tracking.top_run import TOP, Nesting, TopRunLogger, top_run_lines
+from abcompare.tracking.top_run import TOP, TopRunLogger, top_run_lines
 from abcompare.tracking.writer import RecordedRuns
 
 if TYPE_CHECKING:

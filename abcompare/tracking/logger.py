@@ -13,25 +13,24 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
 from abcompare.core.vocabulary import NON_INFERIORITY_CODE, PRIMARY, VERDICT_CODE
+from abcompare.outcome.markdown import view_description
 from abcompare.outcome.rows import primary_first
 from abcompare.outcome.sentences import (
     attribution_row,
     cost_sentence,
     secondary_summary,
     tuned_sentence,
-    verdict_notes,
     verdict_run_name,
     verdict_sentence,
 )
-from abcompare.outcome.verdicts import description_markdown
+from abcompare.outcome.view import ComparisonView
 from abcompare.tracking.layout import (
     ALIGNMENT_FILE,
     ANNOTATION_FILES_TAG,
@@ -43,15 +42,12 @@ from abcompare.tracking.layout import (
     COMPARISON_FIELDS,
     COMPARISON_TABLE,
     COMPARISON_TAG,
-    CONFIG_DIR,
     CONFIG_HASH_TAG,
     COST_RATIO_FIELDS,
     COST_TABLE,
     COST_TAG,
     DATASET_HASH_TAG,
     DATASET_TAG,
-    EXPERIMENT_KIND,
-    EXPERIMENT_KIND_TAG,
     GRID_TABLE,
     HELD_OUT_TABLE,
     HITS_FILE,
@@ -64,7 +60,6 @@ from abcompare.tracking.layout import (
     PRIMARY_METRIC_TAG,
     QUERIES_NEEDED_FIELDS,
     QUERIES_TABLE,
-    RESOLVED_CONFIG_FILE,
     ROBUSTNESS_FIELDS,
     ROLE_COMPARISON,
     ROLE_TAG,
@@ -90,30 +85,14 @@ from abcompare.tracking.layout import (
     view_url,
     vs_control_key,
 )
-from abcompare.tracking.store import flatten, owner_tags, ui_command
-from abcompare.tracking.writer import Command, RecordedRuns, open_session
+from abcompare.tracking.run_logger import Nesting, RunLogger, header_width, stamped
+from abcompare.tracking.store import flatten, ui_command
+from abcompare.tracking.writer import Command, RecordedRuns
 
 if TYPE_CHECKING:
-    from abcompare.config.models import TrackingSettings
-    from abcompare.outcome.results import Comparison
-    from abcompare.tracking.top_run import Nesting
-
-
-def open_store(send: Callable[..., None], tracking: TrackingSettings) -> None:
-    """Ask the writer to open the configured store and experiment: the first command of every logger."""
-    send(
-        Command.OPEN,
-        tracking.uri,
-        tracking.experiment,
-        tracking.artifact_location,
-        owner_tags(),
-        {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND},
-    )
-
-
-def stamped(base: str, started: datetime) -> str:
-    """A run's name: its base and when it started, so runs of one config can be told apart."""
-    return f"{base} {started:%Y-%m-%d %H:%M:%S}"
+    from abcompare.config import ExperimentConfig
+    from abcompare.data.dataset import Dataset
+    from abcompare.outcome.results import Comparison, VariantOutcome
 
 
 PARENT = "parent"
@@ -128,7 +107,7 @@ class Logger(Protocol):
 
     def start(self) -> None: ...
     def log_variant(
-        self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+        self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None: ...
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None: ...
     def part_of(self) -> tuple[str, str] | None: ...
@@ -144,7 +123,9 @@ class NullLogger:
     def start(self) -> None:
         pass
 
-    def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
+    def log_variant(
+        self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+    ) -> None:
         pass
 
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
@@ -160,36 +141,27 @@ class NullLogger:
         pass
 
 
-class ComparisonLogger:
+class ComparisonLogger(RunLogger):
     """Logs one comparison: the runner calls :meth:`start`, :meth:`log_variant` per variant,
     :meth:`log_comparison`, then :meth:`finish` (or :meth:`abort` when something failed)."""
 
     def __init__(
         self,
-        config: Any,
+        config: ExperimentConfig,
         config_path: Path | None,
-        dataset: Any,
+        dataset: Dataset,
         version: str,
         staging: Path,
         *,
         background: bool = False,
         nested: Nesting | None = None,
     ) -> None:
-        self.config = config
+        super().__init__(config, config_path, version, staging, background=background)
         self.nested = nested  # a collection's comparison: its parent run goes under the whole comparison's
-        self.config_path = config_path
         self.dataset = dataset
-        self.version = version
-        self.session = open_session(staging, background=background)
-        self.background = self.session.background
-        self.config_hash = config.fingerprint()
         self.dataset_hash = dataset.fingerprint()
-        self.started = datetime.now()
         self.variant_handles: list[str] = []  # variant runs, ended with the comparison
         self.logged_efficiency: dict[str, set[str]] = {}  # the efficiency.* each variant run has already
-
-    def _send(self, command: Command, *args: Any, **kwargs: Any) -> None:
-        self.session.send(command, *args, **kwargs)
 
     def _common_tags(self) -> dict[str, str]:
         return {
@@ -218,6 +190,16 @@ class ComparisonLogger:
             tags[ANNOTATION_FILES_TAG] = files
         return tags
 
+    def _log_answers(self, result: Comparison) -> None:
+        """An answers: section's tables on the parent run, and each judged answer as a trace of it."""
+        if result.answers is None:
+            return
+        for name, table in result.answers.tables().items():
+            self._send(Command.TABLE, PARENT, name, table)
+        records = result.answers.trace_records()
+        if records:
+            self._send(Command.TRACES, PARENT, records)
+
     def part_of(self) -> tuple[str, str] | None:
         """A collection's comparison: the comparison across collections it is part of (its top run's name
         and page), for its report.html; None for a comparison of its own."""
@@ -234,37 +216,24 @@ class ComparisonLogger:
     def start(self) -> None:
         """Open the store and the parent run; log the settings, the config and the query set."""
         cfg = self.config
-        open_store(self._send, cfg.tracking)
         tags = {**self._common_tags(), **self._judgment_tags(), ROLE_TAG: ROLE_COMPARISON}
         nesting: dict[str, str] = {}
         if self.nested is not None:
             tags[COLLECTION_TAG] = self.nested.collection
             nesting["parent_run_id"] = self.nested.parent_run_id
-        self._send(Command.START_RUN, PARENT, self.run_name(), tags, description=cfg.description, **nesting)
         settings = {
             "dataset": cfg.dataset.model_dump(mode="json"),
             "evaluation": cfg.evaluation.model_dump(mode="json"),
             "significance": cfg.significance.model_dump(mode="json"),
             "treatments": ",".join(cfg.treatments),
         }
-        self._send(Command.LOG, PARENT, params=flatten(settings))
-        if self.config_path is not None:
-            self._send(
-                Command.COPY, PARENT, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path)
-            )
-        self._send(Command.JSON, PARENT, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
-        queries = self.dataset.queries
-        self._send(Command.TABLE, PARENT, QUERIES_TABLE, queries.set_index("query_id"))
-        self._send(
-            Command.DATASET,
-            PARENT,
-            queries,
-            name=self.dataset.name,
-            source=str(self.dataset.source or self.dataset.name),
-            digest=self.dataset_hash[:36],
-        )
+        self._open_run(PARENT, self.run_name(), tags, settings, **nesting)
+        self._send(Command.TABLE, PARENT, QUERIES_TABLE, self.dataset.queries.set_index("query_id"))
+        self._log_queries(PARENT, self.dataset.name, self.dataset, self.dataset_hash)
 
-    def log_variant(self, outcome: Any, settings: Mapping[str, Any], files: Mapping[str, str | Path]) -> None:
+    def log_variant(
+        self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
+    ) -> None:
         """A child run: the variant's settings as params, its means and cost as metrics, its per-query table,
         its hits (with each hit's judgment grade) and the files the runner made for it."""
         handle = variant_handle(outcome.name)
@@ -288,67 +257,47 @@ class ComparisonLogger:
         )  # written now; the run ends with the comparison (a killed one: FAILED)
         self.variant_handles.append(handle)
 
-    def _send_files(self, handle: str, files: Mapping[str, str | Path]) -> None:
-        for artifact, content in files.items():
-            if isinstance(content, Path):
-                self._send(Command.COPY, handle, artifact, str(content))
-            else:
-                self._send(Command.TEXT, handle, artifact, content)
-
     def log_comparison(self, result: Comparison, files: Mapping[str, str | Path]) -> None:
         """The parent run: every comparison figure, the tables, the description, verdict tags, the files
         the runner made (plots, report); each treatment's run gets its own comparison with the control."""
 
         self.logged = result  # kept, so a lost server's error can carry it
-        comparison = result.comparison
-        metrics = _parent_metrics(comparison, result.means, result.primary_metric)
-        tags = {PRIMARY_METRIC_TAG: result.primary_metric}
-        sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
-        for name, sentence in sentences.items():
-            tags[verdict_tag(name)] = sentence
-            secondary = secondary_summary(comparison, name)
-            if secondary:
-                tags[secondary_tag(name)] = secondary
-        if result.tuned is not None:
-            tags[TUNED_TAG] = tags[VERDICT_TAG] = tuned_sentence(result.tuned)
-            metrics.update(
-                {
-                    f"{TUNED_PREFIX}.{k}": float(getattr(result.tuned, k))
-                    for k in ("delta", "ci_low", "ci_high", "p_value")
-                }
-            )
-        else:
-            tags[VERDICT_TAG] = "\n".join(sentences.values())
-        markdown = description_markdown(
-            comparison,
-            context=self._context(result),
-            tuned=result.tuned,
-            grid=result.grid,
-            grid_settings=self.config.sweep_plan.swept_settings if self.config.sweep_plan else [],
-            attribution=result.attribution,
-            notes=verdict_notes(comparison, result.robustness, result.queries_needed),
-            cost=result.cost,
-        )
+        metrics, tags, sentences = _verdict_figures(result)
+        markdown = self._description(result)
         tags[NOTE_TAG] = markdown
         costs = _cost_sentences(result)
         tags.update({cost_tag(name): sentence for name, sentence in costs.items()})
         metrics.update(result.judge.metrics() if result.judge is not None else {})
+        metrics.update(result.answers.metrics() if result.answers is not None else {})
         self._send(Command.LOG, PARENT, metrics=metrics, tags=tags)
+        self._send_tables(result, markdown, files)
+        for name, sentence in sentences.items():
+            self._log_vs_control(
+                result.comparison, name, sentence, result.attribution, _robustness_figures(result, name)
+            )
+        self._log_costs(result, costs)
+        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
+
+    def _description(self, result: Comparison) -> str:
+        """The parent run's description (``summary.md``): the verdicts, the table, how it was tested."""
+        return view_description(ComparisonView.from_result(result), self._context(result))
+
+    def _send_tables(self, result: Comparison, markdown: str, files: Mapping[str, str | Path]) -> None:
+        """The parent run's tables and files: the judge's, the comparison (the one reading order), the
+        per-query metrics side by side, a sweep's grid and held-out table, the alignment, the description,
+        the timings, the runner's files, the attribution and the cost."""
         for name, table in result.judge.tables().items() if result.judge is not None else ():
             self._send(Command.TABLE, PARENT, name, table)
-        rows = primary_first(comparison).set_index(["treatment", "metric"])  # the one reading order
+        self._log_answers(result)
+        rows = primary_first(result.comparison).set_index(["treatment", "metric"])
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
         if result.grid is not None:
             self._send(Command.TABLE, PARENT, GRID_TABLE, result.grid)
         if result.tuned is not None:
             self._send(Command.TABLE, PARENT, HELD_OUT_TABLE, result.tuned.held_out)
-        self._send(
-            Command.JSON,
-            PARENT,
-            ALIGNMENT_FILE,
-            {n: report.to_dict() for n, report in result.alignment.items()},
-        )
+        alignment = {n: report.to_dict() for n, report in result.alignment.items()}
+        self._send(Command.JSON, PARENT, ALIGNMENT_FILE, alignment)
         self._send(Command.TEXT, PARENT, SUMMARY_FILE, markdown)
         self._send(Command.JSON, PARENT, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(PARENT, files)
@@ -357,12 +306,6 @@ class ComparisonLogger:
             self._send(Command.TABLE, PARENT, ATTRIBUTION_PER_QUERY_TABLE, result.attribution_per_query)
         if result.cost is not None:
             self._send(Command.TABLE, PARENT, COST_TABLE, result.cost)
-        for name, sentence in sentences.items():
-            self._log_vs_control(
-                comparison, name, sentence, result.attribution, _robustness_figures(result, name)
-            )
-        self._log_costs(result, costs)
-        self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(headline_view(result))})
 
     def _log_vs_control(
         self,
@@ -420,14 +363,28 @@ class ComparisonLogger:
     def finish(self) -> RecordedRuns:
         """Close the variant runs, then the parent, and wait until everything is written; where it was
         recorded. Runs end only here, so a comparison killed before its end leaves none FINISHED."""
-        for handle in self.variant_handles:
-            self._send(Command.END_RUN, handle)
-        self._send(Command.END_RUN, PARENT)
-        return self.session.finish()
+        return self._finish([*self.variant_handles, PARENT])
 
-    def abort(self, status: str) -> None:
-        """Something failed (``FAILED``) or was interrupted (``KILLED``): close every open run so."""
-        self.session.abort(status)
+
+def _verdict_figures(result: Comparison) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """The parent run's figures and verdict tags (a sweep's: its tuned comparison), and each treatment's
+    verdict sentence."""
+    comparison = result.comparison
+    metrics = _parent_metrics(comparison, result.means, result.primary_metric)
+    tags = {PRIMARY_METRIC_TAG: result.primary_metric}
+    sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
+    for name, sentence in sentences.items():
+        tags[verdict_tag(name)] = sentence
+        secondary = secondary_summary(comparison, name)
+        if secondary:
+            tags[secondary_tag(name)] = secondary
+    if result.tuned is not None:
+        tags[TUNED_TAG] = tags[VERDICT_TAG] = tuned_sentence(result.tuned)
+        tuned = {k: float(getattr(result.tuned, k)) for k in ("delta", "ci_low", "ci_high", "p_value")}
+        metrics.update({f"{TUNED_PREFIX}.{k}": v for k, v in tuned.items()})
+    else:
+        tags[VERDICT_TAG] = "\n".join(sentences.values())
+    return metrics, tags, sentences
 
 
 def _cost_sentences(result: Comparison) -> dict[str, str]:
@@ -547,17 +504,12 @@ def headline_view(result: Comparison) -> dict[str, Any]:
         "columnOrder": ["attributes.`Run Name`", *columns, "runDateAndNestInfo", "duration"],
         "columnWidths": {
             "attributes.`Run Name`": 240,
-            **{f"metrics.`{m}`": _header_width(m) for m in metrics},
+            **{f"metrics.`{m}`": header_width(m) for m in metrics},
             verdict: 420,
         },
         "orderByKey": "attributes.start_time",
         "orderByAsc": False,
     }
-
-
-def _header_width(key: str) -> int:
-    """A runs-table column wide enough to show its whole metric key (about 7 px a character)."""
-    return min(40 + 7 * len(key), 420)
 
 
 def recorded_lines(recorded: RecordedRuns, experiment: str, names: Mapping[str, str]) -> list[str]:

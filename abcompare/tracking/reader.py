@@ -53,30 +53,43 @@ from abcompare.tracking.layout import (
 from abcompare.tracking.store import DEFAULT_DB, quiet_mlflow, sqlite_path
 
 if TYPE_CHECKING:
-    from abcompare.outcome.view import ComparisonView, PooledView
+    from mlflow import MlflowClient
+    from mlflow.entities import Run
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
 
 
-@dataclass
-class LoadedComparison:
-    """A comparison read back from MLflow: everything a per-query analysis needs."""
+@dataclass(kw_only=True)
+class LoadedRun:
+    """What every comparison read back from MLflow has, one collection's or the top run across several:
+    its run, where it is, the runs nested under it and what it was logged with."""
 
-    parent_run_id: str
+    parent_run_id: str  # a comparison's parent run, or the top run across collections
     experiment_id: str
     name: str
+    runs: pd.DataFrame  # the runs nested under it (variants or collections), as mlflow.search_runs has them
+    tracking_uri: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)  # its result.json (the view's values)
+    params: dict[str, str] = field(default_factory=dict)  # its params (the settings)
+    tags: dict[str, str] = field(default_factory=dict)  # its tags
+
+    @property
+    def source(self) -> str:
+        """Where it was read from, for a page's footer."""
+        return f"run {self.parent_run_id} in {self.tracking_uri}"
+
+
+@dataclass(kw_only=True)
+class LoadedComparison(LoadedRun):
+    """A comparison read back from MLflow: everything a per-query analysis needs."""
+
     summary: pd.DataFrame
-    runs: pd.DataFrame
     per_query: dict[str, pd.DataFrame]
     queries: pd.DataFrame
     hits: dict[str, pd.DataFrame] = field(default_factory=dict)
-    tracking_uri: str = ""
     grid: pd.DataFrame | None = None  # a sweep's candidates, best first
     cost: pd.DataFrame | None = None  # what each variant costs (indexed by variant), each treatment's ratios
-    extras: dict[str, Any] = field(default_factory=dict)  # result.json: judged@k, warnings, tuned sentence
-    params: dict[str, str] = field(default_factory=dict)  # the parent run's params (the settings)
-    tags: dict[str, str] = field(default_factory=dict)  # the parent run's tags
     #: Where each treatment's change comes from (``tables/attribution``: per treatment and metric) and the
     #: same per query (``tables/attribution_per_query``); None for comparisons logged without them.
     attribution_table: pd.DataFrame | None = None
@@ -192,22 +205,14 @@ class LoadedComparison:
         return rows.set_index("rank")
 
 
-@dataclass
-class LoadedCollections:
+@dataclass(kw_only=True)
+class LoadedCollections(LoadedRun):
     """A comparison across collections read back from MLflow: the pooled test and the per-collection table
     from its top run, and each collection's own comparison, read when asked for (:meth:`collection`)."""
 
-    parent_run_id: str  # the top run's
-    experiment_id: str
-    name: str
     pooled: pd.DataFrame  # one row per treatment (``stats.pooled.pooled_comparison``'s columns)
     per_collection: pd.DataFrame  # one row per (collection, treatment)
     collection_run_ids: dict[str, str]  # collection -> its comparison's parent run, in config order
-    runs: pd.DataFrame  # the collections' comparison runs, as ``mlflow.search_runs`` has them
-    tracking_uri: str = ""
-    extras: dict[str, Any] = field(default_factory=dict)  # result.json: the sentences, the links
-    params: dict[str, str] = field(default_factory=dict)  # the top run's params (the settings)
-    tags: dict[str, str] = field(default_factory=dict)  # the top run's tags
     summary_markdown: str = ""  # summary.md: the description (the pooled verdicts, the per-collection table)
     with_hits: bool = True  # whether :meth:`collection` reads each variant's hits
     _loaded: dict[str, LoadedComparison] = field(default_factory=dict, repr=False)
@@ -276,7 +281,7 @@ def _existing_store(uri: str) -> str:
     return uri
 
 
-def _client(tracking_uri: str | None) -> tuple[Any, str]:
+def _client(tracking_uri: str | None) -> tuple[MlflowClient, str]:
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
@@ -316,16 +321,16 @@ def latest_comparison_id(tracking_uri: str | None = None, experiment: str | None
     return runs[0].info.run_id
 
 
-def _read_table(client: Any, run_id: str, name: str, folder: Path) -> pd.DataFrame:
+def _read_table(client: MlflowClient, run_id: str, name: str, folder: Path) -> pd.DataFrame:
     local = client.download_artifacts(run_id, table_file(name, "parquet"), str(folder))
     return pd.read_parquet(local)
 
 
-def _artifact_paths(client: Any, run_id: str, folder: str | None = None) -> set[str]:
+def _artifact_paths(client: MlflowClient, run_id: str, folder: str | None = None) -> set[str]:
     return {item.path for item in client.list_artifacts(run_id, folder)}
 
 
-def _comparison_run(client: Any, run_id: str, uri: str) -> Any:
+def _comparison_run(client: MlflowClient, run_id: str, uri: str) -> Run:
     """The parent run of a comparison, or a located error: no such run, or a run that is not one."""
     from mlflow.exceptions import MlflowException
 
@@ -373,33 +378,54 @@ def load_comparison(
     return _load_one(client, parent, uri, with_hits=with_hits)
 
 
-def _load_one(client: Any, parent: Any, uri: str, *, with_hits: bool) -> LoadedComparison:
+def _nested_runs(client: MlflowClient, parent: Run) -> list[Run]:
+    """The runs nested under ``parent`` (a comparison's variants, or the collections' comparisons), in the
+    order they started."""
+    return client.search_runs(
+        [parent.info.experiment_id],
+        filter_string=f"tags.`{PARENT_RUN_TAG}` = '{parent.info.run_id}'",
+        order_by=["attributes.start_time ASC"],
+        max_results=5000,
+    )
+
+
+def _run_fields(
+    client: MlflowClient, parent: Run, nested: list[Run], uri: str, folder: Path
+) -> dict[str, Any]:
+    """:class:`LoadedRun`'s fields, read off the run, its nested runs and its ``result.json``."""
+    run_id = parent.info.run_id
+    extras: dict[str, Any] = {}
+    if RESULT_FILE in _artifact_paths(client, run_id):
+        extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
+    return {
+        "parent_run_id": run_id,
+        "experiment_id": parent.info.experiment_id,
+        "name": parent.data.tags.get(COMPARISON_TAG, parent.info.run_name),
+        "runs": _runs_frame(nested),
+        "tracking_uri": uri,
+        "extras": extras,
+        "params": dict(parent.data.params),
+        "tags": dict(parent.data.tags),
+    }
+
+
+def _load_one(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -> LoadedComparison:
     """One comparison's parent run and its variant runs."""
     import tempfile
 
     run_id = parent.info.run_id
-    experiment_id = parent.info.experiment_id
-    children = client.search_runs(
-        [experiment_id],
-        filter_string=f"tags.`{PARENT_RUN_TAG}` = '{run_id}'",
-        order_by=["attributes.start_time ASC"],
-        max_results=5000,
-    )
+    children = _nested_runs(client, parent)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        fields = _run_fields(client, parent, children, uri, folder)
         summary = primary_first(_read_table(client, run_id, COMPARISON_TABLE, folder).reset_index())
         summary = summary.reset_index(drop=True)  # the one reading order, numbered from 0
         queries = _read_table(client, run_id, QUERIES_TABLE, folder)
         names = _artifact_paths(client, run_id, "tables")
-        grid = _read_table(client, run_id, GRID_TABLE, folder) if table_file(GRID_TABLE) in names else None
-        attribution, attribution_per_query = (
+        grid, cost, attribution, attribution_per_query = (
             _read_table(client, run_id, table, folder) if table_file(table) in names else None
-            for table in (ATTRIBUTION_TABLE, ATTRIBUTION_PER_QUERY_TABLE)
+            for table in (GRID_TABLE, COST_TABLE, ATTRIBUTION_TABLE, ATTRIBUTION_PER_QUERY_TABLE)
         )
-        cost = _read_table(client, run_id, COST_TABLE, folder) if table_file(COST_TABLE) in names else None
-        extras: dict[str, Any] = {}
-        if RESULT_FILE in _artifact_paths(client, run_id):
-            extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
         per_query: dict[str, pd.DataFrame] = {}
         hits: dict[str, pd.DataFrame] = {}
         variants = {run.info.run_id: run.data.tags.get(VARIANT_TAG, run.info.run_name) for run in children}
@@ -419,69 +445,36 @@ def _load_one(client: Any, parent: Any, uri: str, *, with_hits: bool) -> LoadedC
         frame.index = frame.index.astype(str)
     queries.index = queries.index.astype(str)
     return LoadedComparison(
-        parent_run_id=run_id,
-        experiment_id=experiment_id,
-        name=parent.data.tags.get(COMPARISON_TAG, parent.info.run_name),
-        summary=summary,
-        runs=_runs_frame(children),
-        per_query=per_query,
-        queries=queries,
-        hits=hits,
-        tracking_uri=uri,
-        grid=grid,
-        cost=cost,
-        extras=extras,
-        params=dict(parent.data.params),
-        tags=dict(parent.data.tags),
-        attribution_table=attribution,
-        attribution_per_query=attribution_per_query,
-    )
+        **fields, summary=summary, per_query=per_query, queries=queries, hits=hits, grid=grid, cost=cost,
+        attribution_table=attribution, attribution_per_query=attribution_per_query,
+    )  # fmt: skip
 
 
-def _load_collections(client: Any, top: Any, uri: str, *, with_hits: bool) -> LoadedCollections:
+def _load_collections(client: MlflowClient, top: Run, uri: str, *, with_hits: bool) -> LoadedCollections:
     """A comparison across collections' top run: its tables, and which run holds each collection."""
     import tempfile
 
     run_id = top.info.run_id
-    nested = client.search_runs(
-        [top.info.experiment_id],
-        filter_string=f"tags.`{PARENT_RUN_TAG}` = '{run_id}'",
-        order_by=["attributes.start_time ASC"],
-        max_results=5000,
-    )
+    nested = _nested_runs(client, top)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        fields = _run_fields(client, top, nested, uri, folder)
         pooled = _read_table(client, run_id, POOLED_TABLE, folder)
         per_collection = _read_table(client, run_id, PER_COLLECTION_TABLE, folder)
-        extras: dict[str, Any] = {}
-        logged = _artifact_paths(client, run_id)
-        if RESULT_FILE in logged:
-            extras = json.loads(Path(client.download_artifacts(run_id, RESULT_FILE, str(folder))).read_text())
         summary = ""
-        if SUMMARY_FILE in logged:
+        if SUMMARY_FILE in _artifact_paths(client, run_id):
             summary = Path(client.download_artifacts(run_id, SUMMARY_FILE, str(folder))).read_text()
     found = {run.data.tags.get(COLLECTION_TAG, run.info.run_name): run.info.run_id for run in nested}
     order = list(dict.fromkeys(per_collection["collection"].astype(str)))
     run_ids = {name: found[name] for name in order if name in found}
     run_ids.update({name: rid for name, rid in found.items() if name not in run_ids})  # a failed pooling's
     return LoadedCollections(
-        parent_run_id=run_id,
-        experiment_id=top.info.experiment_id,
-        name=top.data.tags.get(COMPARISON_TAG, top.info.run_name),
-        pooled=pooled,
-        per_collection=per_collection,
-        collection_run_ids=run_ids,
-        runs=_runs_frame(nested),
-        tracking_uri=uri,
-        extras=extras,
-        params=dict(top.data.params),
-        tags=dict(top.data.tags),
-        summary_markdown=summary,
-        with_hits=with_hits,
-    )
+        **fields, pooled=pooled, per_collection=per_collection, collection_run_ids=run_ids,
+        summary_markdown=summary, with_hits=with_hits,
+    )  # fmt: skip
 
 
-def _runs_frame(runs: list[Any]) -> pd.DataFrame:
+def _runs_frame(runs: list[Run]) -> pd.DataFrame:
     """The variant runs as ``mlflow.search_runs`` has them: run_id, status, metrics.*, params.*, tags.*."""
     rows = []
     for run in runs:
@@ -541,7 +534,7 @@ def loaded_view(loaded: LoadedComparison) -> ComparisonView:
         {**said, **loaded.extras}, comparison=loaded.summary, per_query=loaded.per_query,
         queries=loaded.queries, hits=loaded.hits, grid=loaded.grid, cost=loaded.cost,
         attribution=loaded.attribution_table, attribution_per_query=loaded.attribution_per_query,
-        source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
+        source=loaded.source,
     )  # fmt: skip
 
 
@@ -557,5 +550,5 @@ def loaded_pooled_view(loaded: LoadedCollections) -> PooledView:
     }
     return PooledView.from_json(
         {**said, **{k: v for k, v in loaded.extras.items() if v}}, pooled=loaded.pooled,
-        per_collection=loaded.per_collection, source=f"run {loaded.parent_run_id} in {loaded.tracking_uri}",
+        per_collection=loaded.per_collection, source=loaded.source,
     )  # fmt: skip

@@ -19,11 +19,11 @@ import time
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -33,6 +33,10 @@ from abcompare.core.naming import mlflow_safe_name
 from abcompare.core.process_identity import current_process, is_alive
 from abcompare.core.vocabulary import mlflow_key
 from abcompare.tracking.layout import FAILURE_TAG, HOST_TAG, NOTE_TAG, PARENT_RUN_TAG, PID_TAG, START_TAG
+from abcompare.tracking.traces import write_traces
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
 
 #: How long a run waits for another process that is creating the same SQLite store.
 STORE_LOCK_SECONDS = 300
@@ -200,7 +204,7 @@ class StoreClient:
     """
 
     def __init__(
-        self, client: Any, experiment_id: str, uri: str, owner: Mapping[str, str] | None = None
+        self, client: MlflowClient, experiment_id: str, uri: str, owner: Mapping[str, str] | None = None
     ) -> None:
         self.client = client
         self.experiment_id = experiment_id
@@ -319,6 +323,17 @@ class StoreClient:
         inputs = [DatasetInput(dataset._to_mlflow_entity(), tags=[tag])]
         self._call(self.client.log_inputs, run_id, datasets=inputs)
 
+    def log_traces(self, run_id: str, records: Sequence[Mapping[str, Any]]) -> None:
+        """Traces of the run, from plain records (:func:`abcompare.tracking.traces.write_traces`)."""
+        self._call(
+            write_traces,
+            self.uri,
+            self.experiment_id,
+            run_id,
+            records,
+            writing=f"the traces of run {run_id[:8]}",
+        )
+
 
 def _inserted_twice(exc: BaseException) -> bool:
     """Whether the store refused a row another writer inserted first (a unique key: PostgreSQL's
@@ -433,7 +448,7 @@ def _store_lock(uri: str) -> Any:
     return held()
 
 
-def _experiment_id(client: Any, experiment: str, location: str | None) -> str:
+def _experiment_id(client: MlflowClient, experiment: str, location: str | None) -> str:
     """Get or create the experiment; another process creating it at the same moment (a server answers
     RESOURCE_ALREADY_EXISTS) is not an error: the lookup is tried again."""
     from mlflow.exceptions import MlflowException
@@ -463,7 +478,7 @@ def _experiment_id(client: Any, experiment: str, location: str | None) -> str:
     return found.experiment_id
 
 
-def _fail_orphaned_runs(client: Any) -> list[str]:
+def _fail_orphaned_runs(client: MlflowClient) -> list[str]:
     """Mark FAILED the runs of this host left RUNNING by abcompare processes that no longer exist (killed
     with SIGKILL, or lost with their machine); one warning names how many and which processes."""
     from mlflow.entities import ViewType
@@ -497,7 +512,7 @@ def _fail_orphaned_runs(client: Any) -> list[str]:
     return [run.info.run_id for run in orphans]
 
 
-def _all_experiments(client: Any, view_type: Any) -> list[Any]:
+def _all_experiments(client: MlflowClient, view_type: int) -> list[Any]:
     found: list[Any] = []
     token = None
     while True:

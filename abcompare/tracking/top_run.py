@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +27,6 @@ from abcompare.tracking.artifacts import collections_files
 from abcompare.tracking.layout import (
     CODE_VERSION_TAG,
     COMPARISON_TAG,
-    CONFIG_DIR,
     CONFIG_HASH_TAG,
     N_QUERIES_METRIC,
     NOTE_TAG,
@@ -39,7 +36,6 @@ from abcompare.tracking.layout import (
     POOLED_FIELDS,
     POOLED_TABLE,
     PRIMARY_METRIC_TAG,
-    RESOLVED_CONFIG_FILE,
     ROLE_COLLECTIONS,
     ROLE_TAG,
     SUMMARY_FILE,
@@ -53,66 +49,39 @@ from abcompare.tracking.layout import (
     verdict_tag,
     view_url,
 )
-from abcompare.tracking.logger import (
-    _header_width,
-    headline_view,
-    non_inferiority_figures,
-    open_store,
-    stamped,
-)
-from abcompare.tracking.store import UNRECORDED, flatten, ui_command
-from abcompare.tracking.writer import Command, RecordedRuns, open_session
+from abcompare.tracking.logger import headline_view, non_inferiority_figures
+from abcompare.tracking.run_logger import Nesting, RunLogger, header_width, stamped
+from abcompare.tracking.store import UNRECORDED, ui_command
+from abcompare.tracking.writer import Command, RecordedRuns
 
 if TYPE_CHECKING:
+    from abcompare.config import ExperimentConfig
+    from abcompare.data.dataset import Dataset
     from abcompare.outcome.results import ComparisonResult
 
 #: The top run's handle in its writer session.
 TOP = "collections"
 
 
-@dataclass(frozen=True)
-class Nesting:
-    """Where a collection's comparison is recorded: its parent run goes under the top run
-    ``parent_run_id`` and is tagged ``abcompare.collection=<collection>``."""
-
-    parent_run_id: str
-    collection: str
-    #: The top run's name and its page (the collection's report.html leads back to it), when known.
-    part_of: tuple[str, str] | None = None
-
-
-class TopRunLogger:
+class TopRunLogger(RunLogger):
     """Logs the top run of a comparison across collections: the runner calls :meth:`start`, hands
     :meth:`nested` to each collection's logger, then :meth:`log_collections` and :meth:`finish` (or
     :meth:`abort` when something failed: the collections that finished stay FINISHED, the top run is
     marked FAILED or KILLED)."""
 
-    def __init__(
-        self, config: Any, config_path: Path | None, version: str, staging: Path, *, background: bool = False
-    ) -> None:
-        self.config = config
-        self.config_path = config_path
-        self.version = version
-        self.session = open_session(staging, background=background)
-        self.background = self.session.background
-        self.config_hash = config.fingerprint()
-        self.started = datetime.now()
-        self.where: RecordedRuns | None = None  # the store, the experiment and the top run's id, once started
-
-    def _send(self, command: Command, *args: Any, **kwargs: Any) -> None:
-        self.session.send(command, *args, **kwargs)
+    #: The store, the experiment and the top run's id, once started.
+    where: RecordedRuns | None = None
 
     def run_name(self) -> str:
         """The top run's name: the comparison's name and when it started."""
         base = self.config.tracking.run_name or self.config.name
         return stamped(base, self.started)
 
-    def start(self, datasets: Mapping[str, Any] | None = None) -> None:
+    def start(self, datasets: Mapping[str, Dataset] | None = None) -> None:
         """Open the store and the top run, log the settings, the config and each collection's query set
         (``datasets``, by collection: MLflow dataset inputs, as a one-collection comparison logs its own),
         and wait until the run exists (its id is what each collection's comparison is nested under)."""
         cfg = self.config
-        open_store(self._send, cfg.tracking)
         tags = {
             CONFIG_HASH_TAG: self.config_hash,
             CODE_VERSION_TAG: self.version,
@@ -121,22 +90,9 @@ class TopRunLogger:
             PRIMARY_METRIC_TAG: cfg.evaluation.primary_metric,
             **cfg.tracking.tags,
         }
-        self._send(Command.START_RUN, TOP, self.run_name(), tags, description=cfg.description)
-        self._send(Command.LOG, TOP, params=flatten(collections_settings(cfg)))
-        if self.config_path is not None:
-            self._send(
-                Command.COPY, TOP, f"{CONFIG_DIR}/{Path(self.config_path).name}", str(self.config_path)
-            )
-        self._send(Command.JSON, TOP, RESOLVED_CONFIG_FILE, cfg.model_dump(mode="json"))
+        self._open_run(TOP, self.run_name(), tags, collections_settings(cfg))
         for name, dataset in (datasets or {}).items():
-            self._send(
-                Command.DATASET,
-                TOP,
-                dataset.queries,
-                name=str(name),
-                source=str(dataset.source or dataset.name),
-                digest=dataset.fingerprint()[:36],
-            )
+            self._log_queries(TOP, str(name), dataset, dataset.fingerprint())
         self._send(Command.FLUSH, TOP)  # the settings are visible while the collections run
         self.where = self.session.report()
 
@@ -185,27 +141,18 @@ class TopRunLogger:
         self._send(Command.TABLE, TOP, PER_COLLECTION_TABLE, result.per_collection.reset_index(drop=True))
         self._send(Command.TEXT, TOP, SUMMARY_FILE, markdown)
         self._send(Command.JSON, TOP, TIMINGS_FILE, {"timings_seconds": result.timings})
-        for artifact, content in files.items():
-            if isinstance(content, Path):
-                self._send(Command.COPY, TOP, artifact, str(content))
-            else:
-                self._send(Command.TEXT, TOP, artifact, content)
+        self._send_files(TOP, files)
         self._send(Command.EXPERIMENT_TAGS, {VIEW_TAG: json.dumps(collections_view(result))})
 
     def finish(self) -> RecordedRuns:
         """Close the top run (each collection's closed with its own comparison) and wait until everything
-        is written; where it was recorded."""
-        self._send(Command.END_RUN, TOP)
-        return self.session.finish()
-
-    def abort(self, status: str) -> None:
-        """Something failed (``FAILED``) or was interrupted (``KILLED``): close the top run so; the
-        collections' runs are their own loggers' to close."""
-        self.session.abort(status)
+        is written; where it was recorded. :meth:`abort` closes it FAILED or KILLED; the collections' runs
+        are their own loggers' to close."""
+        return self._finish([TOP])
 
 
 # ------------------------------------------------------------------------------------------ what is logged
-def collections_settings(config: Any) -> dict[str, Any]:
+def collections_settings(config: ExperimentConfig) -> dict[str, Any]:
     """The top run's params: the collections (their names, and each one's dataset settings), the pooling,
     the significance and evaluation settings and the treatments."""
     dumped = config.model_dump(mode="json")
@@ -221,7 +168,7 @@ def collections_settings(config: Any) -> dict[str, Any]:
     }
 
 
-def _code(verdict: Any) -> float:
+def _code(verdict: object) -> float:
     return float(VERDICT_CODE.get(str(verdict), 0))
 
 
@@ -267,7 +214,7 @@ def collections_view(result: ComparisonResult) -> dict[str, Any]:
     order = view["columnOrder"]
     view["columnOrder"] = order[:1] + columns + order[1:]
     view["columnWidths"].update(
-        {column: _header_width(key) for column, key in zip(columns, keys, strict=True)}
+        {column: header_width(key) for column, key in zip(columns, keys, strict=True)}
     )
     return view
 

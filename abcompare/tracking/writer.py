@@ -17,7 +17,6 @@ to mark the open runs KILLED and waits for it.
 from __future__ import annotations
 
 import json
-import math
 import queue
 import shutil
 import signal
@@ -34,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from abcompare.core.errors import AbcompareWarning, TrackingError
+from abcompare.core.json_values import json_value
 from abcompare.core.naming import mlflow_safe_name
 from abcompare.tracking.layout import LOGGED_ARTIFACTS_TAG, table_file
 from abcompare.tracking.store import open_tracker
@@ -68,6 +68,7 @@ class Command(Enum):
     COPY = "copy"
     DATASET = "dataset"
     FLUSH = "flush"
+    TRACES = "traces"
     END_RUN = "end_run"
     EXPERIMENT_TAGS = "experiment_tags"
     ABORT = "abort"
@@ -177,6 +178,10 @@ class RunWriter:
     def dataset(self, handle: str, frame: pd.DataFrame, name: str, source: str, digest: str) -> None:
         self.tracker.log_dataset(self.run_ids[handle], frame, name=name, source=source, digest=digest)
 
+    def traces(self, handle: str, records: list[dict[str, Any]]) -> None:
+        """Traces of the run of ``handle`` (plain records: :mod:`abcompare.tracking.traces`)."""
+        self.tracker.log_traces(self.run_ids[handle], records)
+
     def flush(self, handle: str) -> None:
         """Send what the run has so far: its batch and its staged artifacts (the run stays open)."""
         run_id = self.run_ids[handle]
@@ -224,6 +229,7 @@ CALLS: dict[Command, Callable[..., Any]] = {
     Command.COPY: RunWriter.copy,
     Command.DATASET: RunWriter.dataset,
     Command.FLUSH: RunWriter.flush,
+    Command.TRACES: RunWriter.traces,
     Command.END_RUN: RunWriter.end_run,
     Command.EXPERIMENT_TAGS: RunWriter.experiment_tags,
 }
@@ -238,12 +244,11 @@ def _named_index(frame: pd.DataFrame) -> bool:
     return any(name is not None for name in frame.index.names)
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return str(value) if not isinstance(value, (int, float, bool)) else value
+def _plain(value: object) -> object:
+    """A cell as a logged table's JSON has it: :func:`~abcompare.core.json_values.json_value`, and text
+    for anything that is not a number."""
+    value = json_value(value)
+    return str(value) if value is not None and not isinstance(value, (int, float, bool)) else value
 
 
 # ------------------------------------------------------------------------------------------ sessions

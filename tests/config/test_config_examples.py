@@ -55,7 +55,7 @@ def test_an_example_is_found_by_name_and_an_unknown_one_names_the_known_ones():
     with pytest.raises(ConfigError) as caught:
         example_config("rrf")
     assert caught.value.field == "--example"
-    assert "known examples: bm25_vs_hybrid, chunk_size," in str(caught.value)
+    assert "known examples: answers, bm25_vs_hybrid, chunk_size," in str(caught.value)
 
 
 def test_abcompare_examples_lists_each_example_with_its_question(tmp_path: Path, embedding_cache: Path):

@@ -78,7 +78,9 @@ def test_a_config_without_a_judge_keeps_its_fingerprint_and_one_with_a_judge_cha
     plain.write_text(MINIMAL)
     before = load_config(plain)
     assert before.judge is None
-    dumped = before.model_dump(mode="json", exclude={"execution", "efficiency", "judge", "datasets"})
+    dumped = before.model_dump(
+        mode="json", exclude={"execution", "efficiency", "judge", "answers", "datasets"}
+    )
     dumped["significance"].pop("pooling")
     import hashlib
     import json

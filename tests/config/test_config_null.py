@@ -310,8 +310,10 @@ def test_a_null_for_a_required_setting_of_the_other_sections_names_the_key(tmp_p
     for path in required:
         key = ".".join(path)
         with pytest.raises(ConfigError) as info:
-            # an optional section (judge) absent from the file is given its one required setting first
-            given = ["judge.provider=python"] if path[0] == "judge" and path != ("judge", "provider") else []
+            # an optional judge section (judge, answers.judge) absent from the file is given its one
+            # required setting first
+            judge = path[: path.index("judge") + 1] if "judge" in path else ()
+            given = [f"{'.'.join(judge)}.provider=python"] if judge and path != (*judge, "provider") else []
             load_config(file, [*given, f"{key}=null"])
         assert (info.value.field, info.value.message[:22]) == (key, "null is not a value of"), key
 
@@ -323,6 +325,9 @@ def test_a_null_for_a_required_setting_of_the_other_sections_names_the_key(tmp_p
 NONE_MEANS = {("evaluation", "primary_metric"): "ndcg@10"}  # "Default: ndcg@10 when nDCG and cutoff 10..."
 #: Optional settings a provider of the judge needs: null is refused there, naming what it needs.
 NEEDED_BY_ITS_PROVIDER = {("judge", "base_url"), ("judge", "name"), ("judge", "path")}
+NEEDED_BY_ITS_PROVIDER |= {("answers", *path) for path in NEEDED_BY_ITS_PROVIDER}
+#: A variant's answers come from a generator or a file, exactly one: null for the one given is refused.
+EITHER_OR = {("answers", "variants", "*", "generator"), ("answers", "variants", "*", "file")}
 
 
 def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
@@ -372,6 +377,43 @@ def other_sections(tmp_path: Path) -> list[dict[str, Any]]:
         },
         {**common, "judge": {"provider": "python", "name": "j"}},
         {**common, "judge": {"provider": "file", "path": str(tmp_path / "labels.jsonl")}},
+        # answers: its own settings, and its judge (any provider but file) as the judge section's
+        {
+            **common,
+            "answers": {
+                "max_queries": 5,
+                "primary_metric": "faithfulness",
+                "ratings": str(tmp_path / "ratings.jsonl"),
+                "gguf_file": "m.gguf",
+                "judge": {
+                    "provider": "transformers",
+                    "model": "m",
+                    "gguf_file": "m.gguf",
+                    "min_agreement": 0.5,
+                },
+            },
+        },  # fmt: skip
+        {
+            **common,
+            "answers": {
+                "judge": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "depth": 5}
+            },
+        },
+        {
+            **common,
+            "answers": {
+                "judge": {
+                    "provider": "openai",
+                    "model": "m",
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "api_key_env": "JUDGE_KEY",
+                }
+            },
+        },
+        {**common, "answers": {"judge": {"provider": "python", "name": "j"}}},
+        # a variant's answers (``answers.variants.*`` is the treatment t): a generator, or a file
+        {**common, "answers": {"variants": {"t": {"generator": "local"}}}},
+        {**common, "answers": {"variants": {"t": {"file": str(tmp_path / "answers.jsonl")}}}},
     ]
 
 
@@ -388,7 +430,13 @@ def test_a_null_given_with_set_is_none_in_every_other_section(
         and path not in {("dataset",), ("datasets",)}  # exactly one of the two: refused when both are null
     ]
     assert ("tracking", "uri") in optional and ("execution", "num_cpus") in optional
-    for path in optional:
+    for each in optional:
+        path = tuple("t" if key == "*" else key for key in each)  # a variant's entry: the treatment t
+        if path == ("answers", "judge", "path"):  # the answers' judge grades on request: never a file
+            with pytest.raises(ConfigError, match="the answers' judge grades on request"):
+                load_config(write_config(tmp_path, {"retrievers": {"bm25": {}}}, {"depth": 5}),
+                            ["answers.judge.provider=file", "answers.judge.path=x.jsonl"])  # fmt: skip
+            continue
         base = next((b for b in bases if get(b, path) is not None), None)
         assert base is not None, f"no base gives {'.'.join(path)} a value: add one to other_sections()"
         file = tmp_path / "other.yaml"
@@ -401,6 +449,10 @@ def test_a_null_given_with_set_is_none_in_every_other_section(
         file.write_text(yaml.safe_dump(document))
         if path in NEEDED_BY_ITS_PROVIDER:  # the only provider that reads it cannot do without it
             with pytest.raises(ConfigError, match="needs " + path[-1]):
+                load_config(file, [f"{'.'.join(path)}=null"])
+            continue
+        if each in EITHER_OR:  # the other of the two is not given: null leaves neither
+            with pytest.raises(ConfigError, match="give either generator or file"):
                 load_config(file, [f"{'.'.join(path)}=null"])
             continue
         config = load_config(file, [f"{'.'.join(path)}=null"])

@@ -107,12 +107,12 @@ def write_failing_comparison(folder: Path) -> Path:
 def test_a_failed_run_in_process_leaves_no_running_run_and_every_global_as_it_was(
     tmp_path: Path, embedding_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import abcompare.runner
+    import abcompare.inputs
 
     config = write_failing_comparison(tmp_path)
     # without the inputs' check (which refuses the malformed line before any run opens), the line fails
     # the control's run stage: a failure after runs are open, which is what this test is about
-    monkeypatch.setattr(abcompare.runner, "check_inputs", lambda config, dataset: None)
+    monkeypatch.setattr(abcompare.inputs, "check_inputs", lambda config, dataset: None)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # the helper strips it (cli_env)
     before = snapshot()
     result = invoke_cli(["run", str(config)], tmp_path, embedding_cache, ABCOMPARE_SOME_SETTING="x")

@@ -23,7 +23,7 @@ from support.ray_local import ray_in_this_process
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
 from abcompare.outcome.console import print_report, result_as_json
-from abcompare.outcome.results import CollectionsResult
+from abcompare.outcome.results import ComparisonResult
 from abcompare.runner import run_comparison
 
 HR_RUN = REPO / "configs" / "runs" / "hr_docs_production.trec"
@@ -99,19 +99,19 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def result(folder: Path, embedding_cache: Path) -> CollectionsResult:
+def result(folder: Path, embedding_cache: Path) -> ComparisonResult:
     outcome = run_comparison(load_config(folder / "c.yaml"))
-    assert isinstance(outcome, CollectionsResult)
+    assert isinstance(outcome, ComparisonResult)
     return outcome
 
 
-def deltas(result: CollectionsResult, name: str) -> pd.Series:
+def deltas(result: ComparisonResult, name: str) -> pd.Series:
     """One collection's per-query primary deltas (shallow - control), by query id."""
     per_query = result.collections[name].per_query
     return per_query["shallow"][PRIMARY] - per_query["control"][PRIMARY]
 
 
-def test_each_collection_is_the_comparison_its_own_config_gives(result: CollectionsResult, folder: Path):
+def test_each_collection_is_the_comparison_its_own_config_gives(result: ComparisonResult, folder: Path):
     assert list(result.collections) == ["hr-docs", "synthetic"]
     assert [c.n_queries for c in result.collections.values()] == [30, 5]
     alone = run_comparison(load_config(folder / "c.yaml").collections()["synthetic"])
@@ -120,7 +120,7 @@ def test_each_collection_is_the_comparison_its_own_config_gives(result: Collecti
 
 
 def test_the_pooled_delta_weighs_each_collection_equally_and_the_family_is_corrected_as_one(
-    result: CollectionsResult,
+    result: ComparisonResult,
 ):
     row = result.pooled.set_index("treatment").loc["shallow"]
     means = [deltas(result, name).mean() for name in result.collections]
@@ -139,7 +139,7 @@ def test_the_pooled_delta_weighs_each_collection_equally_and_the_family_is_corre
     assert list(result.per_collection["p_adjusted"]) == pytest.approx(expected, abs=1e-12)
 
 
-def test_per_query_pooling_weighs_each_query_equally(folder: Path, result: CollectionsResult):
+def test_per_query_pooling_weighs_each_query_equally(folder: Path, result: ComparisonResult):
     config = load_config(folder / "c.yaml", ["significance.pooling=per_query"])
     pooled = run_comparison(config)
     row = pooled.pooled.set_index("treatment").loc["shallow"]
@@ -148,7 +148,7 @@ def test_per_query_pooling_weighs_each_query_equally(folder: Path, result: Colle
     assert pooled.weighting == "per_query"
 
 
-def test_the_console_shows_each_collection_then_the_pooled_verdict_and_table(result: CollectionsResult):
+def test_the_console_shows_each_collection_then_the_pooled_verdict_and_table(result: ComparisonResult):
     console = Console(file=StringIO(), width=200, color_system=None, highlight=False)
     print_report(result, console)
     text = console.file.getvalue()
@@ -175,7 +175,7 @@ def test_the_console_shows_each_collection_then_the_pooled_verdict_and_table(res
     assert [row["collection"] for row in as_json["per_collection"]] == ["hr-docs", "synthetic"]
 
 
-def test_fail_on_gates_on_the_pooled_verdict(folder: Path, result: CollectionsResult, embedding_cache: Path):
+def test_fail_on_gates_on_the_pooled_verdict(folder: Path, result: ComparisonResult, embedding_cache: Path):
     verdict = result.pooled.set_index("treatment").loc["shallow", "verdict"]
     assert verdict == "worse"  # top 1 of 10 loses relevant hits on hr-docs
     run = invoke_cli(["run", str(folder / "c.yaml"), "--json", "--fail-on", "worse"], folder, embedding_cache)
@@ -195,7 +195,7 @@ def test_fail_on_gates_on_the_pooled_verdict(folder: Path, result: CollectionsRe
     (0.99, 0, "gate --fail-on inferior passed: every treatment is non-inferior"),
 ])  # fmt: skip
 def test_fail_on_inferior_gates_on_the_pooled_non_inferiority_test(
-    folder: Path, result: CollectionsResult, embedding_cache: Path, margin: float, code: int, said: str
+    folder: Path, result: ComparisonResult, embedding_cache: Path, margin: float, code: int, said: str
 ):
     """With a margin, the pooled one-sided test (signs flipped within collections) decides the gate: its
     verdict is the JSON's and the line says it."""
