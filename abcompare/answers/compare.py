@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,7 +77,7 @@ def compare_answers(
     retrieval: Mapping[str, pd.DataFrame] | None = None,
     retrieval_metrics: Sequence[str] = (),
     control: str = "control",
-    **testing: Any,
+    **testing: object,
 ) -> AnswerComparison:
     """The paired comparison of every treatment's answer scores with ``control``'s (``testing``: the
     significance section's options, as for retrieval). ``metrics`` default to every answer metric the

@@ -78,7 +78,7 @@ def answer_problem(answer: object, cited_ids: object, hit_ids: Iterable[str] | N
     return None
 
 
-def _unpack(said: Any) -> tuple[object, object]:
+def _unpack(said: object) -> tuple[object, object]:
     """``(answer, cited_ids)`` from what a generator returned (a pair, or a mapping with those keys)."""
     if isinstance(said, Mapping):
         return said.get("answer"), said.get("cited_ids", [])
