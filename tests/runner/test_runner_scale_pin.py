@@ -10,7 +10,11 @@ Where the fixture came from: it was written by ``python tests/runner/test_runner
 code of ``main`` at commit 168410f, BEFORE the per-row Python of the data path was rewritten (issue 38), so
 it pins "unchanged by the rewrite", not correctness. It was regenerated once since, after issue 37's fixes
 met the rewrite: its only differences from the first were those fixes' two intended changes (a query absent
-from a run counts as one without an annotated hit; a zero delta has no queries-needed figure).
+from a run counts as one without an annotated hit; a zero delta has no queries-needed figure), and again after
+issue 41's rows: each row's interval at its verdict's level (the bootstrap interval kept as ``boot_ci_*``,
+equal to the old ``ci_*``; ``ci_level``, ``ci_agrees``, ``ci_note``), the sentences and settings line that
+state them, the attribution's ``reorder_up`` and the signed ``delta`` of queries needed; no p-value, mean or
+per-query score moved.
 Correctness is checked independently below: the
 document-level per-query nDCG / P / recall / MRR against pytrec_eval on the same files. Regenerate the
 fixture only for an intended change of results, and say so in the commit.
