@@ -8,7 +8,7 @@ the tracking side. The figures are :mod:`abcompare.outcome.svg`'s, the HTML repo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -98,15 +98,11 @@ def print_report(result: ComparisonResult, console: Any | None = None) -> None:
 
 def _print_report(result: ComparisonResult, console: Console) -> None:
     """The report of the result's view (:class:`~abcompare.outcome.view.ExperimentView`), then where it
-    was recorded; what the view does not hold (the alignment, the judge's and answers' stages) read off the
-    result."""
+    was recorded; what the view does not hold (the alignment) read off the result."""
     view = ExperimentView.from_result(result)
     if view.pooled is None:
         ((name, only),) = view.collections.items()
-        comparison = result.collections[name]
-        stages = comparison.judge.lines() if comparison.judge is not None else []
-        stages += comparison.answers.lines() if comparison.answers is not None else []
-        _print_comparison(only, comparison.alignment, stages, console)
+        _print_comparison(only, result.collections[name].alignment, console)
     else:
         _print_collections(view.collections, view.pooled, console)
     for line in result.recorded:
@@ -114,11 +110,11 @@ def _print_report(result: ComparisonResult, console: Console) -> None:
 
 
 def _print_comparison(
-    view: ComparisonView, alignment: Mapping[str, AlignmentReport], stages: Sequence[str], console: Console
+    view: ComparisonView, alignment: Mapping[str, AlignmentReport], console: Console
 ) -> None:
     """One collection's comparison: what was compared and how its hits align with the judgments, a verdict
-    table per treatment (a sweep: its grid), the verdict lines, the judge's and the answers' lines
-    (``stages``) and the settings."""
+    table per treatment (a sweep: its grid), the verdict lines, the judge's and the answers' lines and the
+    settings."""
     console.print()
     console.print(
         f"[bold]{plain_text(view.name)}[/]  dataset [bold]{plain_text(view.dataset)}[/] "
@@ -146,7 +142,7 @@ def _print_comparison(
     for line in lines:
         text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
-    for line in stages:
+    for line in view.stage_lines:
         console.print(f"  {line}", markup=False, highlight=False)
     console.print(f"[dim]{plain_text(settings_line(view.comparison))}[/]", highlight=False)
 

@@ -65,6 +65,7 @@ def render(inputs: ComparisonView) -> str:
     sections = [
         _header(inputs, primary),
         _verdicts(inputs),
+        *([_stage_lines(inputs)] if inputs.stage_lines else []),
         _cost(inputs),
         _judgments(inputs),
         _forest(inputs),
@@ -127,6 +128,12 @@ def _verdicts(inputs: ComparisonView) -> str:
         else:  # the lines under a verdict belong to its paragraph (rows.UNDER_VERDICT)
             items[-1] = items[-1].removesuffix("</p>") + f'<br><span class="{line.kind}">{text}</span></p>'
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
+
+
+def _stage_lines(inputs: ComparisonView) -> str:
+    """What a judge and the answers concluded (the console's lines under the verdicts)."""
+    lines = "".join(f"<p>{escape(line)}</p>" for line in inputs.stage_lines)
+    return f"<section><h2>Judged by a model</h2>{lines}</section>"
 
 
 def _cost(inputs: ComparisonView) -> str:

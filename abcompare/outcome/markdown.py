@@ -54,6 +54,8 @@ def summary_markdown(inputs: ComparisonView) -> str:
             under.append(f"- {inline(line.text)}")
     if under:
         parts.append("\n".join(under))
+    if inputs.stage_lines:  # what a judge and the answers concluded
+        parts.append("\n".join(f"- {inline(line)}" for line in inputs.stage_lines))
     if inputs.grid is not None and not inputs.grid.empty:
         parts.append(grid_markdown_table(inputs.grid, inputs.grid_settings))
     else:

@@ -60,6 +60,9 @@ class ComparisonView:
     #: A collection's comparison: the comparison across collections it is part of, ``(name, link)`` (its
     #: top run's page), so the page leads back to the pooled verdict.
     part_of: tuple[str, str] | None = None
+    #: What a ``judge:`` and an ``answers:`` section concluded, as the console prints them under the
+    #: verdicts: the judge's agreement with people and corrected verdict, the answers' verdicts, their cost.
+    stage_lines: Sequence[str] = ()
 
     @property
     def primary_metric(self) -> str:
@@ -74,7 +77,7 @@ class ComparisonView:
     VALUES = (
         "name", "description", "dataset", "n_queries", "level", "convention", "relevance_threshold", "judged",
         "judgment_warnings", "judgments_relevant_only", "tuned_sentence", "grid_settings",
-        "control_seconds_per_query", "focus", "notes", "part_of",
+        "control_seconds_per_query", "focus", "notes", "part_of", "stage_lines",
     )  # fmt: skip
 
     @classmethod
@@ -98,7 +101,7 @@ class ComparisonView:
             focus=[result.tuned.most_chosen] if result.tuned is not None else [],
             attribution=result.attribution, attribution_per_query=result.attribution_per_query,
             notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
-            cost=result.cost, part_of=part_of,
+            cost=result.cost, part_of=part_of, stage_lines=stage_lines(result),
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -106,7 +109,7 @@ class ComparisonView:
         data = {key: getattr(self, key) for key in self.VALUES}
         data["judged"] = {k: dict(v) for k, v in self.judged.items()}
         data["notes"] = {name: list(lines) for name, lines in self.notes.items()}
-        for key in ("judgment_warnings", "grid_settings", "focus"):
+        for key in ("judgment_warnings", "grid_settings", "focus", "stage_lines"):
             data[key] = list(data[key])
         data["part_of"] = list(self.part_of) if self.part_of is not None else None
         return data
@@ -125,6 +128,14 @@ class ComparisonView:
             values["part_of"] = tuple(values["part_of"])
         values.setdefault("description", "")
         return cls(**values, **tables)
+
+
+def stage_lines(result: Comparison) -> list[str]:
+    """The judge's and the answers' lines, when their sections ran (empty otherwise)."""
+    return [
+        *(result.judge.lines() if result.judge is not None else []),
+        *(result.answers.lines() if result.answers is not None else []),
+    ]
 
 
 @dataclass

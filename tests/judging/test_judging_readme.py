@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,28 @@ def test_the_judged_example_prints_what_the_readme_shows_and_logs_the_labels(tmp
     labels = pd.read_parquet(path)
     assert set(labels["source"]) == {"judge"} and set(labels["purpose"]) == {"pool", "agreement"}
     assert len(labels) == metrics["judge.calls"] + metrics["judge.cache_hits"]
+    # the logged report.html and `abcompare report --format markdown` show the judge's lines as printed
+    printed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("judge ")]
+    assert len(printed) >= 3, done.stdout[-3000:]  # who judged, the agreement line, the cost line
+    page = mlflow.artifacts.download_artifacts(
+        run_id=parent[0].info.run_id, artifact_path="report.html", dst_path=str(tmp_path)
+    )
+    html = Path(page).read_text(encoding="utf-8")
+    assert "<h2>Judged by a model</h2>" in html
+    assert [line for line in printed if escape(line) not in html] == []
+    markdown = subprocess.run(
+        [*cli_command(), "report", parent[0].info.run_id, "--format", "markdown"],
+        cwd=tmp_path, env=cli_env(embedding_cache), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert markdown.returncode == 0, markdown.stderr[-2000:]
+    assert [line for line in printed if f"- {markdown_text(line)}" not in markdown.stdout] == []
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as Markdown shows it as written: the characters that start markup in a line escaped."""
+    for char in "\\`*_|<":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def test_the_scifact_agreement_is_what_the_readme_states(tmp_path):
