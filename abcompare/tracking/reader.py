@@ -79,6 +79,18 @@ class LoadedRun:
         """Where it was read from, for a page's footer."""
         return f"run {self.parent_run_id} in {self.tracking_uri}"
 
+    def table(self, name: str) -> pd.DataFrame | None:
+        """Any table the run logged under ``tables/`` (``judge_labels``: every (query, hit) a ``judge:``
+        section graded, with people's grade and the label's source), read on demand; None when the run has
+        no such table."""
+        import tempfile
+
+        client, _ = _client(self.tracking_uri)
+        if table_file(name) not in _artifact_paths(client, self.parent_run_id, "tables"):
+            return None
+        with tempfile.TemporaryDirectory() as tmp:
+            return _read_table(client, self.parent_run_id, name, Path(tmp))
+
 
 @dataclass(kw_only=True)
 class LoadedComparison(LoadedRun):

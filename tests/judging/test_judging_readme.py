@@ -63,6 +63,12 @@ def test_the_judged_example_prints_what_the_readme_shows_and_logs_the_labels(tmp
     labels = pd.read_parquet(path)
     assert set(labels["source"]) == {"judge"} and set(labels["purpose"]) == {"pool", "agreement"}
     assert len(labels) == metrics["judge.calls"] + metrics["judge.cache_hits"]
+    # a notebook reads the same labels back (`load_comparison(...).table("judge_labels")`)
+    from abcompare import load_comparison
+
+    loaded = load_comparison(parent[0].info.run_id, tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    pd.testing.assert_frame_equal(loaded.table("judge_labels"), labels)
+    assert loaded.table("no_such_table") is None
     # the logged report.html and `abcompare report --format markdown` show the judge's lines as printed
     printed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("judge ")]
     assert len(printed) >= 3, done.stdout[-3000:]  # who judged, the agreement line, the cost line
