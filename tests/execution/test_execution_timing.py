@@ -38,21 +38,17 @@ def dataset() -> Dataset:
     return Dataset("tiny", corpus, queries, pd.DataFrame(columns=["query_id", "doc_id", "relevance"]))
 
 
-def test_a_budget_too_small_is_said_and_one_that_fits_is_timed(tmp_path: Path) -> None:
-    """The rounds always timed running past the budget is said as a stage line, not a warning: on a busy
-    machine a user has nothing to act on (issue 41); the sample the cost line states shows it too."""
+def test_a_budget_too_small_times_three_rounds_unsaid_and_one_that_fits_times_all(tmp_path: Path) -> None:
+    """The rounds always timed running past the budget is neither warned nor said (issue 41: on a busy
+    machine a user has nothing to act on; the cost line states the sample, three rounds)."""
     variants = {"control": VariantSettings(chunking={"strategy": "none"}, retrievers={"bm25": {}}, top_k=3)}
     said = Recorded()
     samples = time_driver_side(variants, dataset(), tmp_path, TimingPlan(5, 6, 1e-6), RetrievalCache(), said)
     assert samples["control"].shape == (3, 5)  # the three rounds always timed, over five queries
-    first, overrun = said.stages
-    assert first == (
+    assert said.stages == [
         "timing the query stage: 5 interleaved rounds within 1e-06 s "
         "(efficiency.repeats, efficiency.budget_seconds)"
-    )
-    assert overrun.startswith("timing the query stage: 3 of 5 rounds of 5 queries timed, ")
-    assert "s past the 1e-06 s budget (efficiency.budget_seconds)" in overrun
-    assert overrun.endswith("(at least 3 rounds are always timed)")
+    ]
     assert said.warnings == []
     said = Recorded()
     samples = time_driver_side(variants, dataset(), tmp_path, TimingPlan(3, 6, 30), RetrievalCache(), said)
