@@ -11,13 +11,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from abcompare.outcome.html import ReportInputs, render
+from abcompare.outcome.html import ReportInputs, page
 from abcompare.outcome.sentences import attribution_json, attribution_sentence
 from abcompare.outcome.svg import PART_COLOURS, attribution_svg
 from abcompare.outcome.verdicts import description_markdown, verdict_lines
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i}" for i in range(8)], name="query_id")
+
+
+def render(view: ComparisonView) -> str:
+    """One collection's page, as ``report.html`` renders an experiment of one collection."""
+    return page(ExperimentView.shown(view))
 
 
 def summary(**rows: dict) -> pd.DataFrame:

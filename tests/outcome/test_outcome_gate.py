@@ -124,8 +124,9 @@ def test_the_markdown_summary_has_the_verdicts_and_a_table_that_parses(table: pd
 def test_the_description_and_report_html_carry_the_non_inferiority_line(table: pd.DataFrame) -> None:
     from html import escape
 
-    from abcompare.outcome.html import render
+    from abcompare.outcome.html import page as render_page
     from abcompare.outcome.verdicts import description_markdown
+    from abcompare.outcome.view import ExperimentView
 
     sentence = non_inferiority_sentence(table, "same")
     assert f"\n\n{sentence}\n\n" in description_markdown(table, context="toy")  # its own paragraph
@@ -135,7 +136,7 @@ def test_the_description_and_report_html_carry_the_non_inferiority_line(table: p
         name="toy", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
         comparison=table, per_query=per_query, queries=pd.DataFrame(),
     )  # fmt: skip
-    page = render(inputs)
+    page = render_page(ExperimentView.shown(inputs))
     verdict = escape(verdict_sentence(table, "same"))
     assert f'{verdict}<br><span class="non_inferiority">{escape(sentence)}</span>' in page
 

@@ -12,12 +12,18 @@ import pandas as pd
 import pytest
 
 from abcompare.outcome.console import treatments_alignment
-from abcompare.outcome.html import HITS_SHOWN, ReportInputs, deciding_depth, render
+from abcompare.outcome.html import HITS_SHOWN, ReportInputs, deciding_depth, page
 from abcompare.outcome.rows import judged_line
 from abcompare.outcome.verdicts import description_markdown
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i:02d}" for i in range(20)], name="query_id")
+
+
+def render(view: ComparisonView) -> str:
+    """One collection's page, as ``report.html`` renders an experiment of one collection."""
+    return page(ExperimentView.shown(view))
 
 
 @pytest.fixture(scope="module")

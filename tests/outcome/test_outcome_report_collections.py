@@ -13,12 +13,19 @@ from abcompare.outcome.console import random_effects_line
 from abcompare.outcome.html import (
     PER_COLLECTION_HEADERS,
     CollectionsReportInputs,
+    page,
     per_collection_cells,
     per_collection_markdown,
     per_collection_rows,
-    render_collections,
 )
+from abcompare.outcome.view import ExperimentView, PooledView
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
+
+
+def render_collections(view: PooledView) -> str:
+    """The top run's page, as ``report.html`` renders an experiment's pooled section alone."""
+    return page(ExperimentView.shown(pooled=view))
+
 
 NOSIG = "no significant difference"
 POOLED_ROW = {
