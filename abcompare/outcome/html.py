@@ -590,8 +590,3 @@ def _per_collection_table(inputs: PooledView, treatment: str) -> str:
         f"<h3>{escape(treatment)} vs control on {escape(inputs.primary_metric)}</h3>"
         f'<table class="full"><thead><tr>{headers}</tr></thead><tbody>{"".join(body)}</tbody></table>'
     )
-
-
-#: The names the outcome tests use for the views (:mod:`abcompare.outcome.view`): the same classes.
-ReportInputs = ComparisonView
-CollectionsReportInputs = PooledView

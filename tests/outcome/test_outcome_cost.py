@@ -126,9 +126,8 @@ def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table
 
 
 def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_verdict(table) -> None:
-    from abcompare.outcome.html import ReportInputs
     from abcompare.outcome.html import page as render_page
-    from abcompare.outcome.view import ExperimentView
+    from abcompare.outcome.view import ComparisonView, ExperimentView
 
     comparison = pd.DataFrame(
         {"treatment": ["small"], "metric": ["ndcg@10"], "role": ["primary"], "verdict": ["better"],
@@ -138,7 +137,7 @@ def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_ver
     )  # fmt: skip
     per_query = {"control": pd.DataFrame({"ndcg@10": [0.5]}, index=["q"]),
                  "small": pd.DataFrame({"ndcg@10": [0.6]}, index=["q"])}  # fmt: skip
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=1, level="chunk", convention="ai4j",
         comparison=comparison, per_query=per_query, queries=pd.DataFrame(), cost=table,
     )  # fmt: skip
