@@ -160,6 +160,12 @@ def test_functions_stay_short(lines, ceiling):
     assert len(found) <= ceiling, [f"{f} ({f.note} lines)" for f in found]
 
 
+def test_the_runner_reads_as_its_stages():
+    """Each of the runner's functions is one stage or one step of it (issue 36: none over 40 code lines)."""
+    long = [f"{f} ({f.note} lines)" for f in functions_over(40) if f.module == "abcompare.runner"]
+    assert long == []
+
+
 def test_the_counts_read_the_installed_package_path():
     """The rules read this checkout's ``abcompare/`` (the one the tests import), not another copy."""
     import abcompare

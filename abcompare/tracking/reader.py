@@ -534,7 +534,7 @@ def ecdf(values: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def logged_report(
     parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
-) -> tuple[str, Any]:
+) -> tuple[str, LoadedComparison]:
     """``report.html`` for a comparison already in MLflow (default: the latest), read back through
     :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
 
@@ -544,7 +544,7 @@ def logged_report(
 
 def logged_markdown(
     parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
-) -> tuple[str, Any]:
+) -> tuple[str, LoadedComparison]:
     """The Markdown job summary (:func:`abcompare.outcome.markdown.view_markdown`) of a comparison already
     in MLflow (default: the latest), read back without its hits; the text and the loaded comparison."""
 
