@@ -2,8 +2,9 @@
 on 127.0.0.1 (SQLite), read back through its REST API, and one query's trace opened in MLflow 3's traces
 view by headless Chromium (Debian's ``chromium``; under ``CI=true`` a missing browser fails).
 
-Cheap on purpose: the shipped ``configs/answers.yaml`` on its first 3 queries, the extractive baseline
-(control) against a handed-over generator that copies the top hit, judged by a handed-over word-overlap
+Cheap on purpose: the shipped ``configs/answers.yaml`` on its first 8 queries, the extractive baseline
+(control) against a handed-over generator that copies the top hit (from BM25 with a lower k1, so some
+queries' top-k hits change), judged by a handed-over word-overlap
 judge (no model loads). The trace view's URL is MLflow 3.17's trace detail route
 (``#/experiments/<id>/traces/<trace_id>``); the page is opened with the MLflow Assistant's side panel and
 the "Detect Issues" tour dismissed (their own ``localStorage`` switches: both cover the trace otherwise),
@@ -72,9 +73,10 @@ def traced(tracking_server: str, embedding_cache: Path):
     config = load_config(
         CONFIG,
         [f"tracking.uri={tracking_server}", "tracking.experiment=abcompare-answers-ui",
-         "efficiency.repeats=0", f"cache_dir={embedding_cache}", "answers.max_queries=3",
+         "efficiency.repeats=0", f"cache_dir={embedding_cache}",
          "answers.judge={provider: python, name: overlap}",
-         "answers.variants.smollm2.generator=python:first_hit"],
+         "answers.variants.smollm2.generator=python:first_hit", "treatments.smollm2.retrievers.bm25.k1=0.6",
+         "answers.max_queries=8"],
     )  # fmt: skip
     result = run_comparison(config, generators={"first_hit": first_hit}, judges={"overlap": overlap})
     return tracking_server, result
@@ -83,7 +85,7 @@ def traced(tracking_server: str, embedding_cache: Path):
 def _trace_of(client: MlflowClient, result, variant: str, query_id: str):
     run = client.get_run(result.parent_run_id)
     found = client.search_traces(locations=[run.info.experiment_id], run_id=result.parent_run_id)
-    assert len(found) == 6  # 3 queries x 2 variants, every one under the comparison's run
+    assert len(found) == 16  # 8 queries x 2 variants, every one under the comparison's run
     (trace,) = [t for t in found if t.info.tags["abcompare.variant"] == variant
                 and t.info.tags["abcompare.query_id"] == query_id]  # fmt: skip
     return run.info.experiment_id, client.get_trace(trace.info.trace_id)
@@ -172,3 +174,36 @@ def test_the_traces_view_shows_one_querys_answer_context_and_assessments(traced)
     assert "MLflow Assistant" not in text  # the side panel is closed, not covering the trace
     question = result.answers.question[QUERY]
     assert question in text and shown in text
+
+
+def test_report_html_and_the_notebook_show_the_largest_answer_changes(
+    traced, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent run's ``report.html`` (kept as ``test-artifacts/answers/report.png``) and the analysis
+    notebook, run against the server, both show the answer wins and losses the result holds."""
+    from runner.e2e_support import execute_notebook  # tests/runner: the notebook run as Jupyter runs it
+
+    url, result = traced
+    changes = result.answers.changes()
+    assert changes, "no answer changed: the test needs a win or a loss"
+    first = changes[0]
+    local = Path(MlflowClient(url).download_artifacts(result.parent_run_id, "report.html", str(tmp_path)))
+    page = DevTools(1300, 2400)
+    try:
+        page.open(local.as_uri(), until="Answers: the largest wins and losses")
+        page.evaluate("document.querySelector('h2:nth-of-type(1)') && [...document.querySelectorAll('h2')]"
+                      ".find(h => h.textContent.startsWith('Answers')).scrollIntoView()")  # fmt: skip
+        page.screenshot(artifacts_dir() / "report.png")
+        text = " ".join(page.evaluate("document.body.innerText").split())
+    finally:
+        page.close()
+    section = text.split("Answers: the largest wins and losses", 1)[1]
+    for said in (first["question"], first["control_answer"], first["treatment_answer"]):
+        assert " ".join(said.split())[:60] in section
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
+    monkeypatch.setenv("ABCOMPARE_RUN_ID", result.parent_run_id)
+    stdout, _, tables = execute_notebook(tmp_path)
+    assert "largest answer wins" in stdout and "largest answer losses" in stdout
+    attribution = [line for line in result.answers.lines() if " by retrieval: " in line]
+    assert attribution and attribution[0] in stdout
+    assert first["query_id"] in tables
