@@ -75,12 +75,23 @@ def attribution_lines(attribution: pd.DataFrame, primary: Mapping[str, str]) -> 
         if primary.get(row.treatment) != row.metric:
             continue
         total = row.delta_sum_top_k_changed + row.delta_sum_top_k_same
-        share = row.share_with_retrieval_change
-        said = "no change to attribute" if share != share else f"{share:.0%} of it with a retrieval change"
-        lines.append(
-            f"answers {row.treatment} vs control, {row.metric} by retrieval: summed delta {total:+.3f}, "
-            f"{row.delta_sum_top_k_changed:+.3f} on the {plural(row.queries_top_k_changed, 'query')} whose "
-            f"top-k hits changed, {row.delta_sum_top_k_same:+.3f} on the "
-            f"{plural(row.queries_top_k_same, 'query')} with the same hits ({said})"
-        )
+        changed = plural(row.queries_top_k_changed, "query")
+        same = plural(row.queries_top_k_same, "query")
+        head = f"answers {row.treatment} vs control, {row.metric} by retrieval: summed delta {total:+.3f}, "
+        if not row.queries_top_k_changed:
+            split = f"all on the {same} with the same top-k hits (no query's hits changed)"
+        elif not row.queries_top_k_same:
+            split = f"all on the {changed} whose top-k hits changed (every query's hits changed)"
+        else:
+            share = row.share_with_retrieval_change
+            said = (
+                "no change to attribute"
+                if share != share
+                else f"{share + 0.0:.0%} of it with a retrieval change"
+            )
+            split = (
+                f"{row.delta_sum_top_k_changed:+.3f} on the {changed} whose top-k hits changed, "
+                f"{row.delta_sum_top_k_same:+.3f} on the {same} with the same hits ({said})"
+            )
+        lines.append(head + split)
     return lines

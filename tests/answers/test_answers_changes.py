@@ -83,6 +83,13 @@ def test_the_attribution_line_splits_the_summed_delta_by_a_retrieval_change() ->
     flat["share_with_retrieval_change"] = float("nan")
     assert attribution_records(flat)[0]["share_with_retrieval_change"] is None  # JSON null, not NaN
     assert attribution_lines(flat, {"new": "faithfulness"})[0].endswith("(no change to attribute)")
+    # no query's hits changed (the same retrieval, another generator): the whole delta is on the same hits
+    same = attribution.assign(queries_top_k_changed=0, queries_top_k_same=4, delta_sum_top_k_changed=0.0,
+                              delta_sum_top_k_same=0.5, share_with_retrieval_change=0.0)  # fmt: skip
+    assert attribution_lines(same, {"new": "faithfulness"}) == [
+        "answers new vs control, faithfulness by retrieval: summed delta +0.500, all on the 4 queries with "
+        "the same top-k hits (no query's hits changed)"
+    ]
 
 
 def test_the_view_carries_the_changes_to_result_json_and_the_page() -> None:
