@@ -13,8 +13,8 @@ from abcompare.answers import Answers, Hit
 from abcompare.answers.changes import attribution_lines, attribution_records, largest_answer_changes
 from abcompare.answers.compare import answer_attribution, compare_answers
 from abcompare.answers.scores import AnswerScores
-from abcompare.outcome.html import render
-from abcompare.outcome.view import ComparisonView
+from abcompare.outcome.html import page
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
 
 IDS = ["q1", "q2", "q3", "q4"]
@@ -110,8 +110,8 @@ def test_the_view_carries_the_changes_to_result_json_and_the_page() -> None:
         data, comparison=comparison, per_query=per_query, queries=pd.DataFrame(), hits={}
     )
     assert list(back.answer_changes) == records
-    page = render(back)
-    section = page.split("<h2>Answers: the largest wins and losses</h2>", 1)[1].split("</section>", 1)[0]
+    html = page(ExperimentView.shown(back))
+    section = html.split("<h2>Answers: the largest wins and losses</h2>", 1)[1].split("</section>", 1)[0]
     assert "new vs control: the largest answer changes on faithfulness" in section
     wins, losses = section.split("<h4>Largest losses</h4>")
     assert wins.index("<b>q2</b>") < wins.index("<b>q4</b>") and "<b>q3</b>" in losses
