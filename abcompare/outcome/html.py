@@ -79,6 +79,7 @@ def _comparison_part(inputs: ComparisonView) -> _Part:
         _header(inputs, primary),
         _verdicts(inputs),
         *([_stage_lines(inputs)] if inputs.stage_lines else []),
+        *([_answer_changes(inputs)] if inputs.answer_changes else []),
         _cost(inputs),
         _judgments(inputs),
         _forest(inputs),
@@ -147,6 +148,41 @@ def _stage_lines(inputs: ComparisonView | PooledView) -> str:
     """What a judge and the answers concluded (the console's lines under the verdicts)."""
     lines = "".join(f"<p>{escape(line)}</p>" for line in inputs.stage_lines)
     return f"<section><h2>Judged by a model</h2>{lines}</section>"
+
+
+def _answer_changes(inputs: ComparisonView) -> str:
+    """An answers: section's largest answer wins and losses per treatment, the two answers side by side."""
+    parts = []
+    for treatment in dict.fromkeys(str(r["treatment"]) for r in inputs.answer_changes):
+        records = [r for r in inputs.answer_changes if r["treatment"] == treatment]
+        metric = escape(str(records[0]["metric"]))
+        parts.append(f"<h3>{escape(treatment)} vs control: the largest answer changes on {metric}</h3>")
+        for label, kind in (("Largest wins", "win"), ("Largest losses", "loss")):
+            shown = [r for r in records if r["change"] == kind]
+            parts.append(f"<h4>{label}</h4>" + ("" if shown else "<p>none</p>"))
+            parts += [_answer_pair(r) for r in shown]
+    return "<section><h2>Answers: the largest wins and losses</h2>" + "".join(parts) + "</section>"
+
+
+def _answer_pair(record: Mapping[str, Any]) -> str:
+    """One query's two answers, with their scores, the delta and whether the hits they came from changed."""
+    delta = float(record["delta"])
+    colour = VERDICT_COLOURS[BETTER] if delta > 0 else VERDICT_COLOURS[WORSE]
+    hits = "top-k hits changed" if record["top_k_changed"] else "same top-k hits"
+    head = (
+        f'<div class="query"><p><b>{escape(str(record["query_id"]))}</b> “{escape(str(record["question"]))}” '
+        f"— control {record['control_score']:.3f}, {escape(str(record['treatment']))} "
+        f'{record["treatment_score"]:.3f} (<span style="color:{colour};font-weight:600">{delta:+.3f}</span>; '
+        f'{hits})</p><div class="side">'
+    )
+    columns = []
+    for name, side in (("control", "control"), (str(record["treatment"]), "treatment")):
+        cited = ", ".join(map(str, record[f"{side}_cited_ids"])) or "nothing"
+        columns.append(
+            f"<div><h4>{escape(name)}</h4><p>{escape(str(record[f'{side}_answer']))}</p>"
+            f'<p class="meta">cites {escape(cited)}</p></div>'
+        )
+    return head + "".join(columns) + "</div></div>"
 
 
 def _cost(inputs: ComparisonView) -> str:
