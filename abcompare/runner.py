@@ -376,13 +376,15 @@ def measure_cost(run: _Run, dataset: Dataset, outcomes: Mapping[str, VariantOutc
 
     config = run.config
     with run.timer("timing"):
-        samples = run.executor.time_queries(
+        timed = run.executor.time_queries(
             config.variants(), dataset, config.resolved_cache_dir(), config.efficiency.timing_plan()
         )
+    samples = timed.samples
     given = {n: PYTHON if v.run.python else RUN_FILE for n, v in config.variants().items() if v.run}
     table = cost_table(
         {n: o.efficiency for n, o in outcomes.items()}, samples,
         noise_floor=config.efficiency.noise_floor, seed=config.significance.seed, given=given,
+        untimed_encoding=timed.untimed,
     )  # fmt: skip
     for name in table.index:
         outcomes[name].efficiency.update(latency_metrics(table.loc[name]))

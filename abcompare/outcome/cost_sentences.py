@@ -95,7 +95,16 @@ def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
         f"{_spread(row)} vs {_spread(control)}"
     )
     head = "within the noise" if bool(row["query_within_noise"]) else _speed(row["query_ratio"])
-    return f"queries {head} ({ratio}; {figures})"
+    return f"queries {head} ({ratio}; {figures}{_untimed_encoding(row, 'both share it')})"
+
+
+def _untimed_encoding(row: Mapping[str, Any], shared: str) -> str:
+    """What the timed figures leave out: the query encoding of a model every variant shares that the run
+    never loaded (``stats.cost.cost_table``'s ``untimed_query_encoding``), or nothing."""
+    models = row.get("untimed_query_encoding")
+    if _missing(models) or not models:
+        return ""
+    return f"; query encoding by {models} not timed: {shared} and its vectors were cached"
 
 
 def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
@@ -125,7 +134,10 @@ def _own_clauses(row: Mapping[str, Any]) -> list[str]:
     else:
         sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
         spread = f"interquartile range over rounds {_spread(row)}"
-        clauses.append(f"queries {format_duration(row['seconds_per_query'])} per query ({sample}, {spread})")
+        untimed = _untimed_encoding(row, "every variant shares it")
+        clauses.append(
+            f"queries {format_duration(row['seconds_per_query'])} per query ({sample}, {spread}{untimed})"
+        )
     for what in ("model", "index"):
         size = float(row[f"{what}_bytes"])
         clauses.append(f"{what} {format_bytes(size)}" if size else f"no {what}")

@@ -146,7 +146,7 @@ COST_COLUMNS = (
     "seconds_per_query", "seconds_per_query_p95", "seconds_per_query_low", "seconds_per_query_high",
     "timed_rounds", "timed_queries", "encode_seconds_per_1000_chunks", "embedded_chunks", "encoded_chunks",
     "embeddings", "index_bytes", "model_bytes", "query_ratio", "query_ratio_low", "query_ratio_high",
-    "query_within_noise", "encode_ratio", "model_ratio", "index_ratio", "source",
+    "query_within_noise", "encode_ratio", "model_ratio", "index_ratio", "source", "untimed_query_encoding",
 )  # fmt: skip
 
 #: The timed figures each variant's run carries as ``efficiency.*`` metrics (the build figures come from
@@ -180,13 +180,17 @@ def cost_table(
     noise_floor: float = NOISE_FLOOR,
     seed: int = 0,
     given: Mapping[str, str] | None = None,
+    untimed_encoding: Sequence[str] = (),
 ) -> pd.DataFrame:
     """One row per variant (``efficiency``: its ``efficiency.*`` build figures; ``samples``: its timed
     latency, rounds x queries): latency, encoding, sizes, and for each retrieved treatment its ratios to
     a retrieved control (``*_ratio``: the treatment's over the control's, so below 1 is faster or
     smaller). ``given`` names the variants whose run was given (:data:`PYTHON`, :data:`RUN_FILE`): their
     ``source`` says so, and they carry only what is known (a Python retriever's seconds per query, from
-    its one call over the queries; nothing for a run file), never a ratio."""
+    its one call over the queries; nothing for a run file), never a ratio. ``untimed_encoding`` names the
+    models whose query encoding the timing pass left out (one every timed variant shares, not loaded by
+    the run: ``retrieval.latency``): each timed row's ``untimed_query_encoding`` (comma-separated, empty
+    when every encoding was timed)."""
     given = dict(given or {})
     rows: dict[str, dict[str, object]] = {}
     for name, values in efficiency.items():
@@ -215,6 +219,7 @@ def cost_table(
                 seconds_per_query=latency.mean, seconds_per_query_p95=latency.p95,
                 seconds_per_query_low=latency.low, seconds_per_query_high=latency.high,
                 timed_rounds=latency.rounds, timed_queries=latency.queries,
+                untimed_query_encoding=", ".join(untimed_encoding),
             )  # fmt: skip
         rows[name] = row
     if CONTROL in rows and rows[CONTROL]["source"] == RETRIEVED:
