@@ -195,9 +195,10 @@ class TimingPass:
     queries, seconds; empty when nothing was kept, ``note`` says why), ``preparation_seconds`` (outside
     the budget: stages made ready, models loaded, one untimed call per stage), ``loaded`` (the models the
     pass itself loaded: name, seconds), ``budgeted_seconds`` (the warm-up and rounds, which the budget
-    bounds), the whole rounds kept and the queries per round. ``note`` is what the user can act on (a
-    budget that cut rounds: raise it), warned; ``overrun`` how far the floor's rounds ran past the budget,
-    recorded but not warned (nothing to do about a busy machine; the cost line states the sample)."""
+    bounds), the whole rounds kept and the queries per round. ``note`` says the budget cut rounds (raise
+    it to time them all; said as a stage line, not warned: on a busy machine it is the load's doing, and
+    the cost line states the sample); ``overrun`` how far the floor's rounds ran past the budget,
+    recorded but not said (nothing to do about a busy machine)."""
 
     samples: dict[str, np.ndarray]
     preparation_seconds: float = 0.0
