@@ -12,7 +12,16 @@ import pandas as pd
 
 from abcompare.core.json_values import json_value
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
-from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED, PYTHON, RETRIEVED
+from abcompare.stats.cost import (
+    CACHED,
+    GENERATOR,
+    JUDGE,
+    NO_EMBEDDINGS,
+    PARTLY_CACHED,
+    PYTHON,
+    RETRIEVED,
+    WORK_COLUMNS,
+)  # fmt: skip
 
 
 def _speed(ratio: float) -> str:
@@ -203,12 +212,16 @@ def _plain_value(value: object) -> object:
 
 
 def cost_json(cost: pd.DataFrame | None) -> dict[str, Any]:
-    """The cost table as plain data: per variant its figures (and a treatment's ratios and sentence)."""
+    """The cost table as plain data: per variant its figures (and a treatment's ratios and sentence); per
+    judge and answer generator (``stats.cost.with_work_rows``) its calls, tokens, seconds and cache hits."""
     if cost is None:
         return {}
     out: dict[str, Any] = {}
     for name, row in cost.iterrows():
-        values = {k: _plain_value(v) for k, v in row.to_dict().items()}
+        if row["source"] in (JUDGE, GENERATOR):
+            out[str(name)] = {k: _plain_value(row[k]) for k in ("source", *WORK_COLUMNS)}
+            continue
+        values = {k: _plain_value(v) for k, v in row.to_dict().items() if k not in WORK_COLUMNS}
         if values["query_within_noise"] is not None:
             values["query_within_noise"] = bool(values["query_within_noise"])
         if name != "control" and "control" in cost.index:
