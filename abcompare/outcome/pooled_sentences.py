@@ -101,6 +101,8 @@ def pooled_sentence_parts(
     i2 = row["i2"]
     if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
         after += f"; heterogeneity I² = {float(i2):.0%}"
+    if row.get("ci_agrees") in (False, 0) and row.get("ci_note"):  # at the edge: a tie, or Holm's step-down
+        after += f"; its interval and verdict differ: {row['ci_note']}"
     return verdict, after + "."
 
 
