@@ -48,6 +48,7 @@ from abcompare.inputs import (  # check_inputs, given_run_files, validate_inputs
     named,
     validate_inputs,  # noqa: F401
 )
+from abcompare.judging.pooled import pooled_judge
 from abcompare.judging.python_judge import JudgeFunction
 from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
@@ -520,9 +521,11 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
                 min_effect=significance.min_effect,
                 non_inferiority_margin=significance.non_inferiority_margin,
             )  # fmt: skip
+    judged = pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling)
     return ComparisonResult(
         config, config.evaluation.primary_metric, compared, pooled, per_collection,
         weighting=significance.pooling, timings=run.timer.seconds,
+        pooled_judge=judged if pooled is not None else None,
     )  # fmt: skip
 
 

@@ -131,7 +131,7 @@ def _verdicts(inputs: ComparisonView) -> str:
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
 
-def _stage_lines(inputs: ComparisonView) -> str:
+def _stage_lines(inputs: ComparisonView | PooledView) -> str:
     """What a judge and the answers concluded (the console's lines under the verdicts)."""
     lines = "".join(f"<p>{escape(line)}</p>" for line in inputs.stage_lines)
     return f"<section><h2>Judged by a model</h2>{lines}</section>"
@@ -574,6 +574,7 @@ def render_collections(inputs: PooledView) -> str:
     sections = [
         header,
         f"<section><h2>Pooled verdict</h2>{''.join(verdicts)}</section>",
+        *([_stage_lines(inputs)] if inputs.stage_lines else []),
         f"<section><h2>Collections</h2>{collections_forest(inputs)}</section>",
         "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
         "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."

@@ -88,6 +88,7 @@ def pooled_markdown(view: PooledView) -> str:
         non_inferiority = pooled_non_inferiority_sentence(view.pooled, treatment)
         if non_inferiority:
             parts.append(f"  {non_inferiority}")
+    parts += [f"- {inline(line)}" for line in view.stage_lines]  # the judge's pooled corrected verdict
     parts.append("")
     parts += [context, ""]
     for treatment in view.pooled["treatment"]:

@@ -197,6 +197,7 @@ def collections_metrics(result: ComparisonResult) -> dict[str, float]:
             key = collection_key(str(row["collection"]), str(row["treatment"]), str(row["metric"]), field)
             metrics[key] = float(value)
     metrics[N_QUERIES_METRIC] = float(sum(c.n_queries for c in result.collections.values()))
+    metrics.update(result.pooled_judge.metrics() if result.pooled_judge is not None else {})
     return metrics
 
 
