@@ -126,12 +126,17 @@ class _Collection:
     name: str
     config: ExperimentConfig
     dataset: Dataset
-    several: bool  # one of several: its errors and progress lines name it
+    label: str  # its name in ``config.parts()``: "" for ``dataset:``, its name among several
     given: dict[str, pd.DataFrame] = field(default_factory=dict)  # its run files, read once by the checks
 
+    @property
+    def several(self) -> bool:
+        """One of several: its errors and progress lines name it."""
+        return bool(self.label)
+
     def context(self) -> AbstractContextManager[Any]:
-        """Errors inside name the collection when it is one of several."""
-        return named(self.name if self.several else "")
+        """Errors inside name the collection when it is one of several (``inputs.named``)."""
+        return named(self.label)
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -216,7 +221,7 @@ def load_collections(run: _Run) -> list[_Collection]:
             dataset = load_dataset_for_experiment(part.dataset)
         reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
         given = checked_part(config, name, part, dataset, run.config_path)
-        loaded.append(_Collection(name or dataset.name, part, dataset, bool(name), given))
+        loaded.append(_Collection(name or dataset.name, part, dataset, name, given))
     return loaded
 
 

@@ -193,10 +193,18 @@ class PooledView:
 @dataclass
 class ExperimentView:
     """An experiment as it shows: each collection's :class:`ComparisonView` and, across several, the
-    :class:`PooledView` (None for one collection: the one place that tells one from several)."""
+    :class:`PooledView` (None for one collection: the one place that tells one from several).
+
+    A page shows what its run holds: a comparison's run its one collection, a top run across several the
+    pooled section alone (each collection's comparison is its own run and page, linked)."""
 
     collections: Mapping[str, ComparisonView]
     pooled: PooledView | None = None
+
+    @classmethod
+    def shown(cls, *collections: ComparisonView, pooled: PooledView | None = None) -> ExperimentView:
+        """What one page shows: the collections it details (by dataset) and the pooled section, if any."""
+        return cls({view.dataset: view for view in collections}, pooled)
 
     @classmethod
     def from_result(cls, result: ComparisonResult, links: Mapping[str, str] | None = None) -> ExperimentView:

@@ -106,7 +106,7 @@ def test_the_top_run_logs_it_and_its_page_shows_it(ran) -> None:
     assert top.data.metrics["judge.pooled.loose.refused"] == 1.0
     lines = result.pooled_judge.lines()
     loaded = load_comparison(result.parent_run_id, tracking_uri=client.tracking_uri)
-    assert list(loaded.view().stage_lines) == lines, "read back as it was said"
+    assert list(loaded.view().pooled.stage_lines) == lines, "read back as it was said"
     page, _ = logged_report(result.parent_run_id, tracking_uri=client.tracking_uri)
     assert "PPI-corrected" in page and "pooled corrected verdict for loose" in page
     markdown, _ = logged_markdown(result.parent_run_id, tracking_uri=client.tracking_uri)

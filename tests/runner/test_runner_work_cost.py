@@ -12,9 +12,9 @@ import pytest
 
 from abcompare.answers.generation import Hit, Query
 from abcompare.config import load_config
-from abcompare.outcome.html import render
+from abcompare.outcome.html import page as render_page
 from abcompare.outcome.json_output import result_as_json
-from abcompare.outcome.view import ComparisonView, stage_lines
+from abcompare.outcome.view import ComparisonView, ExperimentView, stage_lines
 from abcompare.runner import run_comparison
 from abcompare.tracking.reader import load_comparison
 
@@ -71,7 +71,7 @@ def test_the_judge_and_each_generator_get_a_cost_row_with_their_counts(tmp_path:
     (comparison,) = result.collections.values()
     lines = stage_lines(comparison)
     assert any(line.startswith(f"judge cost: {relevance['calls']:.0f} calls") for line in lines), lines
-    page = render(ComparisonView.from_result(comparison))
+    page = render_page(ExperimentView.shown(ComparisonView.from_result(comparison)))
     assert "<td>relevance judge (python:length)</td>" in page and "<td>answers (smollm2)</td>" in page
     # MLflow's cost table holds the same rows (what the report rebuilt from MLflow shows)
     logged = load_comparison(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}").table("cost")
