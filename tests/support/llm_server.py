@@ -83,6 +83,21 @@ def export_smollm2(folder: Path) -> Path:
     return folder
 
 
+def smollm2_grades_cache(cache: Path) -> Path:
+    """Where the suite keeps the local judge's grades (a ``GradeCache`` file in ``cache``): in a folder named
+    by what turns a prompt into a grade besides the prompt itself (the GGUF file's sha256 and the versions
+    of transformers, torch and gguf, which load and run it), so a changed model file or install is never
+    answered from another's grades (the cache's own key adds the query, the hit, the judge's name and the
+    prompt version). A warm cache answers every pair, and a run it answers never loads the model."""
+    from importlib import metadata
+
+    gguf = smollm2_folder() / GGUF_FILE
+    versions = "-".join(f"{name}-{metadata.version(name)}" for name in ("transformers", "torch", "gguf"))
+    folder = cache / "judge-grades" / f"{file_sha256(gguf)[:32]}-{versions}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "judge.sqlite"
+
+
 def exported_smollm2(cache: Path) -> Path:
     """The exported folder of the package's GGUF file, kept in ``cache`` under the file's sha256 (with the
     transformers version that wrote it): exported when absent, into a scratch folder renamed into place
