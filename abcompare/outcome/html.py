@@ -49,6 +49,7 @@ from abcompare.outcome.svg import (
     verdict_colour,
 )
 from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
+from abcompare.stats.cost import variant_rows
 
 #: How many wins and losses per treatment, and at least how many hits per variant beside each (more when
 #: the change is decided deeper: :func:`deciding_depth`).
@@ -186,10 +187,13 @@ def _answer_pair(record: Mapping[str, Any]) -> str:
 
 
 def _cost(inputs: ComparisonView) -> str:
-    """Each retrieved variant's cost (a sweep's candidates are in its grid)."""
-    cost = inputs.cost
-    if cost is None or cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
+    """Each retrieved variant's cost (a sweep's candidates are in its grid), then each judge's and answer
+    generator's (calls, tokens, seconds, cache hits)."""
+    if inputs.cost is None or inputs.cost.empty:
         return ""
+    cost, work = variant_rows(inputs.cost), inputs.cost.drop(index=variant_rows(inputs.cost).index)
+    if cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
+        return _work_cost(work)
     headers = ["variant", "encoding per 1,000 chunks", "ms per query", "p95", "rounds' IQR", "model", "index"]
     body = []
     for name, row in cost.iterrows():
@@ -207,8 +211,30 @@ def _cost(inputs: ComparisonView) -> str:
         "<section><h2>Cost</h2><p>Latency: each query's median over interleaved timed rounds, averaged; "
         "two latencies differ only beyond the noise (the cost line under each verdict says which).</p>"
         f'<table class="cost"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></section>"
+        f"<tbody>{''.join(body)}</tbody></table>{_work_cost(work, heading=False)}</section>"
     )
+
+
+def _work_cost(work: pd.DataFrame, heading: bool = True) -> str:
+    """The judges' and answer generators' rows of the cost table (none: nothing)."""
+    if work.empty:
+        return ""
+    headers = ["judge or generator", "calls", "prompt tokens", "completion tokens", "time", "cache hits"]
+    body = []
+    for name, row in work.iterrows():
+        counts = [f"{int(row[c]):,}" for c in ("calls", "prompt_tokens", "completion_tokens")]
+        cells = [
+            escape(str(name)),
+            *counts,
+            shared.format_duration(row["seconds"]),
+            f"{int(row['cache_hits']):,}",
+        ]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    table = (
+        f'<table class="cost"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+    return f"<section><h2>Cost</h2>{table}</section>" if heading else table
 
 
 def _judgments(inputs: ComparisonView) -> str:
