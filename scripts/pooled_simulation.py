@@ -159,7 +159,7 @@ def coverage_header_lines(replicates: int) -> list[str]:
     sizes = _sizes(DESIGNS[COVERAGE_DESIGN])
     return [
         f"| {replicates:,} replicates, {sizes} queries, shared effect +{COVERAGE_EFFECT}: the 95% interval "
-        "holds it | BCa (the interval shown) | percentile |",
+        "holds it | BCa (the boot_ci_* columns) | percentile |",
         "| --- | --- | --- |",
     ]
 

@@ -127,7 +127,7 @@ def test_the_prose_quotes_the_table(documented, documented_coverage):
         held["pooled, equal weight per query"],
     )
     assert (
-        f"held the shared effect in {bca} (BCa, the interval the tables show) and {pct} (percentile) of "
+        f"held the shared effect in {bca} (BCa, the `boot_ci_*` columns) and {pct} (percentile) of "
         f"500 replicates with equal weight per collection, {bca_q} and {pct_q} per query" in prose
     )
     # what the prose concludes from them
