@@ -280,7 +280,7 @@ def _judged_by_sorting(
     else:
         identity, run_ann = _key_codes(coded, order, run_query)
         repeated = repeated_within_queries(run_query, identity)
-        repeated_queries = int(np.unique(run_query[repeated]).size)
+        repeated_queries = int(codes.sorted_unique(run_query[repeated]).size)
         if convention == "trec" and repeated_queries:
             run_query, run_ann = run_query[~repeated], run_ann[~repeated]
         del identity, repeated
@@ -327,7 +327,7 @@ def _judged_in_row_order(
     block_query, lengths = coded.run_blocks
     score, rank = coded.run_score, coded.run_rank
     n_hits = len(coded.run_keys)
-    if n_hits == 0 or np.unique(block_query).size != block_query.size:
+    if n_hits == 0 or codes.sorted_unique(block_query).size != block_query.size:
         return None
     if score is not None and np.isnan(score).any():
         return None
@@ -343,7 +343,7 @@ def _judged_in_row_order(
         if convention == "trec":
             return None  # repeats are removed first: the sorting path
         block_of = np.searchsorted(starts, np.flatnonzero(repeated), side="right") - 1
-        repeated_queries = int(np.unique(block_query[block_of]).size)
+        repeated_queries = int(codes.sorted_unique(block_query[block_of]).size)
     candidate = np.flatnonzero(run_ann >= 0)
     candidate_block = np.searchsorted(starts, candidate, side="right") - 1
     judged_row, judged_grade, match = _judged_rows(
@@ -393,7 +393,7 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
         queries = block_query[blocks]
         counts = ann_count[queries]
         spans = np.repeat(ann_start[queries] - np.cumsum(counts) + counts, counts)
-        candidates = np.unique(ann_key[spans + np.arange(spans.size, dtype=np.int64)])
+        candidates = codes.sorted_unique(ann_key[spans + np.arange(spans.size, dtype=np.int64)])
         chunk_keys = keys.slice(low, high - low)
         if coded.distinct_keys:  # no repeats possible: look the annotated ids up only
             run_ann[low:high] = _annotated_codes(coded, chunk_keys, candidates)
