@@ -19,6 +19,7 @@ every measure, in both conventions; tests check it against rescoring every assig
 from __future__ import annotations
 
 import heapq
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -369,8 +370,20 @@ def _query_terms(
         elif measure == "f1":
             linear.append((2.0 * true_positives, 2.0 * count, (depth + relevant + m).astype(float)))
         else:  # ndcg: the ideal depends on the hits only through how many become relevant
-            ideal = rules.ideal_dcg_with_more(
-                m, k, depth=depth, relevant=relevant, positive=positive, top_grade=top_grade
-            )
+            ideal = _ideal_with_more(convention, n, k, depth, relevant, tuple(positive), top_grade)
             linear.append((dcg, gain, ideal))
     return _QueryTerms(keys, (linear[0], linear[1]), cutoff=k)
+
+
+@lru_cache(maxsize=1 << 16)
+def _ideal_with_more(
+    convention: str, n: int, k: int, depth: int, relevant: int, positive: tuple[float, ...], top_grade: float
+) -> np.ndarray:
+    """:meth:`Convention.ideal_dcg_with_more` for ``m = 0..n``, computed once per distinct query shape:
+    queries share few (unjudged count, depth, judged grades) shapes, and the Python loop per query was
+    most of the range's time at 10k+ queries. Read-only, as it is shared."""
+    ideal = Convention.named(convention).ideal_dcg_with_more(
+        np.arange(n + 1), k, depth=depth, relevant=relevant, positive=list(positive), top_grade=top_grade
+    )
+    ideal.flags.writeable = False
+    return ideal
