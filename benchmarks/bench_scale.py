@@ -119,8 +119,10 @@ def run_scale(
     peers: Sequence[str] = ("pytrec_eval", "ranx"),
     log: Callable[[str], None] = print,
     ray: bool = False,
+    after_size: Callable[[list[ScaleRow]], None] | None = None,
 ) -> list[ScaleRow]:
-    """Measure each size (see the module's docstring); a tool that fails is recorded, not raised."""
+    """Measure each size (see the module's docstring); a tool that fails is recorded, not raised.
+    ``after_size`` is given the rows measured so far after each size (a long run is recorded as it goes)."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="abcompare-scale-") as tmp:
         base = Path(data_dir or tmp)
@@ -157,6 +159,8 @@ def run_scale(
                 )  # fmt: skip
             rows.append(row)
             log(scale_report([row]))  # each size as it finishes: a long run is read as it goes
+            if after_size is not None:
+                after_size(rows)
     return rows
 
 
@@ -280,14 +284,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     sizes = [tuple(int(x) for x in size.lower().split("x")) for size in args.sizes]
     start = os.getloadavg()[0]
     print(f"load average at start: {start:.2f}")
-    rows = run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray)
-    end = os.getloadavg()[0]
-    print(f"load average at end: {end:.2f}")
+    command = "python -m benchmarks.bench_scale " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    def record(rows: list[ScaleRow]) -> None:  # after each size, so an interrupted run keeps what it measured
+        if args.record:
+            measured = scale_record(rows, command=command, load=(start, os.getloadavg()[0]))
+            Path(args.record).write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
+
+    rows = run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray, after_size=record)
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    record(rows)
     if args.record:
-        command = "python -m benchmarks.bench_scale " + " ".join(argv if argv is not None else sys.argv[1:])
-        record = scale_record(rows, command=command, load=(start, end))
-        Path(args.record).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        print("\n".join(speed_sentences(record)))
+        print("\n".join(speed_sentences(json.loads(Path(args.record).read_text(encoding="utf-8")))))
 
 
 if __name__ == "__main__":
