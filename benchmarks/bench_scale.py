@@ -291,7 +291,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             measured = scale_record(rows, command=command, load=(start, os.getloadavg()[0]))
             Path(args.record).write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
 
-    rows = run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray, after_size=record)
+    rows = run_scale(
+        sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray, after_size=record
+    )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     record(rows)
     if args.record:
