@@ -39,6 +39,8 @@ from abcompare.core.vocabulary import plural
 if TYPE_CHECKING:
     import pandas as pd
 
+    from abcompare.config import ExperimentConfig
+
 
 app = typer.Typer(
     name="abcompare",
@@ -173,7 +175,7 @@ def run(
         _apply_gate(gated_table(result), gate)
 
 
-def _apply_gate(comparison: Any, gate: str) -> None:
+def _apply_gate(comparison: pd.DataFrame, gate: str) -> None:
     """The gate's one line on stderr; exit :data:`GATE_FAILED_EXIT` when a treatment fails it."""
     from abcompare.outcome.gate import failing_treatments
     from abcompare.outcome.sentences import gate_sentence
@@ -339,7 +341,7 @@ def validate(config: ConfigArg, set_: SetOpt = None) -> None:
     _python_note(settings)
 
 
-def _python_note(settings: Any) -> None:
+def _python_note(settings: ExperimentConfig) -> None:
     """A config whose variants are Python retrievers is valid, but runs only from Python: say so."""
     from abcompare.config.loading import python_retrievers
 

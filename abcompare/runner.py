@@ -48,6 +48,7 @@ from abcompare.inputs import (  # check_inputs, given_run_files, validate_inputs
     named,
     validate_inputs,  # noqa: F401
 )
+from abcompare.judging.pooled import pooled_judge
 from abcompare.judging.python_judge import JudgeFunction
 from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
@@ -111,12 +112,17 @@ class _Collection:
     name: str
     config: ExperimentConfig
     dataset: Dataset
-    several: bool  # one of several: its errors and progress lines name it
+    label: str  # its name in ``config.parts()``: "" for ``dataset:``, its name among several
     given: dict[str, pd.DataFrame] = field(default_factory=dict)  # its run files, read once by the checks
 
+    @property
+    def several(self) -> bool:
+        """One of several: its errors and progress lines name it."""
+        return bool(self.label)
+
     def context(self) -> AbstractContextManager[Any]:
-        """Errors inside name the collection when it is one of several."""
-        return named(self.name if self.several else "")
+        """Errors inside name the collection when it is one of several (``inputs.named``)."""
+        return named(self.label)
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -201,7 +207,7 @@ def load_collections(run: _Run) -> list[_Collection]:
             dataset = load_dataset_for_experiment(part.dataset)
         reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
         given = checked_part(config, name, part, dataset, run.config_path)
-        loaded.append(_Collection(name or dataset.name, part, dataset, bool(name), given))
+        loaded.append(_Collection(name or dataset.name, part, dataset, name, given))
     return loaded
 
 
@@ -488,9 +494,11 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
                 min_effect=significance.min_effect,
                 non_inferiority_margin=significance.non_inferiority_margin,
             )  # fmt: skip
+    judged = pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling)
     return ComparisonResult(
         config, config.evaluation.primary_metric, compared, pooled, per_collection,
         weighting=significance.pooling, timings=run.timer.seconds,
+        pooled_judge=judged if pooled is not None else None,
     )  # fmt: skip
 
 

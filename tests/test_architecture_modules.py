@@ -38,7 +38,7 @@ IN_FUNCTION_IMPORTS_BY_PART = {
     "tracking": 0, "runner": 0, "inputs": 0, "starter": 0, "judging": 0,
 }  # fmt: skip
 #: Parameters annotated exactly ``Any``, package-wide (the issue's target: at most 60).
-ANY_PARAMETERS = 56
+ANY_PARAMETERS = 54
 ANY_PARAMETERS_BY_PART = {
     "core": 0, "evaluation": 0, "retrieval": 0, "stats": 0, "execution": 0, "runner": 0, "starter": 0,
     "judging": 0,
@@ -46,7 +46,7 @@ ANY_PARAMETERS_BY_PART = {
 }  # fmt: skip
 #: Functions over 80 code lines, and over 60 (the issue's target: none over 80, at most five over 60).
 OVER_80 = 0
-OVER_60 = 8
+OVER_60 = 4
 
 
 def _part(module: str) -> str:
@@ -158,6 +158,12 @@ def test_few_parameters_are_typed_any():
 def test_functions_stay_short(lines, ceiling):
     found = functions_over(lines)
     assert len(found) <= ceiling, [f"{f} ({f.note} lines)" for f in found]
+
+
+def test_the_runner_reads_as_its_stages():
+    """Each of the runner's functions is one stage or one step of it (issue 36: none over 40 code lines)."""
+    long = [f"{f} ({f.note} lines)" for f in functions_over(40) if f.module == "abcompare.runner"]
+    assert long == []
 
 
 def test_the_counts_read_the_installed_package_path():

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from abcompare.answers.hits import Hit
 from abcompare.judging.base import Judge, JudgeError
+from abcompare.judging.openai_judge import OpenAIJudge
 from abcompare.judging.prompt import ANSWER_PREFIX
 from abcompare.judging.python_judge import PythonJudge
 from abcompare.judging.transformers_judge import TransformersJudge
@@ -53,6 +54,9 @@ def support_judge(judge: Judge) -> Judge:
     view = copy.copy(judge)
     view.prompt_version = SUPPORT_PROMPT_VERSION
     if isinstance(judge, PythonJudge):
+        return view
+    if isinstance(judge, OpenAIJudge):  # the same endpoint asked the support question
+        view.chat = support_messages  # type: ignore[method-assign]
         return view
     if isinstance(judge, TransformersJudge):
         # the view loads through the judge: one model, loaded on the first question the cache cannot answer

@@ -52,6 +52,11 @@ class OpenAIJudge(ModelJudge):
         self.retries, self.max_tokens = retries, max_tokens
         self.client = OpenAI(base_url=base_url, api_key=key, timeout=timeout_seconds, max_retries=0)
 
+    def chat(self, query_text: str, hit_text: str) -> list[dict[str, str]]:
+        """The chat messages of one question: the relevance prompt of ``prompt_version`` (the answers'
+        support view asks its own question through the same endpoint, model, cache and cost)."""
+        return messages(query_text, hit_text, self.prompt_version)
+
     def _call(self, query_text: str, hit_text: str):  # noqa: ANN202 - the client's response type
         import openai
 
@@ -64,7 +69,7 @@ class OpenAIJudge(ModelJudge):
             try:
                 return self.client.chat.completions.create(
                     model=self.model_name,
-                    messages=messages(query_text, hit_text, self.prompt_version),
+                    messages=self.chat(query_text, hit_text),
                     temperature=0,
                     max_tokens=self.max_tokens,
                 )

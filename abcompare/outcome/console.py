@@ -224,6 +224,8 @@ def _print_collections(
         console.print(f"  {random_effects_line(row)}", markup=False, highlight=False)
         if treatment in pooled.non_inferiority:
             console.print(f"  {pooled.non_inferiority[treatment]}", markup=False, highlight=False)
+    for line in pooled.stage_lines:  # the judge's corrected verdict pooled across the collections
+        console.print(line, markup=False, highlight=False)
     for treatment in pooled.pooled["treatment"]:
         console.print()
         console.print(per_collection_table(pooled.per_collection, str(treatment), pooled.pooled))

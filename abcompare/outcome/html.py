@@ -48,7 +48,7 @@ from abcompare.outcome.svg import (
     pareto_svg,
     verdict_colour,
 )
-from abcompare.outcome.view import ComparisonView, PooledView
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 #: How many wins and losses per treatment, and at least how many hits per variant beside each (more when
 #: the change is decided deeper: :func:`deciding_depth`).
@@ -58,8 +58,21 @@ HITS_SHOWN = 5
 TREATMENTS_DETAILED = 4
 
 
-def render(inputs: ComparisonView) -> str:
-    """The whole page as one HTML string."""
+def page(view: ExperimentView) -> str:
+    """The view's ``report.html``, one renderer for every shape: across several collections the pooled
+    section first (the top run's page), then each collection the page details (its own comparison's)."""
+    parts = [*_pooled_part(view.pooled), *(_comparison_part(shown) for shown in view.collections.values())]
+    title, _, source = parts[0]
+    return document(title, [section for _, sections, _ in parts for section in sections], source)
+
+
+#: A part of a page: its title, its sections and where it was read from (the first part's name the page).
+_Part = tuple[str, list[str], str]
+
+
+def _comparison_part(inputs: ComparisonView) -> _Part:
+    """One collection's comparison: the verdicts, the cost, judged@k, the forest, where each change comes
+    from, a sweep's grid, the full table, the largest wins and losses."""
     table = inputs.comparison
     primary = inputs.primary_metric
     sections = [
@@ -76,7 +89,7 @@ def render(inputs: ComparisonView) -> str:
     sections.append(_full_table(table))
     for name in _focus(inputs):
         sections.append(_changes(inputs, name, primary))
-    return document(f"{inputs.name}: {inputs.dataset}", sections, inputs.source)
+    return f"{inputs.name}: {inputs.dataset}", sections, inputs.source
 
 
 def document(title: str, sections: list[str], source: str) -> str:
@@ -130,7 +143,7 @@ def _verdicts(inputs: ComparisonView) -> str:
     return "<section><h2>Verdict</h2>" + "".join(items) + "</section>"
 
 
-def _stage_lines(inputs: ComparisonView) -> str:
+def _stage_lines(inputs: ComparisonView | PooledView) -> str:
     """What a judge and the answers concluded (the console's lines under the verdicts)."""
     lines = "".join(f"<p>{escape(line)}</p>" for line in inputs.stage_lines)
     return f"<section><h2>Judged by a model</h2>{lines}</section>"
@@ -519,11 +532,13 @@ def collections_forest(inputs: PooledView) -> str:
     return collections_forest_svg(inputs.pooled, inputs.per_collection, inputs.name)
 
 
-def render_collections(inputs: PooledView) -> str:
-    """The top run's page as one HTML string: the pooled verdicts with the random-effects line, the
-    forest, and per treatment the per-collection table (each collection's name a link to its own
-    comparison run, which has its own report.html), its pooled row last."""
+def _pooled_part(inputs: PooledView | None) -> list[_Part]:
+    """The pooled section across several collections (none for one): the pooled verdicts with the
+    random-effects line, the forest, and per treatment the per-collection table (each collection's name a
+    link to its own comparison run, which has its own report.html), its pooled row last."""
 
+    if inputs is None:
+        return []
     weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
     collections = list(dict.fromkeys(inputs.per_collection["collection"]))
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
@@ -548,12 +563,13 @@ def render_collections(inputs: PooledView) -> str:
     sections = [
         header,
         f"<section><h2>Pooled verdict</h2>{''.join(verdicts)}</section>",
+        *([_stage_lines(inputs)] if inputs.stage_lines else []),
         f"<section><h2>Collections</h2>{collections_forest(inputs)}</section>",
         "<section><h2>Per collection</h2><p>Each collection's own comparison (its verdict, tables and "
         "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
         f"</p>{''.join(tables)}</section>",
     ]
-    return document(f"{inputs.name}: across collections", sections, inputs.source)
+    return [(f"{inputs.name}: across collections", sections, inputs.source)]
 
 
 def _per_collection_table(inputs: PooledView, treatment: str) -> str:
@@ -575,17 +591,3 @@ def _per_collection_table(inputs: PooledView, treatment: str) -> str:
         f"<h3>{escape(treatment)} vs control on {escape(inputs.primary_metric)}</h3>"
         f'<table class="full"><thead><tr>{headers}</tr></thead><tbody>{"".join(body)}</tbody></table>'
     )
-
-
-#: Each view's page: one collection's comparison, or the top run's across several.
-PAGES = {ComparisonView: render, PooledView: render_collections}
-
-
-def page(view: ComparisonView | PooledView) -> str:
-    """The view's ``report.html``."""
-    return PAGES[type(view)](view)
-
-
-#: The names the outcome tests use for the views (:mod:`abcompare.outcome.view`): the same classes.
-ReportInputs = ComparisonView
-CollectionsReportInputs = PooledView

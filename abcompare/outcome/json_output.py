@@ -48,6 +48,7 @@ def result_as_json(result: ComparisonResult) -> dict[str, Any]:
         "pooled": _pooled_json(result),
         "per_collection": json_records(result.per_collection),
         "pooled_settings": pooled_settings_line(result.pooled, result.per_collection, result.weighting),
+        **({} if result.pooled_judge is None else {"judge_pooled": result.pooled_judge.as_json()}),
         "tracking_uri": result.tracking_uri,
         "experiment": result.config.tracking.experiment,
         "parent_run_id": result.parent_run_id,

@@ -14,7 +14,7 @@ from abcompare.outcome import verdicts
 from abcompare.outcome.html import per_collection_markdown
 from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence_parts
 from abcompare.outcome.sentences import grid_markdown_table, markdown_table, settings_line
-from abcompare.outcome.view import ComparisonView, PooledView
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 #: The kinds of verdict line that stand as a paragraph; every other kind is a line under the verdict.
 PARAGRAPHS = ("tuned", "sweep", "verdict")
@@ -29,9 +29,17 @@ def inline(text: str) -> str:
     return text
 
 
+def view_markdown(view: ExperimentView) -> str:
+    """The view as Markdown (``abcompare report --format markdown``), one renderer for every shape: across
+    several collections the pooled section first (the top run's description), then each collection the
+    view details (its job summary)."""
+    pooled = [pooled_markdown(view.pooled)] if view.pooled is not None else []
+    return "".join([*pooled, *(summary_markdown(shown) for shown in view.collections.values())])
+
+
 def summary_markdown(inputs: ComparisonView) -> str:
-    """The job summary: a heading naming the comparison, what was compared, the verdict section, the table
-    (primary metric first) and how it was tested."""
+    """One collection's job summary: a heading naming the comparison, what was compared, the verdict
+    section, the table (primary metric first) and how it was tested."""
     table = inputs.comparison
     primary = table.attrs.get("primary_metric", "")
     parts = [
@@ -88,21 +96,13 @@ def pooled_markdown(view: PooledView) -> str:
         non_inferiority = pooled_non_inferiority_sentence(view.pooled, treatment)
         if non_inferiority:
             parts.append(f"  {non_inferiority}")
+    parts += [f"- {inline(line)}" for line in view.stage_lines]  # the judge's pooled corrected verdict
     parts.append("")
     parts += [context, ""]
     for treatment in view.pooled["treatment"]:
         parts += [f"**{treatment}** vs control on `{view.primary_metric}`, per collection:", ""]
         parts += [per_collection_markdown(view.per_collection, view.pooled, str(treatment)), ""]
     return "\n".join(parts)
-
-
-#: Each view's Markdown: one collection's job summary, or the top run's description across several.
-RENDERERS = {ComparisonView: summary_markdown, PooledView: pooled_markdown}
-
-
-def view_markdown(view: ComparisonView | PooledView) -> str:
-    """The view as Markdown (``abcompare report --format markdown``)."""
-    return RENDERERS[type(view)](view)
 
 
 def view_description(view: ComparisonView, context: str) -> str:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
+    from abcompare.judging.pooled import PooledJudge
     from abcompare.judging.stage import JudgeOutcome
     from abcompare.stats.tuning import TunedComparison
 
@@ -124,7 +125,10 @@ class ComparisonResult:
     per_collection: pd.DataFrame | None = None
     weighting: str = "collection"
     timings: dict[str, float] = field(default_factory=dict)
-    where: Recorded | None = None  # where it was recorded (None: tracking off, or not yet recorded)
+    where: Recorded | None = None
+    #: Across several collections with a ``judge:`` section, the corrected verdict pooled across them
+    #: (``abcompare.judging.pooled.PooledJudge``); None otherwise.
+    pooled_judge: PooledJudge | None = None  # where it was recorded (None: tracking off, or not yet recorded)
 
     def __getattr__(self, name: str) -> Any:
         """One collection's comparison read through: ``result.comparison`` is its comparison table."""

@@ -154,8 +154,11 @@ class PooledView:
     source: str = ""  # where it was recorded (the top run's id), for the footer
     #: treatment -> the pooled non-inferiority line (with a margin only)
     non_inferiority: Mapping[str, str] = field(default_factory=dict)
+    #: With a ``judge:`` section: the corrected verdict pooled across the collections, as the console says it.
+    stage_lines: Sequence[str] = ()
 
-    VALUES = ("name", "description", "primary_metric", "weighting", "sentences", "links", "non_inferiority")
+    VALUES = ("name", "description", "primary_metric", "weighting", "sentences", "links", "non_inferiority",
+              "stage_lines")  # fmt: skip
 
     @classmethod
     def from_result(cls, result: ComparisonResult, links: Mapping[str, str]) -> PooledView:
@@ -169,11 +172,13 @@ class PooledView:
             name=cfg.name, description=cfg.description or "", primary_metric=result.primary_metric,
             weighting=result.weighting, pooled=pooled, per_collection=per_collection, sentences=sentences,
             links=dict(links), non_inferiority={name: line for name, line in lines.items() if line},
+            stage_lines=result.pooled_judge.lines() if result.pooled_judge is not None else (),
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """The values (not the tables) as JSON-ready data: what the top run's ``result.json`` stores."""
         data = {key: getattr(self, key) for key in self.VALUES}
+        data["stage_lines"] = list(self.stage_lines)
         return {key: dict(value) if isinstance(value, Mapping) else value for key, value in data.items()}
 
     @classmethod
@@ -188,10 +193,18 @@ class PooledView:
 @dataclass
 class ExperimentView:
     """An experiment as it shows: each collection's :class:`ComparisonView` and, across several, the
-    :class:`PooledView` (None for one collection: the one place that tells one from several)."""
+    :class:`PooledView` (None for one collection: the one place that tells one from several).
+
+    A page shows what its run holds: a comparison's run its one collection, a top run across several the
+    pooled section alone (each collection's comparison is its own run and page, linked)."""
 
     collections: Mapping[str, ComparisonView]
     pooled: PooledView | None = None
+
+    @classmethod
+    def shown(cls, *collections: ComparisonView, pooled: PooledView | None = None) -> ExperimentView:
+        """What one page shows: the collections it details (by dataset) and the pooled section, if any."""
+        return cls({view.dataset: view for view in collections}, pooled)
 
     @classmethod
     def from_result(cls, result: ComparisonResult, links: Mapping[str, str] | None = None) -> ExperimentView:

@@ -165,6 +165,32 @@ def compare_treatment(
     return TreatmentComparison(name, pairs, alpha, paired_ttest(d, alpha), perm, boot, wil)
 
 
+def _bad(field: str, message: str, hint: str) -> StatisticsError:
+    """A test setting's error, located at its field."""
+    return StatisticsError(message, field=field, hint=hint)
+
+
+def _check_numbers(alpha, n_resamples, seed, power, min_effect) -> None:
+    """The numeric settings' rules: alpha and power in (0, 1), integers n_resamples >= 2 and seed >= 0, a
+    positive min_effect or None."""
+    if not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
+        raise _bad("alpha", f"alpha must lie strictly between 0 and 1, got {alpha!r}", "e.g. alpha=0.05")
+    if not isinstance(power, (int, float)) or not 0.0 < power < 1.0:
+        raise _bad("power", f"power must lie strictly between 0 and 1, got {power!r}", "e.g. power=0.8")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
+        raise _bad("n_resamples", f"n_resamples must be an integer >= 2, got {n_resamples!r}", "e.g. 10000")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise _bad("seed", f"seed must be a non-negative integer, got {seed!r}", "e.g. seed=0")
+    if min_effect is not None and (
+        isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect > 0
+    ):
+        raise _bad(
+            "min_effect",
+            f"min_effect must be a positive number in metric units, got {min_effect!r}",
+            "e.g. min_effect=0.01 (the smallest change you care about), or None",
+        )
+
+
 def check_test_settings(
     alpha,
     n_resamples,
@@ -180,30 +206,12 @@ def check_test_settings(
     """Validate the test settings, the one place their rules live (``paired_comparison`` and the config's
     significance section both call it); return (tests, primary test, correction) in canonical names."""
 
-    def bad(field: str, message: str, hint: str) -> StatisticsError:
-        return StatisticsError(message, field=field, hint=hint)
-
-    if not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
-        raise bad("alpha", f"alpha must lie strictly between 0 and 1, got {alpha!r}", "e.g. alpha=0.05")
-    if not isinstance(power, (int, float)) or not 0.0 < power < 1.0:
-        raise bad("power", f"power must lie strictly between 0 and 1, got {power!r}", "e.g. power=0.8")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2:
-        raise bad("n_resamples", f"n_resamples must be an integer >= 2, got {n_resamples!r}", "e.g. 10000")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise bad("seed", f"seed must be a non-negative integer, got {seed!r}", "e.g. seed=0")
-    if min_effect is not None and (
-        isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect > 0
-    ):
-        raise bad(
-            "min_effect",
-            f"min_effect must be a positive number in metric units, got {min_effect!r}",
-            "e.g. min_effect=0.01 (the smallest change you care about), or None",
-        )
+    _check_numbers(alpha, n_resamples, seed, power, min_effect)
     if str(correction).lower() not in CORRECTIONS:
-        raise bad("correction", f"unknown correction {correction!r}", f"use one of {', '.join(CORRECTIONS)}")
+        raise _bad("correction", f"unknown correction {correction!r}", f"use one of {', '.join(CORRECTIONS)}")
     correction = canonical_correction(correction)
     if zero_method not in ZERO_METHODS:
-        raise bad(
+        raise _bad(
             "zero_method", f"unknown zero_method {zero_method!r}", f"use one of {', '.join(ZERO_METHODS)}"
         )
     names = TESTS if tests is None else ([tests] if isinstance(tests, str) else list(tests))
@@ -211,27 +219,27 @@ def check_test_settings(
     for test in names:
         test = TEST_ALIASES.get(str(test).lower(), str(test).lower())
         if test not in TESTS:
-            raise bad("tests", f"unknown test {test!r}", f"use some of {', '.join(TESTS)}")
+            raise _bad("tests", f"unknown test {test!r}", f"use some of {', '.join(TESTS)}")
         if test not in canonical:
             canonical.append(test)
     if not canonical:
-        raise bad("tests", "tests= is empty", f"use some of {', '.join(TESTS)}")
+        raise _bad("tests", "tests= is empty", f"use some of {', '.join(TESTS)}")
     primary = TEST_ALIASES.get(str(primary).lower(), str(primary).lower())
     if primary not in TESTS:
-        raise bad("primary", f"unknown primary test {primary!r}", f"use one of {', '.join(TESTS)}")
+        raise _bad("primary", f"unknown primary test {primary!r}", f"use one of {', '.join(TESTS)}")
     if primary not in canonical:
-        raise bad(
+        raise _bad(
             "primary", f"the primary test {primary!r} is not among tests={canonical}", "add it to tests"
         )
     if correction == MAXT and primary != PERMUTATION:
-        raise bad(
+        raise _bad(
             "correction",
             f"correction maxt adjusts the permutation test's p-values, but the primary test is {primary!r}",
             "use primary='permutation' with correction='maxt', or correction='holm'",
         )
     problem = margin_problem(non_inferiority_margin, primary)
     if problem is not None:
-        raise bad(
+        raise _bad(
             "non_inferiority_margin",
             problem,
             f"e.g. non_inferiority_margin=0.01 (primary metric units) with primary "
@@ -370,6 +378,24 @@ def _add_non_inferiority(
     table.iloc[rows, table.columns.get_loc("non_inferiority")] = result.verdict
 
 
+def _treatment_rows(
+    paired: Mapping[str, PairedDifferences], rng: np.random.Generator, alpha: float, n_resamples: int,
+    tests: Sequence[str], zero_method: str, permutations: Mapping[str, PermutationResult],
+    tracker: _Progress | None,
+) -> list[dict[str, object]]:  # fmt: skip
+    """Each treatment's rows, one per metric, its tests run in config order on the one generator."""
+    rows: list[dict[str, object]] = []
+    for name, pairs in paired.items():
+        result = compare_treatment(
+            pairs, rng, name=name, alpha=alpha, n_resamples=n_resamples, tests=tests,
+            zero_method=zero_method, permutation=permutations.get(name), progress=tracker,
+        )  # fmt: skip
+        rows.extend(result.rows())
+        if tracker is not None:
+            tracker.advance(1)  # the analytic tests and the table rows of this treatment
+    return rows
+
+
 def paired_comparison(
     control: pd.DataFrame,
     treatments: pd.DataFrame | Mapping[str, pd.DataFrame],
@@ -481,16 +507,9 @@ def paired_comparison(
         permutations, maxt, null = _joint_sign_flips(
             paired, roles, correction, int(n_resamples), rng, tracker
         )
-    rows: list[dict[str, object]] = []
-    for name, pairs in paired.items():
-        result = compare_treatment(
-            pairs, rng, name=name, alpha=alpha, n_resamples=int(n_resamples), tests=tests,
-            zero_method=zero_method, permutation=permutations.get(name), progress=tracker,
-        )  # fmt: skip
-        rows.extend(result.rows())
-        if tracker is not None:
-            tracker.advance(1)  # the analytic tests and the table rows of this treatment
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(
+        _treatment_rows(paired, rng, alpha, int(n_resamples), tests, zero_method, permutations, tracker)
+    )
     table.insert(2, "role", roles * len(paired))
     table["p_primary"] = table[f"p_{primary}"]
     _add_verdicts(table, correction, alpha, maxt, power, min_effect, primary, null)
@@ -500,16 +519,8 @@ def paired_comparison(
             int(n_resamples), rng, tracker,
         )  # fmt: skip
     table.attrs.update(
-        alpha=alpha,
-        n_resamples=int(n_resamples),
-        seed=int(seed),
-        correction=correction,
-        primary=primary,
-        primary_metric=primary_metric,
-        min_effect=min_effect,
-        non_inferiority_margin=non_inferiority_margin,
-        zero_method=zero_method,
-        tests=list(tests),
-        power=power,
-    )
+        alpha=alpha, n_resamples=int(n_resamples), seed=int(seed), correction=correction, primary=primary,
+        primary_metric=primary_metric, min_effect=min_effect, non_inferiority_margin=non_inferiority_margin,
+        zero_method=zero_method, tests=list(tests), power=power,
+    )  # fmt: skip
     return table

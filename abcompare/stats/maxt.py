@@ -187,13 +187,26 @@ def max_t_sign_flip(
         done += rows
         if progress is not None and not exact:
             progress(done, used)
+    if exact and progress is not None:
+        progress(n_resamples, n_resamples)
+    pvalue, adjusted = _pvalues(raw_hits, adjusted_hits, used, exact, codes, n_families)
+    return MaxTResult(t_obs, pvalue, adjusted, codes, labels, null_max, used, exact)
+
+
+def _pvalues(
+    raw_hits: np.ndarray,
+    adjusted_hits: np.ndarray,
+    used: int,
+    exact: bool,
+    codes: np.ndarray,
+    n_families: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The raw and adjusted p-values from the hit counts: hits / 2^n when enumerated, else
+    (1 + hits) / (B + 1); a family of one column is not adjusted."""
     if exact:
         pvalue, adjusted = raw_hits / used, adjusted_hits / used
-        if progress is not None:
-            progress(n_resamples, n_resamples)
     else:
         pvalue, adjusted = (raw_hits + 1.0) / (used + 1.0), (adjusted_hits + 1.0) / (used + 1.0)
     pvalue, adjusted = np.minimum(pvalue, 1.0), np.minimum(adjusted, 1.0)
     single = np.bincount(codes, minlength=n_families)[codes] == 1
-    adjusted = np.where(single, pvalue, adjusted)  # a family of one column is not adjusted
-    return MaxTResult(t_obs, pvalue, adjusted, codes, labels, null_max, used, exact)
+    return pvalue, np.where(single, pvalue, adjusted)

@@ -348,11 +348,7 @@ def pooled_comparison(
     )
     treatments = _treatment_names(per_query)
     collections = [str(c) for c in per_query]
-    differences: list[np.ndarray] = []
-    for collection, variants in per_query.items():
-        differences.append(
-            np.column_stack([_differences(collection, variants, t, metric) for t in treatments])
-        )
+    differences = _collection_differences(per_query, treatments, metric)
     sizes = [d.shape[0] for d in differences]
     weights = pooling_weights(sizes, weighting)
     rng = np.random.Generator(np.random.PCG64(int(seed)))
@@ -379,26 +375,28 @@ def pooled_comparison(
     ]  # fmt: skip
     pooled = pd.DataFrame(rows, columns=list(POOLED_COLUMNS))
     if non_inferiority_margin is not None:  # drawn last: the figures above do not depend on it
-        test = stratified_non_inferiority(
+        _add_non_inferiority(pooled, stratified_non_inferiority(
             differences, weights, float(non_inferiority_margin), correction=correction, alpha=alpha,
             n_resamples=int(n_resamples), rng=rng,
-        )  # fmt: skip
-        _add_non_inferiority(pooled, test)
+        ))  # fmt: skip
     pooled.attrs.update(
-        metric=metric,
-        weighting=weighting,
-        alpha=alpha,
-        n_resamples=int(n_resamples),
-        seed=int(seed),
-        correction=pooled_correction,
-        test="stratified permutation",
+        metric=metric, weighting=weighting, alpha=alpha, n_resamples=int(n_resamples), seed=int(seed),
+        correction=pooled_correction, test="stratified permutation",
         ci_method=[str(m) for m in np.atleast_1d(boot.ci_method)],
         meta_method=META_LABELS[DEFAULT_META_METHOD],
-        min_effect=min_effect,
-        collections=collections,
-        non_inferiority_margin=non_inferiority_margin,
-    )
+        min_effect=min_effect, collections=collections, non_inferiority_margin=non_inferiority_margin,
+    )  # fmt: skip
     return pooled, per_collection
+
+
+def _collection_differences(
+    per_query: Mapping[str, Mapping[str, pd.DataFrame]], treatments: list[str], metric: str
+) -> list[np.ndarray]:
+    """Each collection's per-query differences treatment - control on ``metric``, one column per treatment."""
+    return [
+        np.column_stack([_differences(collection, variants, t, metric) for t in treatments])
+        for collection, variants in per_query.items()
+    ]
 
 
 def _check_pooled_settings(

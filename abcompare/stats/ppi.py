@@ -5,6 +5,7 @@ et al. 2024. The interval is the normal one of the paper (variances with ddof = 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,5 +81,45 @@ def ppi_mean(
         lam=lam,
         n_labelled=n,
         n_unlabelled=big_n,
+        confidence=confidence,
+    )
+
+
+def pooled_ppi(parts: Sequence[PPIResult], weights: Sequence[float] | np.ndarray) -> PPIResult:
+    """Several collections' corrected deltas pooled as strata: ``sum_c W_c estimate_c`` (``weights`` summing
+    to 1, as the pooled verdict weighs the collections), with standard error ``sqrt(sum_c W_c^2 se_c^2)``
+    since the collections' queries, labelled and not, are sampled apart. The judge-only and human-only means
+    pool with the same weights; ``lam`` is the collections' common weight of the judge (NaN if it differs)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if len(parts) == 0 or w.shape != (len(parts),):
+        raise ValueError("one weight per collection's PPI result")
+    if not np.isclose(w.sum(), 1.0) or (w < 0).any():
+        raise ValueError("the collections' weights must be non-negative and sum to 1")
+    confidence = parts[0].confidence
+    if any(p.confidence != confidence for p in parts):
+        raise ValueError("the collections' PPI intervals must share one confidence level")
+    z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
+
+    def pooled(values: Sequence[float]) -> float:
+        return float(np.dot(w, np.asarray(values, dtype=np.float64)))
+
+    estimate = pooled([p.estimate for p in parts])
+    std_error = float(np.sqrt(np.dot(w**2, np.square([p.std_error for p in parts]))))
+    human_only = pooled([p.human_only for p in parts])
+    human_ses = [(p.human_only_high - p.human_only) / z for p in parts]
+    human_se = float(np.sqrt(np.dot(w**2, np.square(human_ses))))
+    lams = {p.lam for p in parts}
+    return PPIResult(
+        estimate=estimate,
+        low=estimate - z * std_error,
+        high=estimate + z * std_error,
+        std_error=std_error,
+        judge_only=pooled([p.judge_only for p in parts]),
+        human_only=human_only,
+        human_only_low=human_only - z * human_se,
+        human_only_high=human_only + z * human_se,
+        lam=lams.pop() if len(lams) == 1 else float("nan"),
+        n_labelled=sum(p.n_labelled for p in parts),
+        n_unlabelled=sum(p.n_unlabelled for p in parts),
         confidence=confidence,
     )

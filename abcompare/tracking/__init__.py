@@ -13,5 +13,6 @@ Read top to bottom, the modules follow a comparison into the store and back:
 - ``top_run``: :class:`~abcompare.tracking.top_run.TopRunLogger`, across several collections the top run
   with the pooled test, each collection's comparison nested under it;
 - ``artifacts``: the files each run carries; ``lifecycle``: the one tracking session the runner opens;
-- ``reader``: ``load_comparison`` reads it all back (a top run as ``LoadedCollections``).
+- ``reader``: ``load_comparison`` reads it all back, one collection's comparison or a top run across
+  several, as one ``LoadedComparison``.
 """

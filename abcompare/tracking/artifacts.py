@@ -11,9 +11,9 @@ from abcompare.core.errors import AbcompareWarning
 from abcompare.core.naming import mlflow_safe_name
 from abcompare.core.vocabulary import metric_name
 from abcompare.data.runs import write_run
-from abcompare.outcome.html import collections_forest, forest_figure, render, render_collections
+from abcompare.outcome.html import collections_forest, forest_figure, page
 from abcompare.outcome.svg import histogram_svg, pareto_svg, scatter_svg
-from abcompare.outcome.view import ComparisonView
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.tracking.layout import (
     DELTAS_PLOT,
     DISTRIBUTION_PLOT,
@@ -71,7 +71,7 @@ def comparison_files(result: Comparison, part_of: tuple[str, str] | None = None)
 
     inputs = ComparisonView.from_result(result, part_of)
     files: dict[str, str | Path] = {}
-    files[REPORT_FILE] = render(inputs)
+    files[REPORT_FILE] = page(ExperimentView.shown(inputs))
     files[RESULT_FILE] = json.dumps(inputs.to_json(), indent=2, default=str)
     files[DELTAS_PLOT] = forest_figure(inputs)
     primary = result.primary_metric
@@ -93,7 +93,7 @@ def collections_files(config: ExperimentConfig, view: PooledView) -> dict[str, s
 
     inputs = view
     return {
-        REPORT_FILE: render_collections(inputs),
+        REPORT_FILE: page(ExperimentView.shown(pooled=inputs)),
         RESULT_FILE: json.dumps(inputs.to_json(), indent=2, default=str),
         POOLED_FOREST_PLOT: collections_forest(inputs),
     }

@@ -250,7 +250,6 @@ PER_COLLECTION_FIELDS = ("delta", "ci_low", "ci_high", "p_value", "p_adjusted", 
 POOLED_TABLE = "pooled"  # top run: one row per treatment
 PER_COLLECTION_TABLE = "per_collection"  # top run: one row per (collection, treatment)
 POOLED_FOREST_PLOT = f"{PLOTS_DIR}/collections_forest.svg"  # top run: per-collection deltas, pooled diamonds
-COLLECTIONS_RESULT_FILE = RESULT_FILE  # top run: what its report needs besides the tables (sentences, links)
 
 
 def pooled_key(treatment: str, metric: str, field: str) -> str:

@@ -23,7 +23,7 @@ from abcompare.outcome.html import page
 from abcompare.outcome.markdown import view_markdown
 from abcompare.outcome.rows import primary_first
 from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
-from abcompare.outcome.view import ComparisonView, PooledView
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 from abcompare.tracking.layout import (
     ATTRIBUTION_PER_QUERY_TABLE,
     ATTRIBUTION_TABLE,
@@ -93,8 +93,9 @@ class LoadedRun:
 
 
 @dataclass(kw_only=True)
-class LoadedComparison(LoadedRun):
-    """A comparison read back from MLflow: everything a per-query analysis needs."""
+class LoadedCollection(LoadedRun):
+    """One collection's comparison read back from MLflow (its parent run and variant runs): everything a
+    per-query analysis needs."""
 
     summary: pd.DataFrame
     per_query: dict[str, pd.DataFrame]
@@ -112,7 +113,7 @@ class LoadedComparison(LoadedRun):
         return [name for name in self.per_query if name != "control"]
 
     def view(self) -> ComparisonView:
-        """What its ``report.html`` shows (:func:`loaded_view`)."""
+        """What its part of ``report.html`` shows (:func:`loaded_view`)."""
         return loaded_view(self)
 
     @property
@@ -218,16 +219,30 @@ class LoadedComparison(LoadedRun):
 
 
 @dataclass(kw_only=True)
-class LoadedCollections(LoadedRun):
-    """A comparison across collections read back from MLflow: the pooled test and the per-collection table
-    from its top run, and each collection's own comparison, read when asked for (:meth:`collection`)."""
+class LoadedComparison(LoadedRun):
+    """An experiment read back from MLflow: its 1..n collections' comparisons and, across several, the
+    pooled test and the per-collection table of its top run.
 
-    pooled: pd.DataFrame  # one row per treatment (``stats.pooled.pooled_comparison``'s columns)
-    per_collection: pd.DataFrame  # one row per (collection, treatment)
+    A comparison's parent run holds its one collection (read at once); a top run's collections are its
+    nested runs, each read when asked for (:meth:`collection`). With one collection its comparison's fields
+    and helpers read through (``loaded.summary``, ``loaded.deltas(...)``), as ``ComparisonResult``'s do."""
+
     collection_run_ids: dict[str, str]  # collection -> its comparison's parent run, in config order
-    summary_markdown: str = ""  # summary.md: the description (the pooled verdicts, the per-collection table)
+    pooled: pd.DataFrame | None = None  # one row per treatment (``stats.pooled.pooled_comparison``)
+    per_collection: pd.DataFrame | None = None  # one row per (collection, treatment)
+    summary_markdown: str = ""  # summary.md: the run's description
     with_hits: bool = True  # whether :meth:`collection` reads each variant's hits
-    _loaded: dict[str, LoadedComparison] = field(default_factory=dict, repr=False)
+    #: The collections this run holds itself (a comparison's parent run: its one), read with it; a top run
+    #: holds none, its collections are nested runs read on demand into ``_loaded``.
+    held: dict[str, LoadedCollection] = field(default_factory=dict, repr=False)
+    _loaded: dict[str, LoadedCollection] = field(default_factory=dict, repr=False)
+
+    def __getattr__(self, name: str) -> Any:
+        """One collection's comparison read through: ``loaded.summary`` is its statistics table."""
+        held = self.__dict__.get("held") or {}
+        if len(held) == 1 and not name.startswith("_"):
+            return getattr(next(iter(held.values())), name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def collections(self) -> list[str]:
@@ -236,25 +251,27 @@ class LoadedCollections(LoadedRun):
 
     @property
     def treatments(self) -> list[str]:
-        return [str(name) for name in self.pooled["treatment"]]
+        """The treatments, in the order they ran (the first collection's)."""
+        return self.collection(self.collections[0]).treatments
 
-    def view(self) -> PooledView:
-        """What the top run's ``report.html`` shows (:func:`loaded_pooled_view`)."""
-        return loaded_pooled_view(self)
+    def view(self) -> ExperimentView:
+        """What its ``report.html`` shows: the pooled section across several collections, and the
+        collections this run holds (:func:`loaded_pooled_view`, :func:`loaded_view`)."""
+        views = {name: loaded_view(held) for name, held in self.held.items()}
+        return ExperimentView(views, loaded_pooled_view(self))
 
-    def collection(self, name: str) -> LoadedComparison:
+    def collection(self, name: str) -> LoadedCollection:
         """One collection's comparison, as :func:`load_comparison` reads a single one (read once)."""
         if name not in self.collection_run_ids:
             raise KeyError(f"no collection {name!r} in this comparison; it has {', '.join(self.collections)}")
-        if name not in self._loaded:
+        if name not in self.held and name not in self._loaded:
             loaded = load_comparison(
                 self.collection_run_ids[name], tracking_uri=self.tracking_uri, with_hits=self.with_hits
             )
-            assert isinstance(loaded, LoadedComparison)
-            self._loaded[name] = loaded
-        return self._loaded[name]
+            self._loaded[name] = loaded.collection(name)
+        return self.held.get(name) or self._loaded[name]
 
-    def paired(self, treatment: str, metric: str) -> pd.DataFrame:
+    def paired_by_collection(self, treatment: str, metric: str) -> pd.DataFrame:
         """Every collection's per-query control, treatment and delta on ``metric`` with the query text, one
         table indexed by (collection, query id): the pooled test's inputs, for a notebook."""
         frames = {name: self.collection(name).paired(treatment, metric) for name in self.collections}
@@ -376,18 +393,15 @@ def load_comparison(
     experiment: str | None = None,
     tracking_uri: str | None = None,
     with_hits: bool = True,
-) -> LoadedComparison | LoadedCollections:
-    """Read a comparison (default: the latest finished one) and its variant runs back from MLflow; a
-    comparison across collections (its top run) as :class:`LoadedCollections`, whose
-    :meth:`~LoadedCollections.collection` reads each collection's comparison."""
+) -> LoadedComparison:
+    """Read a comparison (default: the latest finished one) back from MLflow: a comparison's parent run
+    (its one collection read at once) or a comparison across collections' top run (the pooled tables;
+    :meth:`~LoadedComparison.collection` reads each collection's comparison)."""
 
     quiet_mlflow()
     client, uri = _client(tracking_uri)
     run_id = parent_run_id or latest_comparison_id(uri, experiment)
-    parent = _comparison_run(client, run_id, uri)
-    if parent.data.tags.get(ROLE_TAG) == ROLE_COLLECTIONS:
-        return _load_collections(client, parent, uri, with_hits=with_hits)
-    return _load_one(client, parent, uri, with_hits=with_hits)
+    return _load(client, _comparison_run(client, run_id, uri), uri, with_hits=with_hits)
 
 
 def _nested_runs(client: MlflowClient, parent: Run) -> list[Run]:
@@ -421,34 +435,68 @@ def _run_fields(
     }
 
 
-def _load_one(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -> LoadedComparison:
-    """One comparison's parent run and its variant runs."""
+def _load(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -> LoadedComparison:
+    """A comparison's run and the runs nested under it: a comparison's parent run holds its one collection
+    (its variants nested), a top run the pooled tables (each collection's comparison nested)."""
     import tempfile
 
     run_id = parent.info.run_id
-    children = _nested_runs(client, parent)
+    nested = _nested_runs(client, parent)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        fields = _run_fields(client, parent, children, uri, folder)
-        summary = primary_first(_read_table(client, run_id, COMPARISON_TABLE, folder).reset_index())
-        summary = summary.reset_index(drop=True)  # the one reading order, numbered from 0
-        queries = _read_table(client, run_id, QUERIES_TABLE, folder)
+        fields = _run_fields(client, parent, nested, uri, folder)
         names = _artifact_paths(client, run_id, "tables")
-        grid, cost, attribution, attribution_per_query = (
+        pooled, per_collection = (
             _read_table(client, run_id, table, folder) if table_file(table) in names else None
-            for table in (GRID_TABLE, COST_TABLE, ATTRIBUTION_TABLE, ATTRIBUTION_PER_QUERY_TABLE)
+            for table in (POOLED_TABLE, PER_COLLECTION_TABLE)
         )
-        per_query: dict[str, pd.DataFrame] = {}
-        hits: dict[str, pd.DataFrame] = {}
-        variants = {run.info.run_id: run.data.tags.get(VARIANT_TAG, run.info.run_name) for run in children}
-        # control first, then treatments in the order they ran
-        ordered = sorted(variants.items(), key=lambda item: item[1] != ROLE_CONTROL)
-        for child_id, variant in ordered:
-            sub = folder / child_id
-            sub.mkdir()
-            per_query[variant] = _read_table(client, child_id, PER_QUERY_TABLE, sub)
-            if with_hits:
-                hits[variant] = pd.read_parquet(client.download_artifacts(child_id, HITS_FILE, str(sub)))
+        summary = ""
+        if SUMMARY_FILE in _artifact_paths(client, run_id):
+            summary = Path(client.download_artifacts(run_id, SUMMARY_FILE, str(folder))).read_text()
+        held = {}
+        if parent.data.tags.get(ROLE_TAG) == ROLE_COMPARISON:  # not a top run: it holds its one collection
+            name = parent.data.tags.get(COLLECTION_TAG) or parent.data.tags.get(DATASET_TAG, "")
+            held[name] = _load_collection(client, parent, nested, fields, folder, with_hits=with_hits)
+    run_ids = {name: run_id for name in held} or _collection_runs(nested, per_collection)
+    return LoadedComparison(
+        **fields, collection_run_ids=run_ids, pooled=pooled, per_collection=per_collection,
+        summary_markdown=summary, with_hits=with_hits, held=held,
+    )  # fmt: skip
+
+
+def _collection_runs(nested: list[Run], per_collection: pd.DataFrame | None) -> dict[str, str]:
+    """A top run's collections: each one's parent run, in config order (the per-collection table's)."""
+    found = {run.data.tags.get(COLLECTION_TAG, run.info.run_name): run.info.run_id for run in nested}
+    order = [] if per_collection is None else list(dict.fromkeys(per_collection["collection"].astype(str)))
+    run_ids = {name: found[name] for name in order if name in found}
+    run_ids.update({name: rid for name, rid in found.items() if name not in run_ids})  # a failed pooling's
+    return run_ids
+
+
+def _load_collection(
+    client: MlflowClient, parent: Run, children: list[Run], fields: dict[str, Any], folder: Path, *,
+    with_hits: bool,
+) -> LoadedCollection:  # fmt: skip
+    """One collection's comparison: its parent run's tables and each variant run's."""
+    run_id = parent.info.run_id
+    summary = primary_first(_read_table(client, run_id, COMPARISON_TABLE, folder).reset_index())
+    summary = summary.reset_index(drop=True)  # the one reading order, numbered from 0
+    queries = _read_table(client, run_id, QUERIES_TABLE, folder)
+    names = _artifact_paths(client, run_id, "tables")
+    grid, cost, attribution, attribution_per_query = (
+        _read_table(client, run_id, table, folder) if table_file(table) in names else None
+        for table in (GRID_TABLE, COST_TABLE, ATTRIBUTION_TABLE, ATTRIBUTION_PER_QUERY_TABLE)
+    )
+    per_query: dict[str, pd.DataFrame] = {}
+    hits: dict[str, pd.DataFrame] = {}
+    variants = {run.info.run_id: run.data.tags.get(VARIANT_TAG, run.info.run_name) for run in children}
+    # control first, then treatments in the order they ran
+    for child_id, variant in sorted(variants.items(), key=lambda item: item[1] != ROLE_CONTROL):
+        sub = folder / child_id
+        sub.mkdir()
+        per_query[variant] = _read_table(client, child_id, PER_QUERY_TABLE, sub)
+        if with_hits:
+            hits[variant] = pd.read_parquet(client.download_artifacts(child_id, HITS_FILE, str(sub)))
     if ROLE_CONTROL not in per_query:
         raise TrackingError(
             f"run {run_id} has no control variant run", hint="is it an abcompare comparison run?"
@@ -456,33 +504,9 @@ def _load_one(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -
     for frame in per_query.values():
         frame.index = frame.index.astype(str)
     queries.index = queries.index.astype(str)
-    return LoadedComparison(
+    return LoadedCollection(
         **fields, summary=summary, per_query=per_query, queries=queries, hits=hits, grid=grid, cost=cost,
         attribution_table=attribution, attribution_per_query=attribution_per_query,
-    )  # fmt: skip
-
-
-def _load_collections(client: MlflowClient, top: Run, uri: str, *, with_hits: bool) -> LoadedCollections:
-    """A comparison across collections' top run: its tables, and which run holds each collection."""
-    import tempfile
-
-    run_id = top.info.run_id
-    nested = _nested_runs(client, top)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        fields = _run_fields(client, top, nested, uri, folder)
-        pooled = _read_table(client, run_id, POOLED_TABLE, folder)
-        per_collection = _read_table(client, run_id, PER_COLLECTION_TABLE, folder)
-        summary = ""
-        if SUMMARY_FILE in _artifact_paths(client, run_id):
-            summary = Path(client.download_artifacts(run_id, SUMMARY_FILE, str(folder))).read_text()
-    found = {run.data.tags.get(COLLECTION_TAG, run.info.run_name): run.info.run_id for run in nested}
-    order = list(dict.fromkeys(per_collection["collection"].astype(str)))
-    run_ids = {name: found[name] for name in order if name in found}
-    run_ids.update({name: rid for name, rid in found.items() if name not in run_ids})  # a failed pooling's
-    return LoadedCollections(
-        **fields, pooled=pooled, per_collection=per_collection, collection_run_ids=run_ids,
-        summary_markdown=summary, with_hits=with_hits,
     )  # fmt: skip
 
 
@@ -510,7 +534,7 @@ def ecdf(values: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def logged_report(
     parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
-) -> tuple[str, Any]:
+) -> tuple[str, LoadedComparison]:
     """``report.html`` for a comparison already in MLflow (default: the latest), read back through
     :func:`abcompare.tracking.reader.load_comparison`; the page and the loaded comparison."""
 
@@ -520,7 +544,7 @@ def logged_report(
 
 def logged_markdown(
     parent_run_id: str | None = None, *, tracking_uri: str | None = None, experiment: str | None = None
-) -> tuple[str, Any]:
+) -> tuple[str, LoadedComparison]:
     """The Markdown job summary (:func:`abcompare.outcome.markdown.view_markdown`) of a comparison already
     in MLflow (default: the latest), read back without its hits; the text and the loaded comparison."""
 
@@ -528,7 +552,7 @@ def logged_markdown(
     return view_markdown(loaded.view()), loaded
 
 
-def loaded_view(loaded: LoadedComparison) -> ComparisonView:
+def loaded_view(loaded: LoadedCollection) -> ComparisonView:
     """The view ``report.html`` shows, from a comparison read back from MLflow: its ``result.json``
     (:meth:`ComparisonView.to_json`) and its tables; older comparisons, without ``result.json``, get what
     their tables, params and tags say."""
@@ -550,15 +574,18 @@ def loaded_view(loaded: LoadedComparison) -> ComparisonView:
     )  # fmt: skip
 
 
-def loaded_pooled_view(loaded: LoadedCollections) -> PooledView:
+def loaded_pooled_view(loaded: LoadedComparison) -> PooledView | None:
     """The top run's view across collections, read back from MLflow: the sentences and links it was
-    logged with (``result.json``), the tables as logged."""
+    logged with (``result.json``), the tables as logged; None when the run holds no pooled test."""
 
+    if loaded.pooled is None or loaded.per_collection is None:
+        return None
+    treatments = [str(name) for name in loaded.pooled["treatment"]]
     said = {
         "name": loaded.name,
         "primary_metric": loaded.tags.get(PRIMARY_METRIC_TAG, ""),
         "weighting": loaded.params.get("significance.pooling", "collection"),
-        "sentences": {name: loaded.tags.get(verdict_tag(name), "") for name in loaded.treatments},
+        "sentences": {name: loaded.tags.get(verdict_tag(name), "") for name in treatments},
     }
     return PooledView.from_json(
         {**said, **{k: v for k, v in loaded.extras.items() if v}}, pooled=loaded.pooled,

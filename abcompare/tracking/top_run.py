@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from abcompare.core.vocabulary import VERDICT_CODE
-from abcompare.outcome.markdown import pooled_markdown
-from abcompare.outcome.view import PooledView
+from abcompare.outcome.markdown import view_markdown
+from abcompare.outcome.view import ExperimentView, PooledView
 from abcompare.tracking.artifacts import collections_files
 from abcompare.tracking.layout import (
     CODE_VERSION_TAG,
@@ -133,7 +133,7 @@ class TopRunLogger(RunLogger):
         if files is None:
             files = collections_files(result.config, view)
         sentences = dict(view.sentences)
-        markdown = pooled_markdown(view)
+        markdown = view_markdown(ExperimentView.shown(pooled=view))
         tags = {NOTE_TAG: markdown, VERDICT_TAG: "\n".join(sentences.values())}
         tags.update({verdict_tag(name): sentence for name, sentence in sentences.items()})
         self._send(Command.LOG, TOP, metrics=collections_metrics(result), tags=tags)
@@ -197,6 +197,7 @@ def collections_metrics(result: ComparisonResult) -> dict[str, float]:
             key = collection_key(str(row["collection"]), str(row["treatment"]), str(row["metric"]), field)
             metrics[key] = float(value)
     metrics[N_QUERIES_METRIC] = float(sum(c.n_queries for c in result.collections.values()))
+    metrics.update(result.pooled_judge.metrics() if result.pooled_judge is not None else {})
     return metrics
 
 

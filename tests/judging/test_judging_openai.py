@@ -107,3 +107,30 @@ def test_an_unset_key_variable_is_a_located_error(monkeypatch) -> None:
     with pytest.raises(JudgeError) as info:
         openai_judge("http://127.0.0.1:9/v1", api_key_env="ABCOMPARE_TEST_UNSET_KEY")
     assert info.value.field == "judge.api_key_env" and "ABCOMPARE_TEST_UNSET_KEY" in str(info.value)
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_answers_are_judged_through_a_real_server_with_the_support_prompt(llm_server) -> None:  # noqa: F811
+    """The answers' faithfulness and relevance asked of the openai judge: one call per statement (the support
+    prompt) and one per answer (relevance), each score what the grades it gave say."""
+    from abcompare.answers import Answers, Hit
+    from abcompare.answers.scores import FAITHFULNESS, score_answers
+    from abcompare.answers.support import SUPPORT_PROMPT_VERSION, support_judge
+
+    judge = openai_judge(llm_server.base_url, llm_server.model, timeout_seconds=300, retries=1, max_tokens=12)
+    assert support_judge(judge).chat("s", "c")[1]["content"].endswith("##final score: score")
+    assert support_judge(judge).prompt_version == SUPPORT_PROMPT_VERSION
+    hits = {"q1": [Hit("d1", PAIRS["hit_text"][0], 1)], "q2": [Hit("d2", PAIRS["hit_text"][1], 1)]}
+    table = pd.DataFrame(
+        {"query_id": ["q1", "q2"], "answer": ["Cats eat meat. They eat mice.", "Bread is baked in an oven."],
+         "cited_ids": [("d1",), ()]}
+    )  # fmt: skip
+    questions = dict(zip(PAIRS["query_id"], PAIRS["query_text"], strict=True))
+    scores = score_answers(Answers(table, hits, "file"), questions, {"q1": {"d1"}, "q2": {"d2"}}, judge)
+    assert judge.cost.calls == 3 + 2, "two statements of q1 and one of q2, and one relevance grade per answer"
+    for query_id, judged in scores.judgments.items():
+        grades = [j.grade.value for j in judged.statements if j.grade.value is not None]
+        expected = sum(g >= 2 for g in grades) / len(grades) if grades else None
+        found = scores.table.loc[query_id, FAITHFULNESS]
+        assert (expected is None and pd.isna(found)) or found == pytest.approx(expected)

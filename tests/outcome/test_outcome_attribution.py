@@ -11,13 +11,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from abcompare.outcome.html import ReportInputs, render
+from abcompare.outcome.html import page
 from abcompare.outcome.sentences import attribution_json, attribution_sentence
 from abcompare.outcome.svg import PART_COLOURS, attribution_svg
 from abcompare.outcome.verdicts import description_markdown, verdict_lines
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i}" for i in range(8)], name="query_id")
+
+
+def render(view: ComparisonView) -> str:
+    """One collection's page, as ``report.html`` renders an experiment of one collection."""
+    return page(ExperimentView.shown(view))
 
 
 def summary(**rows: dict) -> pd.DataFrame:
@@ -94,7 +100,7 @@ def test_the_attribution_line_follows_its_verdict_in_every_view(comparison) -> N
     assert lines[1].text == sentence
     assert [line.kind for line in verdict_lines(table, None, None)] == ["verdict"]  # none without one
     assert sentence in description_markdown(table, context="c", attribution=parts)
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=8, level="chunk", convention="ai4j",
         comparison=table, per_query=per_query, queries=pd.DataFrame({"text": list("abcdefgh")}, index=IDS),
         attribution=parts,
@@ -112,7 +118,7 @@ def test_the_attribution_line_follows_its_verdict_in_every_view(comparison) -> N
     assert "<td>q1</td><td>b</td><td>-0.0800</td><td>-0.0100</td>" in section
     assert "<td>q2</td>" not in section  # a query that carries no part is not named
     assert "Where the change comes from" not in render(
-        ReportInputs(**{**inputs.__dict__, "attribution": None})
+        ComparisonView(**{**inputs.__dict__, "attribution": None})
     )
 
 

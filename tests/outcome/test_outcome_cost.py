@@ -126,7 +126,8 @@ def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table
 
 
 def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_verdict(table) -> None:
-    from abcompare.outcome.html import ReportInputs, render
+    from abcompare.outcome.html import page as render_page
+    from abcompare.outcome.view import ComparisonView, ExperimentView
 
     comparison = pd.DataFrame(
         {"treatment": ["small"], "metric": ["ndcg@10"], "role": ["primary"], "verdict": ["better"],
@@ -136,11 +137,11 @@ def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_ver
     )  # fmt: skip
     per_query = {"control": pd.DataFrame({"ndcg@10": [0.5]}, index=["q"]),
                  "small": pd.DataFrame({"ndcg@10": [0.6]}, index=["q"])}  # fmt: skip
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=1, level="chunk", convention="ai4j",
         comparison=comparison, per_query=per_query, queries=pd.DataFrame(), cost=table,
     )  # fmt: skip
-    page = render(inputs)
+    page = render_page(ExperimentView.shown(inputs))
     assert f'<span class="cost">{cost_sentence(table, "small")}</span>' in page
     section = page[page.index("<h2>Cost</h2>") : page.index("</section>", page.index("<h2>Cost</h2>"))]
     # control: 40 s per 1,000 chunks, 4 ms a query; "same": its embeddings were cached; bm25: none

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from abcompare.outcome.gate import FAIL_ON, failing_treatments
-from abcompare.outcome.html import ReportInputs
 from abcompare.outcome.markdown import summary_markdown
 from abcompare.outcome.sentences import as_json, gate_sentence, non_inferiority_sentence, verdict_sentence
 from abcompare.outcome.verdicts import verdict_lines
+from abcompare.outcome.view import ComparisonView
 from abcompare.stats.comparison import paired_comparison
 
 RNG = np.random.default_rng(7)
@@ -105,7 +105,7 @@ def unescaped(text: str) -> str:
 
 
 def test_the_markdown_summary_has_the_verdicts_and_a_table_that_parses(table: pd.DataFrame) -> None:
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="gate|test", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
         comparison=table, per_query={}, queries=pd.DataFrame(),
     )  # fmt: skip
@@ -124,18 +124,19 @@ def test_the_markdown_summary_has_the_verdicts_and_a_table_that_parses(table: pd
 def test_the_description_and_report_html_carry_the_non_inferiority_line(table: pd.DataFrame) -> None:
     from html import escape
 
-    from abcompare.outcome.html import render
+    from abcompare.outcome.html import page as render_page
     from abcompare.outcome.verdicts import description_markdown
+    from abcompare.outcome.view import ExperimentView
 
     sentence = non_inferiority_sentence(table, "same")
     assert f"\n\n{sentence}\n\n" in description_markdown(table, context="toy")  # its own paragraph
     per_query = {"control": frame(CONTROL), "up": frame(CONTROL + 0.1 + NOISE),
                  "down": frame(CONTROL - 0.1 + NOISE), "same": frame(CONTROL + NOISE)}  # fmt: skip
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="toy", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
         comparison=table, per_query=per_query, queries=pd.DataFrame(),
     )  # fmt: skip
-    page = render(inputs)
+    page = render_page(ExperimentView.shown(inputs))
     verdict = escape(verdict_sentence(table, "same"))
     assert f'{verdict}<br><span class="non_inferiority">{escape(sentence)}</span>' in page
 
@@ -144,7 +145,7 @@ def test_a_sweeps_markdown_summary_tabulates_its_grid(table: pd.DataFrame) -> No
     from abcompare.outcome.sentences import grid_frame
 
     grid = grid_frame(table, {"up": {"fusion.k": 10}, "down": {"fusion.k": 20}, "same": {"fusion.k": 30}})
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="sweep", description="", dataset="toy", n_queries=40, level="chunk", convention="ai4j",
         comparison=table, per_query={}, queries=pd.DataFrame(), grid=grid, grid_settings=["fusion.k"],
     )  # fmt: skip

@@ -12,12 +12,18 @@ import pandas as pd
 import pytest
 
 from abcompare.outcome.console import treatments_alignment
-from abcompare.outcome.html import HITS_SHOWN, ReportInputs, deciding_depth, render
+from abcompare.outcome.html import HITS_SHOWN, deciding_depth, page
 from abcompare.outcome.rows import judged_line
 from abcompare.outcome.verdicts import description_markdown
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i:02d}" for i in range(20)], name="query_id")
+
+
+def render(view: ComparisonView) -> str:
+    """One collection's page, as ``report.html`` renders an experiment of one collection."""
+    return page(ExperimentView.shown(view))
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +40,7 @@ def comparison() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
 def test_the_report_table_puts_the_primary_row_first_as_the_console_does(comparison) -> None:
     table, per_query = comparison
     assert list(table["metric"]) == ["recall@10", "ndcg@10"]  # the table's own order: primary last
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
         comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
     )  # fmt: skip
@@ -85,7 +91,7 @@ def test_largest_wins_show_the_relevant_hit_at_rank_6(comparison) -> None:
     winner = per_query["up"]["ndcg@10"].sub(per_query["control"]["ndcg@10"]).idxmax()
     control_hits = hits([6]).assign(query_id=winner)
     treatment_hits = hits([1]).assign(query_id=winner)
-    inputs = ReportInputs(
+    inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
         comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
         hits={"control": control_hits, "up": treatment_hits}, focus=["up"],
@@ -151,8 +157,8 @@ def test_the_report_says_it_too(comparison) -> None:
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
         comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS), judged=judged,
     )  # fmt: skip
-    assert "relevant items only" in render(ReportInputs(**common, judgments_relevant_only=True))
-    assert "relevant items only" not in render(ReportInputs(**common))
+    assert "relevant items only" in render(ComparisonView(**common, judgments_relevant_only=True))
+    assert "relevant items only" not in render(ComparisonView(**common))
 
 
 def test_a_collections_report_leads_back_to_the_comparison_across_collections(comparison) -> None:
@@ -164,6 +170,6 @@ def test_a_collections_report_leads_back_to_the_comparison_across_collections(co
         comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
     )  # fmt: skip
     link = "http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning"
-    page = render(ReportInputs(**common, part_of=("a<b 2026-12-02 06:00:00", link)))
+    page = render(ComparisonView(**common, part_of=("a<b 2026-12-02 06:00:00", link)))
     assert f'One collection of <a href="{link}">a&lt;b 2026-12-02 06:00:00</a>' in page
-    assert "One collection of" not in render(ReportInputs(**common))
+    assert "One collection of" not in render(ComparisonView(**common))

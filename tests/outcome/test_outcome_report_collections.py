@@ -12,13 +12,19 @@ import pandas as pd
 from abcompare.outcome.console import random_effects_line
 from abcompare.outcome.html import (
     PER_COLLECTION_HEADERS,
-    CollectionsReportInputs,
+    page,
     per_collection_cells,
     per_collection_markdown,
     per_collection_rows,
-    render_collections,
 )
+from abcompare.outcome.view import ExperimentView, PooledView
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
+
+
+def render_collections(view: PooledView) -> str:
+    """The top run's page, as ``report.html`` renders an experiment's pooled section alone."""
+    return page(ExperimentView.shown(pooled=view))
+
 
 NOSIG = "no significant difference"
 POOLED_ROW = {
@@ -37,7 +43,7 @@ PER_ROWS = [
 SENTENCE = "Verdict hybrid across 2 collections: better on ndcg@10 (hand-written for this page)."
 
 
-def inputs(**changes) -> CollectionsReportInputs:
+def inputs(**changes) -> PooledView:
     pooled = pd.DataFrame([POOLED_ROW], columns=list(POOLED_COLUMNS))
     per = pd.DataFrame(PER_ROWS, columns=list(PER_COLLECTION_COLUMNS))
     values = dict(
@@ -46,7 +52,7 @@ def inputs(**changes) -> CollectionsReportInputs:
         links={"sci<fact": "http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning"},
     )  # fmt: skip
     values.update(changes)
-    return CollectionsReportInputs(**values)
+    return PooledView(**values)
 
 
 def test_the_cells_use_the_shared_formats_and_the_pooled_row_comes_last() -> None:

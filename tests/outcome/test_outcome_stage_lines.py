@@ -11,9 +11,9 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from abcompare.outcome.html import render
+from abcompare.outcome.html import page
 from abcompare.outcome.markdown import summary_markdown
-from abcompare.outcome.view import ComparisonView
+from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
 
 IDS = pd.Index([f"q{i}" for i in range(20)], name="query_id")
@@ -22,6 +22,11 @@ LINES = [
     "judge agreement with people on 30 pairs: weighted kappa 0.12 [-0.05, 0.30]",
     "answers: faithfulness_*_ better",
 ]
+
+
+def render(view: ComparisonView) -> str:
+    """One collection's page, as ``report.html`` renders an experiment of one collection."""
+    return page(ExperimentView.shown(view))
 
 
 def view(stage_lines: list[str]) -> ComparisonView:

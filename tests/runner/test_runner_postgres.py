@@ -111,3 +111,47 @@ def test_runs_logging_the_same_dataset_at_once_all_link_to_it(mlflow_server_on_p
     assert all(len(client.get_run(run_id).inputs.dataset_inputs) == 1 for run_id in run_ids)
     assert client.get_experiment(tracker.experiment_id).tags["abcompare.race"] in run_ids
     tracker.end_all("FINISHED")
+
+
+def _first_sentence(query, hits) -> tuple[str, list[str]]:  # noqa: ANN001 - the generator protocol
+    """Answers with the top hit's first 80 characters and cites it: answers anyone can recompute."""
+    return hits[0].text[:80].strip() + ".", [hits[0].id]
+
+
+def _by_length(first: str, second: str) -> int:
+    """A judge anyone can recompute: the second text's length in 100-character steps, at most 3."""
+    return min(3, len(second) // 100)
+
+
+@pytest.mark.server
+def test_answer_traces_are_written_to_and_read_back_from_the_postgres_backed_server(
+    mlflow_server_on_postgres: str, tmp_path: Path
+) -> None:
+    """The answers stage traced through the team's server: every judged answer a trace of the comparison's
+    run, with its spans and the judge's assessments, read back through the server alone."""
+    from abcompare.config import load_config
+    from abcompare.runner import run_comparison
+
+    config = load_config(
+        REPO / "configs" / "answers.yaml",
+        [f"tracking.uri={mlflow_server_on_postgres}", "tracking.experiment=answers-on-postgres",
+         "efficiency.repeats=0", "significance.n_resamples=200", "answers.max_queries=3",
+         "answers.variants.smollm2.generator=python:first", "answers.judge.provider=python",
+         "answers.judge.name=length", f"cache_dir={tmp_path / 'cache'}"],
+    )  # fmt: skip
+    result = run_comparison(config, generators={"first": _first_sentence}, judges={"length": _by_length})
+    client = MlflowClient(tracking_uri=mlflow_server_on_postgres)
+    run = client.get_run(result.parent_run_id)
+    assert run.info.status == "FINISHED"
+    found = client.search_traces(locations=[run.info.experiment_id], run_id=result.parent_run_id)
+    assert len(found) == 3 * 2, "three queries answered by each of two variants"
+    outcome = result.answers
+    for trace in found:
+        variant, query_id = trace.info.tags["abcompare.variant"], trace.info.tags["abcompare.query_id"]
+        full = client.get_trace(trace.info.trace_id)
+        spans = {s.name: s for s in full.data.spans}
+        assert spans["generation"].outputs["answer"] == outcome.answers[variant].answer(query_id)[0]
+        feedback = {a.name: a for a in full.info.assessments}
+        relevance = _by_length("", spans["generation"].outputs["answer"])
+        assert feedback["answer_relevance"].value == relevance
+        assert feedback["answer_relevance"].source.source_id == "python:length"

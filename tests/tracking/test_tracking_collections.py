@@ -30,7 +30,7 @@ from abcompare.tracking import layout as L
 from abcompare.tracking.artifacts import comparison_files, variant_files
 from abcompare.tracking.lifecycle import Part, tracking_session
 from abcompare.tracking.reader import (
-    LoadedCollections,
+    LoadedCollection,
     LoadedComparison,
     load_comparison,
     logged_markdown,
@@ -240,19 +240,19 @@ def test_load_comparison_reads_both_levels(logged, compared) -> None:
     uri, _, result, _, top = logged
     *_, pooled, per_collection = compared
     loaded = load_comparison(top.info.run_id, tracking_uri=uri, with_hits=False)
-    assert isinstance(loaded, LoadedCollections)
+    assert isinstance(loaded, LoadedComparison) and loaded.held == {}  # its collections are nested runs
     assert loaded.collections == ["hr-docs", "hr-small"] and loaded.treatments == [TREATMENT]
     pd.testing.assert_frame_equal(loaded.pooled, pooled.reset_index(drop=True), check_like=False)
     pd.testing.assert_frame_equal(loaded.per_collection, per_collection.reset_index(drop=True))
     assert set(loaded.runs["run_id"]) == set(result.collection_run_ids.values())
     small = loaded.collection("hr-small")
     assert (
-        isinstance(small, LoadedComparison) and small.parent_run_id == result.collection_run_ids["hr-small"]
+        isinstance(small, LoadedCollection) and small.parent_run_id == result.collection_run_ids["hr-small"]
     )
     expected = result.collections["hr-small"].per_query[TREATMENT][PRIMARY]
     assert small.per_query[TREATMENT][PRIMARY].tolist() == expected.tolist()
     assert len(small.queries) == 12
-    paired = loaded.paired(TREATMENT, PRIMARY)
+    paired = loaded.paired_by_collection(TREATMENT, PRIMARY)
     assert len(paired) == 32 and set(paired.index.get_level_values("collection")) == {"hr-docs", "hr-small"}
     by_collection = paired.groupby(level="collection")["delta"].mean()  # each collection's mean delta
     logged_deltas = per_collection.set_index("collection")["delta"]
@@ -260,10 +260,13 @@ def test_load_comparison_reads_both_levels(logged, compared) -> None:
     with pytest.raises(KeyError, match="hr-docs, hr-small"):
         loaded.collection("cranfield")
     one = load_comparison(result.collection_run_ids["hr-docs"], tracking_uri=uri, with_hits=False)
-    assert isinstance(one, LoadedComparison) and len(one.per_query["control"]) == 20
+    # one collection's own run is an experiment of one collection, its comparison's fields read through
+    assert isinstance(one, LoadedComparison) and one.collections == ["hr-docs"] and one.pooled is None
+    assert len(one.per_query["control"]) == 20 and one.collection("hr-docs").summary is one.summary
+    assert len(one.paired_by_collection(TREATMENT, PRIMARY)) == 20
     # the latest comparison of the experiment is the whole one, never a collection's nested run
     latest = load_comparison(tracking_uri=uri, experiment="collections", with_hits=False)
-    assert isinstance(latest, LoadedCollections) and latest.parent_run_id == top.info.run_id
+    assert latest.pooled is not None and latest.parent_run_id == top.info.run_id
 
 
 def test_the_top_report_links_each_collection_run(logged, compared) -> None:
