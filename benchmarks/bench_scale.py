@@ -11,7 +11,7 @@ per query, cutoffs 1/5/10/100/1000 up to the depth), then, one after the other i
 - the parse floor: abcompare's reader on both run files (what the evaluation stage is held to);
 - pytrec_eval + scipy: parse the qrels and both runs, nDCG@10 per query, ``ttest_rel``,
   ``permutation_test`` (B resamples) and ``wilcoxon`` on the primary metric;
-- ranx: ``Qrels/Run.from_file`` and ``compare(..., stat_test="fisher")`` over the 20 metrics.
+- ranx: ``Qrels/Run.from_file`` and ``compare(..., stat_test="fisher")`` over every metric (5 x the cutoffs).
 
 It prints wall seconds, peak memory, each tool's ratio to ``abcompare run`` (MLflow on) and each stage's
 share.
@@ -94,7 +94,7 @@ def pytrec_scipy_task(control: str, treatment: str, qrels: str, n_resamples: int
 
 
 def ranx_task(control: str, treatment: str, qrels: str, n_resamples: int, hits: int) -> Callable[[], Any]:
-    """ranx from files: both runs, ``compare`` with the Fisher randomization test over the 20 metrics."""
+    """ranx from files: both runs, ``compare`` with the Fisher randomization test over every metric."""
     import ranx
 
     metrics = [f"{m}@{k}" for m in MEASURES for k in cutoffs_for(hits)]
