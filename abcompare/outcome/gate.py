@@ -2,7 +2,8 @@
 
 ``worse``: a treatment whose primary verdict is ``worse``; ``not-better``: one whose primary verdict is not
 ``better``; ``inferior``: one not shown non-inferior (``significance.non_inferiority_margin``). The line
-that says so is :func:`abcompare.outcome.sentences.gate_sentence`.
+that says so is :func:`abcompare.outcome.sentences.gate_sentence`. With ``answers.gate`` the verdict gated
+is the answers' (its primary metric an answer metric), by the same rules.
 """
 
 from __future__ import annotations
@@ -68,11 +69,26 @@ def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Pa
             hint="set it in the config, e.g. 0.01 in the primary metric's units, or add "
             "--set significance.non_inferiority_margin=0.01",
         )
+    if gate is not None and settings.answers is not None and settings.answers.gate and settings.datasets:
+        raise ConfigError(
+            "--fail-on cannot gate the answer verdict across several collections yet (each collection has "
+            "its own answer verdict, none is pooled)",
+            file=config,
+            field="answers.gate",
+            hint="gate one collection's answers, or set answers.gate=false to gate the pooled retrieval "
+            "verdict",
+        )
 
 
 def gated_table(result: ComparisonResult) -> pd.DataFrame:
     """What ``--fail-on`` judges: one collection's primary rows, or across several the pooled verdict of each
-    treatment (one primary row each; a collection's own verdict is shown, not gated)."""
+    treatment (one primary row each; a collection's own verdict is shown, not gated); with ``answers.gate``,
+    the answer comparison's rows (its primary metric named as the answers')."""
+    settings = result.config.answers
+    if result.pooled is None and settings is not None and settings.gate and result.answers is not None:
+        table = result.answers.comparison.comparison.copy()
+        table.attrs = {**table.attrs, "primary_metric": f"the answers' {table.attrs.get('primary_metric')}"}
+        return table
     if result.pooled is None:
         return result.comparison
     table = result.pooled.assign(role=PRIMARY)
