@@ -11,13 +11,14 @@ per query, cutoffs 1/5/10/100/1000 up to the depth), then, one after the other i
 - the parse floor: abcompare's reader on both run files (what the evaluation stage is held to);
 - pytrec_eval + scipy: parse the qrels and both runs, nDCG@10 per query, ``ttest_rel``,
   ``permutation_test`` (B resamples) and ``wilcoxon`` on the primary metric;
-- ranx: ``Qrels/Run.from_file`` and ``compare(..., stat_test="fisher")`` over the 20 metrics.
+- ranx: ``Qrels/Run.from_file`` and ``compare(..., stat_test="fisher")`` over every metric (5 x the cutoffs).
 
 It prints wall seconds, peak memory, each tool's ratio to ``abcompare run`` (MLflow on) and each stage's
 share.
 
     python -m benchmarks.bench_scale                          # 10k x 1000 and 100k x 100, B = 10,000
     python -m benchmarks.bench_scale --sizes 2000x1000 --resamples 1000 --ray
+    python -m benchmarks.bench_scale --record benchmarks/scale_latest.json   # what docs/speed.md quotes
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -92,7 +94,7 @@ def pytrec_scipy_task(control: str, treatment: str, qrels: str, n_resamples: int
 
 
 def ranx_task(control: str, treatment: str, qrels: str, n_resamples: int, hits: int) -> Callable[[], Any]:
-    """ranx from files: both runs, ``compare`` with the Fisher randomization test over the 20 metrics."""
+    """ranx from files: both runs, ``compare`` with the Fisher randomization test over every metric."""
     import ranx
 
     metrics = [f"{m}@{k}" for m in MEASURES for k in cutoffs_for(hits)]
@@ -117,8 +119,10 @@ def run_scale(
     peers: Sequence[str] = ("pytrec_eval", "ranx"),
     log: Callable[[str], None] = print,
     ray: bool = False,
+    after_size: Callable[[list[ScaleRow]], None] | None = None,
 ) -> list[ScaleRow]:
-    """Measure each size (see the module's docstring); a tool that fails is recorded, not raised."""
+    """Measure each size (see the module's docstring); a tool that fails is recorded, not raised.
+    ``after_size`` is given the rows measured so far after each size (a long run is recorded as it goes)."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="abcompare-scale-") as tmp:
         base = Path(data_dir or tmp)
@@ -155,6 +159,8 @@ def run_scale(
                 )  # fmt: skip
             rows.append(row)
             log(scale_report([row]))  # each size as it finishes: a long run is read as it goes
+            if after_size is not None:
+                after_size(rows)
     return rows
 
 
@@ -210,17 +216,88 @@ def _rest(stages: dict[str, float], wall: float) -> str:
     return f"{rest / wall:.0%} ({fmt_seconds(rest)})"
 
 
+# ------------------------------------------------------------------------------------------ the record
+OURS, PYTREC, RANX, FLOOR = "abcompare run", "pytrec_eval + scipy", "ranx", "parse both runs"
+OFF = "abcompare run, tracking off"
+
+
+def scale_record(rows: Sequence[ScaleRow], *, command: str, load: tuple[float, float]) -> dict[str, Any]:
+    """What a run measured, as JSON: each size's jobs (wall seconds, peak MiB or the error) and stages, with
+    the command and the load average at its start and end. docs/speed.md quotes :func:`speed_sentences` of
+    the recorded file, and a test checks that it does."""
+    return {
+        "command": command,
+        "load_average": {"start": round(load[0], 2), "end": round(load[1], 2)},
+        "sizes": [
+            {
+                "queries": row.n_queries,
+                "hits": row.hits,
+                "jobs": {
+                    name: {
+                        "seconds": m.best if m.seconds else None,
+                        "peak_mb": None if m.peak_mb != m.peak_mb else round(m.peak_mb, 1),
+                        "error": m.error,
+                    }
+                    for name, m in row.measurements.items()
+                },
+                "stages": row.stages,
+            }
+            for row in rows
+        ],
+    }
+
+
+def speed_sentences(record: dict[str, Any]) -> list[str]:
+    """One sentence of ratios per recorded size (what docs/speed.md quotes, never the seconds)."""
+    out = []
+    for size in record["sizes"]:
+        jobs = size["jobs"]
+
+        def ratio(a: str, b: str, key: str = "seconds", jobs: dict[str, Any] = jobs) -> str:
+            x, y = (jobs.get(a) or {}).get(key), (jobs.get(b) or {}).get(key)
+            return f"{x / y:.2f}x" if x and y else "not measured"
+
+        evaluation = size["stages"].get(OFF, {}).get("evaluation")
+        floor = (jobs.get(FLOOR) or {}).get("seconds")
+        held = f"{evaluation / floor:.2f}x" if evaluation and floor else "not measured"
+        parts = [
+            f"{size['queries']:,} queries x {size['hits']:,} hits: `abcompare run` with MLflow takes "
+            f"{ratio(OURS, PYTREC)} the time of pytrec_eval + scipy and {ratio(OURS, RANX)} ranx's "
+            f"(tracking off: {ratio(OFF, PYTREC)} and {ratio(OFF, RANX)})",
+            f"its evaluation stage {held} the time of parsing both runs",
+            f"peak memory {ratio(OURS, RANX, 'peak_mb')} ranx's",
+        ]
+        if RAY_JOB in jobs:
+            parts.append(f"the same run on a private Ray {ratio(RAY_JOB, OFF)} the local one's time")
+        out.append("; ".join(parts) + ".")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", nargs="+", default=[f"{q}x{h}" for q, h in SIZES], help="QUERIESxHITS")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--ray", action="store_true", help="also the run on execution.backend=ray")
+    parser.add_argument("--record", default=None, help="write the measurements as JSON here")
     args = parser.parse_args(argv)
     sizes = [tuple(int(x) for x in size.lower().split("x")) for size in args.sizes]
-    print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    run_scale(sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray)
+    start = os.getloadavg()[0]
+    print(f"load average at start: {start:.2f}")
+    command = "python -m benchmarks.bench_scale " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    def record(rows: list[ScaleRow]) -> None:  # after each size, so an interrupted run keeps what it measured
+        if args.record:
+            measured = scale_record(rows, command=command, load=(start, os.getloadavg()[0]))
+            Path(args.record).write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
+
+    rows = run_scale(
+        sizes, n_resamples=args.resamples, data_dir=args.data_dir, ray=args.ray, after_size=record
+    )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    record(rows)
+    if args.record:
+        print("\n".join(speed_sentences(json.loads(Path(args.record).read_text(encoding="utf-8")))))
 
 
 if __name__ == "__main__":

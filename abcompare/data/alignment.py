@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from abcompare.core.codes import encode, encode_grouped
+from abcompare.core.codes import encode, encode_grouped, sorted_unique
 from abcompare.core.errors import AbcompareWarning, AlignmentError
 from abcompare.core.vocabulary import plural
 
@@ -278,7 +278,7 @@ def _lists_with_repeats(query_codes: np.ndarray, key_codes: np.ndarray, n_keys: 
     """How many queries' hit lists hold a key twice: one integer per (query, key) pair, hashed once."""
     pair = query_codes * (n_keys + 1) + key_codes
     repeated = pd.Series(pair).duplicated().to_numpy()
-    return len(np.unique(query_codes[repeated & (query_codes >= 0)]))
+    return len(sorted_unique(query_codes[repeated & (query_codes >= 0)]))
 
 
 def _comparable_keys(annotations: pd.DataFrame) -> pd.Series:

@@ -113,6 +113,14 @@ def _validate_hit(
             field=f"{prefix}hits[{index}].{where}",
             hint="fix the value's type (numbers for scores and ranks)",
         ) from None
+    _check_hit_values(hit, raw, path=path, line=line, field=f"{prefix}hits[{index}]")
+    return hit
+
+
+def _check_hit_values(
+    hit: RagHit, raw: dict[str, Any], *, path: str | Path | None, line: int | None, field: str
+) -> None:
+    """A parsed hit's values: finite scores, a non-empty id when one is given, whole ranks and offsets."""
     for name in SCORE_FIELDS:  # a score that is not a number: at its line and hit, not later at a row
         value = getattr(hit, name)
         if value is not None and not math.isfinite(value):
@@ -120,7 +128,7 @@ def _validate_hit(
                 f"invalid hit: {name} is {value} (scores must be finite numbers)",
                 file=path,
                 line=line,
-                field=f"{prefix}hits[{index}].{name}",
+                field=f"{field}.{name}",
                 hint="give each hit a finite score, or leave the score out of every hit of the query "
                 "(then their order is the ranking)",
             )
@@ -129,7 +137,7 @@ def _validate_hit(
             f"invalid hit: id {raw['id']!r} is empty",
             file=path,
             line=line,
-            field=f"{prefix}hits[{index}].id",
+            field=f"{field}.id",
             hint="give every hit its id (or the hit fields a key is computed from: document_id, "
             "source_path, ...); a hit without any would be matched by its position alone",
         )
@@ -144,10 +152,9 @@ def _validate_hit(
                 f"invalid hit: {name} {value!r} is not a whole number between -2**53 and 2**53",
                 file=path,
                 line=line,
-                field=f"{prefix}hits[{index}].{name}",
+                field=f"{field}.{name}",
                 hint="ranks, chunk indexes, page numbers and character offsets are integers",
             )
-    return hit
 
 
 def _nameless(hit: RagHit) -> bool:

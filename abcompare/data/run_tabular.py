@@ -126,6 +126,23 @@ def table_run(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.DataFrame:
     """Validate a tabular run (CSV/Parquet): ids, numbers, ranks; compute keys; sort into the run table."""
+    _require_columns(frame, path)
+    frame = frame.reset_index(drop=True).copy()
+    frame["query_id"] = _query_ids(frame, path, where)
+    frame = _checked_numbers(frame, path, where)
+    blank = first_true(nameless_hits(frame))
+    if blank is not None:
+        name = "key" if "key" in frame else "id"
+        raise DataError(
+            f"empty {name} for query {frame.at[blank, 'query_id']!r}",
+            file=path,
+            **_merge(where(blank), name),
+            hint=f"give every hit its {name} (or the hit fields a key is computed from)",
+        )
+    return column_order(_ordered_with_keys(frame, path, where))
+
+
+def _require_columns(frame: pd.DataFrame, path: str | Path | None) -> None:
     if "query_id" not in frame:
         raise DataError(
             "missing column 'query_id'",
@@ -140,7 +157,10 @@ def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.Dat
             field="rank",
             hint="give rank (1 = best) or score (higher = better)",
         )
-    frame = frame.reset_index(drop=True).copy()
+
+
+def _query_ids(frame: pd.DataFrame, path: str | Path | None, where) -> pd.Series:
+    """The query ids as stripped strings (integral floats as integers); an empty one is an error."""
     qids = frame["query_id"]
     if pd.api.types.is_float_dtype(qids):
         qids = qids.astype("Int64")
@@ -153,7 +173,11 @@ def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.Dat
             **_merge(where(blank), "query_id"),
             hint="every hit needs the id of its query",
         )
-    frame["query_id"] = qids
+    return qids
+
+
+def _checked_numbers(frame: pd.DataFrame, path: str | Path | None, where) -> pd.DataFrame:
+    """The numeric columns as numbers: finite scores (NaN only when ranks order the hits), whole integers."""
     for name in ("rank", "score", *FLOAT_FIELDS, *INT_FIELDS):
         if name in frame and not pd.api.types.is_numeric_dtype(frame[name]):
             frame[name] = _numeric_column(frame[name], name, path, where)
@@ -173,15 +197,11 @@ def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.Dat
     for name in INT_FIELDS:
         if name in frame:
             frame[name] = _integral(frame[name], name, path, where)
-    blank = first_true(nameless_hits(frame))
-    if blank is not None:
-        name = "key" if "key" in frame else "id"
-        raise DataError(
-            f"empty {name} for query {frame.at[blank, 'query_id']!r}",
-            file=path,
-            **_merge(where(blank), name),
-            hint=f"give every hit its {name} (or the hit fields a key is computed from)",
-        )
+    return frame
+
+
+def _ordered_with_keys(frame: pd.DataFrame, path: str | Path | None, where) -> pd.DataFrame:
+    """The hits in rank (or score) order, each with its key: a given one, else the hit fields' key."""
     if "rank" in frame:
         frame["rank"] = _integral(frame["rank"], "rank", path, where)
         frame = _order_by_rank(frame, path, where)
@@ -193,7 +213,7 @@ def _finish_table(frame: pd.DataFrame, path: str | Path | None, where) -> pd.Dat
         given = frame["key"].astype("str").where(frame["key"].notna()).str.strip()
         computed = given.where(given.notna() & (given != ""), computed)
     frame["key"] = computed.astype("str")
-    return column_order(frame)
+    return frame
 
 
 def _integral(values: pd.Series, name: str, path: str | Path, where) -> pd.Series:

@@ -317,7 +317,7 @@ def _matched(before: _Cut, after: _Cut, n_keys: int, n_queries: int) -> _Matched
     np.minimum.at(place_before, index_before, before.position)
     np.minimum.at(place_after, index_after, after.position)
     shown = np.sort(before.returned)  # the control's top k as returned, against the unjudged newcomers
-    unjudged = np.unique(after.unjudged)
+    unjudged = codes.sorted_unique(after.unjudged)
     slot = np.minimum(np.searchsorted(shown, unjudged), max(shown.size - 1, 0))
     newcomers = unjudged[shown[slot] != unjudged] if shown.size else unjudged
     return _Matched(

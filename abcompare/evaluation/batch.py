@@ -152,43 +152,74 @@ def evaluate_run(
     else:
         retrieved_in_list = retrieved
     relevant = is_relevant(judged_grade, relevance_threshold)
-    rel_query, rel_position = judged_query[relevant], judged_position[relevant]
-    first = _first_relevant_position(rel_query, rel_position, n_queries)
-
     # the hits that carry a gain: the relevant ones (ai4j), every positive grade (trec)
     scored = relevant if rules.binary else judged_grade > 0
-    gain_query, gain_position = judged_query[scored], judged_position[scored]
-    gain = rules.gain(judged_grade[scored], relevant[scored])
-    ideal = ideal_ranking(best_pair // n_ids, best_grade)
-
+    hits = _ScoredHits(
+        first=_first_relevant_position(judged_query[relevant], judged_position[relevant], n_queries),
+        rel_query=judged_query[relevant],
+        rel_position=judged_position[relevant],
+        gain_query=judged_query[scored],
+        gain_position=judged_position[scored],
+        gain=rules.gain(judged_grade[scored], relevant[scored]),
+        ideal=ideal_ranking(best_pair // n_ids, best_grade),
+    )
     columns: dict[str, np.ndarray] = {}
     for cutoff in cutoffs:
-        true_positives = np.bincount(rel_query[rel_position < cutoff], minlength=n_queries)
-        depth = rules.depth(cutoff, retrieved_in_list)
-        precision = ratio_or_zero(true_positives, depth)
-        recall = ratio_or_zero(true_positives, relevant_count)
-        total = precision + recall
-        f1 = ratio_or_zero(2.0 * precision * recall, total)
-        mrr = ratio_or_zero(np.ones(n_queries), first + 1.0, where=first < cutoff)
-        scoring = gain_position < cutoff
-        dcg = np.bincount(
-            gain_query[scoring],
-            weights=gain[scoring] * discounts(cutoff)[gain_position[scoring]],
-            minlength=n_queries,
-        )
-        ideal_dcg = rules.ideal_dcg(cutoff, depth, relevant_count, ideal, n_queries)
-        columns[metric_name("precision", cutoff)] = precision
-        columns[metric_name("recall", cutoff)] = recall
-        columns[metric_name("f1", cutoff)] = f1
-        columns[metric_name("mrr", cutoff)] = mrr
-        columns[metric_name("ndcg", cutoff)] = ratio_or_zero(dcg, ideal_dcg)
-        columns[metric_name(JUDGED_MEASURE, cutoff)] = judged_at[cutoff]
-        columns[metric_name(COUNT_MEASURE, cutoff)] = true_positives.astype(np.int64)
+        columns.update(_columns_at(cutoff, rules, hits, retrieved_in_list, relevant_count, judged_at[cutoff]))
     columns["retrieved_count"] = retrieved.astype(np.int64)
     columns["relevant_count"] = relevant_count.astype(np.int64)
     columns["judged_count"] = judged_count.astype(np.int64)
 
     return _metrics_frame(columns, judged, cutoffs, convention, unjudged)
+
+
+@dataclass(frozen=True)
+class _ScoredHits:
+    """What the measures read of the judged hits: each query's first relevant position, the relevant hits'
+    (query, position), the gain-carrying hits' (query, position, gain) and each query's ideal ranking."""
+
+    first: np.ndarray
+    rel_query: np.ndarray
+    rel_position: np.ndarray
+    gain_query: np.ndarray
+    gain_position: np.ndarray
+    gain: np.ndarray
+    ideal: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _columns_at(
+    cutoff: int,
+    rules: Convention,
+    hits: _ScoredHits,
+    retrieved: np.ndarray,
+    relevant_count: np.ndarray,
+    judged_at: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Every measure's column at ``cutoff``, then ``judged_at`` and the true positives, in table order."""
+    n_queries, first = len(relevant_count), hits.first
+    true_positives = np.bincount(hits.rel_query[hits.rel_position < cutoff], minlength=n_queries)
+    depth = rules.depth(cutoff, retrieved)
+    precision = ratio_or_zero(true_positives, depth)
+    recall = ratio_or_zero(true_positives, relevant_count)
+    total = precision + recall
+    f1 = ratio_or_zero(2.0 * precision * recall, total)
+    mrr = ratio_or_zero(np.ones(n_queries), first + 1.0, where=first < cutoff)
+    scoring = hits.gain_position < cutoff
+    dcg = np.bincount(
+        hits.gain_query[scoring],
+        weights=hits.gain[scoring] * discounts(cutoff)[hits.gain_position[scoring]],
+        minlength=n_queries,
+    )
+    ideal_dcg = rules.ideal_dcg(cutoff, depth, relevant_count, hits.ideal, n_queries)
+    return {
+        metric_name("precision", cutoff): precision,
+        metric_name("recall", cutoff): recall,
+        metric_name("f1", cutoff): f1,
+        metric_name("mrr", cutoff): mrr,
+        metric_name("ndcg", cutoff): ratio_or_zero(dcg, ideal_dcg),
+        metric_name(JUDGED_MEASURE, cutoff): judged_at,
+        metric_name(COUNT_MEASURE, cutoff): true_positives.astype(np.int64),
+    }
 
 
 def _check_unjudged(unjudged: str) -> None:
@@ -280,7 +311,7 @@ def _judged_by_sorting(
     else:
         identity, run_ann = _key_codes(coded, order, run_query)
         repeated = repeated_within_queries(run_query, identity)
-        repeated_queries = int(np.unique(run_query[repeated]).size)
+        repeated_queries = int(codes.sorted_unique(run_query[repeated]).size)
         if convention == "trec" and repeated_queries:
             run_query, run_ann = run_query[~repeated], run_ann[~repeated]
         del identity, repeated
@@ -327,7 +358,7 @@ def _judged_in_row_order(
     block_query, lengths = coded.run_blocks
     score, rank = coded.run_score, coded.run_rank
     n_hits = len(coded.run_keys)
-    if n_hits == 0 or np.unique(block_query).size != block_query.size:
+    if n_hits == 0 or codes.sorted_unique(block_query).size != block_query.size:
         return None
     if score is not None and np.isnan(score).any():
         return None
@@ -343,7 +374,7 @@ def _judged_in_row_order(
         if convention == "trec":
             return None  # repeats are removed first: the sorting path
         block_of = np.searchsorted(starts, np.flatnonzero(repeated), side="right") - 1
-        repeated_queries = int(np.unique(block_query[block_of]).size)
+        repeated_queries = int(codes.sorted_unique(block_query[block_of]).size)
     candidate = np.flatnonzero(run_ann >= 0)
     candidate_block = np.searchsorted(starts, candidate, side="right") - 1
     judged_row, judged_grade, match = _judged_rows(
@@ -393,7 +424,7 @@ def _row_key_codes(coded: _Coded, starts: np.ndarray) -> tuple[np.ndarray, np.nd
         queries = block_query[blocks]
         counts = ann_count[queries]
         spans = np.repeat(ann_start[queries] - np.cumsum(counts) + counts, counts)
-        candidates = np.unique(ann_key[spans + np.arange(spans.size, dtype=np.int64)])
+        candidates = codes.sorted_unique(ann_key[spans + np.arange(spans.size, dtype=np.int64)])
         chunk_keys = keys.slice(low, high - low)
         if coded.distinct_keys:  # no repeats possible: look the annotated ids up only
             run_ann[low:high] = _annotated_codes(coded, chunk_keys, candidates)

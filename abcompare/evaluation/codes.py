@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from abcompare.core.arrow_memory import prefer_system_pool
-from abcompare.core.codes import encode, encode_blocks, encode_grouped, lookup
+from abcompare.core.codes import encode, encode_blocks, encode_grouped, lookup, sorted_unique
 from abcompare.core.hits import clean_id
 
 __all__ = ["as_strings", "clean_labels", "clean_strings", "encode", "encode_blocks", "encode_grouped",
-           "joined_strings", "lookup"]  # fmt: skip
+           "joined_strings", "lookup", "sorted_unique"]  # fmt: skip
 
 prefer_system_pool()  # before the first large Arrow buffer (abcompare.core.arrow_memory says why)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -279,7 +280,7 @@ def _range(
     metric: str, convention: str, top_grade: float, queries: list[str], terms: list[_QueryTerms]
 ) -> UnjudgedRange:
     n = max(len(terms), 1)
-    summaries = [t.summary() for t in terms]
+    summaries = _summaries(terms)
     observed = np.array([summary[0] for summary in summaries])
     bounds = np.array([summary[1:3] for summary in summaries]).reshape(-1, 2)
     query_of, keys, swing = [], [], []
@@ -295,6 +296,48 @@ def _range(
         high=float(bounds[:, 1].sum() / n), hits=hits, _terms=terms, _observed=observed,
         _query_ids=queries, _alone=[summary[3] for summary in summaries],
     )  # fmt: skip
+
+
+def _summaries(terms: Sequence[_QueryTerms]) -> list[tuple[float, float, float, np.ndarray]]:
+    """Each query's :meth:`_QueryTerms.summary`, the linear measures' computed together for the queries with
+    the same number of unjudged hits (the same arithmetic on each query's row, so the same numbers): at
+    10k+ queries the per-query numpy calls were most of the range's time."""
+    out: list[tuple[float, float, float, np.ndarray] | None] = [None] * len(terms)
+    groups: dict[int, list[int]] = {}
+    for i, t in enumerate(terms):
+        if t.linear is None:
+            out[i] = t.summary()
+        else:
+            groups.setdefault(len(t.keys), []).append(i)
+    for n, members in groups.items():
+        for i, summary in zip(members, _linear_summaries([terms[i] for i in members], n), strict=True):
+            out[i] = summary
+    return out  # type: ignore[return-value]
+
+
+def _linear_summaries(terms: list[_QueryTerms], n: int) -> list[tuple[float, float, float, np.ndarray]]:
+    """:meth:`_QueryTerms.summary` of queries with ``n`` unjudged hits each, one row per query."""
+    sides = [[t.linear[side] for t in terms] for side in (0, 1)]  # type: ignore[index]
+    (a_t, w_t, b_t), (a_c, w_c, b_c) = (
+        (np.array([a for a, _, _ in side]), np.array([w for _, w, _ in side]).reshape(len(terms), n),
+         np.array([b for _, _, b in side]).reshape(len(terms), n + 1))
+        for side in sides
+    )  # fmt: skip
+    m = np.arange(n + 1)
+    # (query, m, hits): each hit's weight in the delta when m hits are relevant
+    weights = ratio_or_zero(w_t[:, None, :], b_t[:, :, None]) - ratio_or_zero(
+        w_c[:, None, :], b_c[:, :, None]
+    )
+    base = ratio_or_zero(np.repeat(a_t[:, None], n + 1, axis=1), b_t) - ratio_or_zero(
+        np.repeat(a_c[:, None], n + 1, axis=1), b_c
+    )
+    ordered = np.sort(weights, axis=2)
+    start = np.zeros((len(terms), n + 1, 1))
+    lowest = np.concatenate((start, np.cumsum(ordered, axis=2)), axis=2)[:, m, m]
+    highest = np.concatenate((start, np.cumsum(ordered[:, :, ::-1], axis=2)), axis=2)[:, m, m]
+    low, high = (base + lowest).min(axis=1), (base + highest).max(axis=1)
+    alone = base[:, 1, None] + weights[:, 1, :] if n else np.empty((len(terms), 0))
+    return [(float(base[q, 0]), float(low[q]), float(high[q]), alone[q]) for q in range(len(terms))]
 
 
 def _top_lists(run: pd.DataFrame, convention: str, k: int) -> dict[str, tuple[list[str], int]]:
@@ -369,8 +412,20 @@ def _query_terms(
         elif measure == "f1":
             linear.append((2.0 * true_positives, 2.0 * count, (depth + relevant + m).astype(float)))
         else:  # ndcg: the ideal depends on the hits only through how many become relevant
-            ideal = rules.ideal_dcg_with_more(
-                m, k, depth=depth, relevant=relevant, positive=positive, top_grade=top_grade
-            )
+            ideal = _ideal_with_more(convention, n, k, depth, relevant, tuple(positive), top_grade)
             linear.append((dcg, gain, ideal))
     return _QueryTerms(keys, (linear[0], linear[1]), cutoff=k)
+
+
+@lru_cache(maxsize=1 << 16)
+def _ideal_with_more(
+    convention: str, n: int, k: int, depth: int, relevant: int, positive: tuple[float, ...], top_grade: float
+) -> np.ndarray:
+    """:meth:`Convention.ideal_dcg_with_more` for ``m = 0..n``, computed once per distinct query shape:
+    queries share few (unjudged count, depth, judged grades) shapes, and the Python loop per query was
+    most of the range's time at 10k+ queries. Read-only, as it is shared."""
+    ideal = Convention.named(convention).ideal_dcg_with_more(
+        np.arange(n + 1), k, depth=depth, relevant=relevant, positive=list(positive), top_grade=top_grade
+    )
+    ideal.flags.writeable = False
+    return ideal

@@ -20,10 +20,11 @@ import pandas as pd
 import pyarrow as pa
 import ray
 
-from abcompare.core.errors import AbcompareWarning
+from abcompare.core.errors import AbcompareWarning, WorkerLostError
 from abcompare.evaluation import codes
 from abcompare.evaluation.batch import evaluate_run
 from abcompare.evaluation.per_query import per_query_metrics, per_query_table
+from abcompare.execution.ray_encoding import first_line
 
 __all__ = ["ROWS_PER_TASK", "evaluation_blocks", "per_query_metrics_on_ray"]
 
@@ -77,11 +78,37 @@ def per_query_metrics_on_ray(
         _evaluate_block.remote(hits, judged, options)
         for hits, judged in zip(run_parts, annotation_parts, strict=True)
     ]
-    tables = ray.get(refs)
+    tables = _gathered(refs)
     table = pd.concat(tables)
     table.attrs = dict(tables[0].attrs)
     table.attrs["queries_with_repeated_keys"] = sum(t.attrs["queries_with_repeated_keys"] for t in tables)
     return per_query_table(table, query_ids, cutoffs=cutoffs, measures=measures, stacklevel=2)
+
+
+def _gathered(refs: list[ray.ObjectRef]) -> list[pd.DataFrame]:
+    """``ray.get`` of the blocks' tables, a task's failure raised as the local path raises it: a user error
+    (bad input, exit 2) as it is, one located line without Ray's remote traceback; a bug in a task as its
+    own exception; a worker lost beyond Ray's retries as a :class:`WorkerLostError`."""
+    from ray.exceptions import RayError, RayTaskError
+
+    try:
+        return ray.get(refs)
+    except RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, BaseException) and not isinstance(cause, RayError):
+            raise cause from None
+        raise _lost(exc) from None
+    except RayError as exc:
+        raise _lost(exc) from None
+
+
+def _lost(exc: BaseException) -> WorkerLostError:
+    return WorkerLostError(
+        f"a Ray worker was lost while evaluating a block of queries: {first_line(exc)}",
+        field="execution",
+        hint="Ray reran lost work up to execution.retries times; check the cluster's memory and nodes "
+        "(`ray status`), then run again",
+    )
 
 
 def _split(frame: pd.DataFrame, wanted: pa.Array, size: int, last: int) -> list[pd.DataFrame]:

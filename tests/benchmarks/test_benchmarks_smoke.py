@@ -7,6 +7,7 @@ parts of the suite: without one a test is skipped, naming it, and a CI run fails
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -212,3 +213,9 @@ def test_benchmarks_smoke_scale_runs_every_job_on_a_tiny_comparison(tmp_path: Pa
     report = bench_scale.scale_report([row])
     assert "evaluation stage / parsing both runs:" in report
     assert ("| ranx |" in report) == ("ranx" in peers)
+    record = bench_scale.scale_record([row], command="python -m benchmarks.bench_scale", load=(0.5, 0.7))
+    assert json.loads(json.dumps(record)) == record  # what --record writes reads back the same
+    (sentence,) = bench_scale.speed_sentences(record)
+    assert sentence.startswith("30 queries x 20 hits: `abcompare run` with MLflow takes ")
+    # every ratio is measured when both peers are installed (a CI run has them)
+    assert ("not measured" in sentence) == (set(peers) != {"pytrec_eval", "ranx"})

@@ -51,6 +51,13 @@ def test_blocks_and_codes_equal_those_of_coding_every_row(values: list[str | Non
     assert decoded == values
 
 
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=80))
+def test_sorted_unique_is_the_distinct_values_ascending(values: list[int]) -> None:
+    got = codes.sorted_unique(np.array(values, dtype=np.int64))
+    assert got.dtype == np.int64
+    assert got.tolist() == sorted(set(values))  # the oracle: Python's set, sorted
+
+
 def test_a_query_in_two_blocks_keeps_one_code() -> None:
     block_codes, labels, lengths = codes.encode_blocks(pa.array(["a"] * 5 + ["b"] * 5 + ["a"] * 5))
     assert block_codes.tolist() == [0, 1, 0]

@@ -181,3 +181,25 @@ def test_a_hand_case_in_the_ai4j_convention():
     assert got.high == pytest.approx(1 / (1 + 1 / np.log2(3)) - 1)
     assert list(got.hits["key"]) == ["u"]
     assert got.hits["swing"].iloc[0] == pytest.approx(got.high - got.delta)
+
+
+@pytest.mark.parametrize("convention", ["trec", "ai4j"])
+def test_the_queries_summarised_together_give_each_query_s_own_summary_bit_for_bit(convention: str) -> None:
+    """Queries with the same number of unjudged hits are summarised as one array (issue 38's speed-up); each
+    row must be the query's own :meth:`summary`, to the bit, for every measure (MRR stays per query)."""
+    from abcompare.evaluation.unjudged import _query_terms, _summaries
+
+    rng = np.random.default_rng(38)
+    for measure in MEASURES:
+        terms = []
+        for _ in range(60):
+            graded = {f"j{i}": float(rng.integers(0, 4)) for i in range(int(rng.integers(0, 6)))}
+            pool = [*graded, *(f"u{i}" for i in range(int(rng.integers(0, 7))))]
+            lists = [list(rng.permutation(pool))[: int(rng.integers(0, len(pool) + 1))] for _ in range(2)]
+            sides = [(hits, len(hits) + int(rng.integers(0, 3))) for hits in lists]
+            terms.append(_query_terms(measure, 5, convention, 1.0, 3.0, graded, sides[0], sides[1]))
+        together = _summaries(terms)
+        for t, got in zip(terms, together, strict=True):
+            alone = t.summary()
+            assert np.array(got[:3]).tobytes() == np.array(alone[:3]).tobytes()  # bits, the zero's sign too
+            assert got[3].tobytes() == alone[3].tobytes()

@@ -104,3 +104,25 @@ def test_the_ray_backend_shards_a_large_runs_evaluation_with_the_local_numbers(
     pd.testing.assert_frame_equal(on_ray.comparison, local.comparison, check_exact=True)
     p_values = ["p_t", "p_permutation", "p_bootstrap", "p_wilcoxon", "p_adjusted"]  # equal above, and real
     assert np.isfinite(local.comparison[p_values].to_numpy(dtype=float)).all()
+
+
+def test_bad_input_found_in_a_ray_task_is_the_local_path_s_one_line_error(ray_in_process, tmp_path):
+    """A block's task that rejects its hits raises the error the driver would (the same type, exit code and
+    one line), not Ray's wrapper with the remote traceback."""
+    from abcompare.core.errors import AbcompareError
+
+    run, annotations, query_ids = _level_inputs(tmp_path, "document", "trec")
+    run = run.copy()
+    last = run["query_id"] == str(query_ids[-1])  # hits of the last block only: no score, a missing rank
+    run["rank"] = run["rank"].astype("float64")
+    run.loc[last, ["score", "rank"]] = float("nan")
+    options = {"measures": ["ndcg"], "cutoffs": [10], "convention": "trec", "relevance_threshold": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(AbcompareError) as local:
+            per_query_metrics(run, annotations, query_ids, **options)
+        with pytest.raises(AbcompareError) as on_ray:
+            per_query_metrics_on_ray(run, annotations, query_ids, blocks=3, **options)
+    assert type(on_ray.value) is type(local.value) and on_ray.value.exit_code == 2
+    assert str(on_ray.value) == str(local.value) and "\n" not in str(on_ray.value)
+    assert str(on_ray.value).startswith("rank: run has a missing rank")
