@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from abcompare.retrieval.models import file_digest
+from abcompare.core.file_digest import file_digest
 
 #: The files a complete conversion holds (the rename makes them appear together).
 CONVERTED_FILES = ("config.json", "model.safetensors", "tokenizer_config.json")

@@ -35,7 +35,6 @@ vectors).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import threading
 import time
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from abcompare.core.errors import RetrievalError
+from abcompare.core.file_digest import file_digest
 
 Backend = Literal["torch", "onnx"]
 BACKENDS: tuple[str, ...] = ("torch", "onnx")
@@ -117,22 +117,6 @@ def encoding_software(backend: str) -> str:
         except metadata.PackageNotFoundError:
             parts.append(f"{package}-absent")
     return ",".join(parts)
-
-
-_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file, computed once per (path, size, mtime) in this process."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _DIGESTS:
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _DIGESTS[key] = digest.hexdigest()
-    return _DIGESTS[key]
 
 
 class LoadedModels:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from abcompare.core.file_digest import file_digest
 from abcompare.judging import gguf_models
 from abcompare.judging.gguf_models import CONVERTED_FILES, converted_folder
-from abcompare.retrieval.models import file_digest
 
 
 @pytest.fixture
