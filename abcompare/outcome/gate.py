@@ -15,6 +15,7 @@ import pandas as pd
 from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
 from abcompare.outcome.sentences import GATE_WORDS, treatments
+from abcompare.outcome.view import ExperimentView, PooledView
 
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
@@ -71,13 +72,20 @@ def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Pa
 
 
 def gated_table(result: ComparisonResult) -> pd.DataFrame:
-    """What ``--fail-on`` judges: one collection's primary rows, or across several the pooled verdict of each
-    treatment (one primary row each; a collection's own verdict is shown, not gated)."""
-    if result.pooled is None:
-        return result.comparison
-    table = result.pooled.assign(role=PRIMARY)
+    """What ``--fail-on`` judges, read off the result's view: one collection's primary rows, or across several
+    the pooled verdict of each treatment (one primary row each; a collection's own verdict is shown, not
+    gated)."""
+    view = ExperimentView.from_result(result)
+    pooled = [_pooled_rows(section, len(view.collections)) for section in view.sections]
+    (table,) = [*pooled, *(alone.comparison for alone in view.alone.values())]
+    return table
+
+
+def _pooled_rows(section: PooledView, collections: int) -> pd.DataFrame:
+    """The pooled verdicts as the gate reads a comparison table: one primary row per treatment."""
+    table = section.pooled.assign(role=PRIMARY)
     table.attrs = {
-        **result.pooled.attrs,
-        "primary_metric": f"{result.primary_metric} pooled across {len(result.collections)} collections",
+        **section.pooled.attrs,
+        "primary_metric": f"{section.primary_metric} pooled across {collections} collections",
     }
     return table
