@@ -209,8 +209,8 @@ class ExperimentView:
 
     def __post_init__(self) -> None:
         """The one place a view tells one collection from several (whether a pooled section holds them)."""
-        several = self.pooled is not None
-        self.sections, self.alone = ((self.pooled,), {}) if several else ((), self.collections)
+        pooled = self.pooled
+        self.sections, self.alone = ((pooled,), {}) if pooled is not None else ((), self.collections)
 
     @classmethod
     def shown(cls, *collections: ComparisonView, pooled: PooledView | None = None) -> ExperimentView:

@@ -13,8 +13,8 @@
 from __future__ import annotations
 
 import ast
-import re
 import io
+import re
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -266,8 +266,8 @@ SHAPE_BRANCH = re.compile(
     r"\b(pooled|per_collection|datasets|self\.top)\s+is\s+(not\s+)?None"
     r"|\b(config|self|settings)\.dataset\s+is\s+(not\s+)?None"
     r"|\blen\([\w.]*(collections|parts|compared|held)\)\s*(==|!=|>|<|>=|<=)\s*[12]\b"
-    r"|\bseveral\b"
-    r"|\bif\s+(name|label|collection\.label)\s+else\b"
+    r"|\bseveral\b|\b(self|config)\.datasets\s+or\b"
+    r"|\bif\s+(not\s+)?(name|label)\s*(:|else\b)"
     r"|\bisinstance\([^)]*Collection"
     r"|\brole\s+(not\s+)?in\s*\(ROLE_"
 )
@@ -277,10 +277,18 @@ def _code_text(text: str) -> dict[int, str]:
     """Each line's code alone: comments dropped, each string (a docstring, a message) read as ``""``."""
     lines = text.splitlines()
     masked: dict[int, str] = {}
-    drop = {tokenize.COMMENT, tokenize.STRING, *([tokenize.FSTRING_START] if hasattr(tokenize, "FSTRING_START") else [])}
+    drop = {tokenize.COMMENT, tokenize.STRING}
     spans = []
+    opened: list[tuple[int, int]] = []  # Python 3.12 splits an f-string: FSTRING_START ... FSTRING_END
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type in drop or getattr(tokenize, "FSTRING_MIDDLE", None) == token.type:
+        name = tokenize.tok_name[token.type]
+        if name == "FSTRING_START":
+            opened.append(token.start)
+        elif name == "FSTRING_END":
+            start = opened.pop()
+            if not opened:
+                spans.append((start, token.end))
+        elif token.type in drop and not opened:
             spans.append((token.start, token.end))
     keep = [list(line) for line in lines]
     for (row, col), (end_row, end_col) in spans:
