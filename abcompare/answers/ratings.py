@@ -1,11 +1,10 @@
 """People's ratings of answers (optional): a JSONL file of ``query_id``, ``variant``, ``rating`` (0-3, the
-judge's answer relevance scale), read with every problem located at its line; and the judge's agreement with
-them on the answers both rated (weighted kappa, Krippendorff's alpha, the confusion table: the judge issue's
-agreement, resampling whole queries)."""
+judge's answer relevance scale), read with every problem located at its line (the lines by the one JSONL
+rule, ``abcompare.data._jsonl``); and the judge's agreement with them on the answers both rated (weighted
+kappa, Krippendorff's alpha, the confusion table: the judge issue's agreement, resampling whole queries)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -13,10 +12,12 @@ import pandas as pd
 
 from abcompare.answers.errors import AnswerError
 from abcompare.answers.scores import ANSWER_RELEVANCE, AnswerScores
+from abcompare.data._jsonl import jsonl_records
 from abcompare.judging.grades import SCALE
 from abcompare.stats.agreement import Agreement, agreement
 
 RATING_COLUMNS = ("query_id", "variant", "rating")
+_HINT = "each line is a JSON object with query_id, variant and rating (0-3)"
 
 
 def read_answer_ratings(path: str | Path, queries: Iterable[str], variants: Iterable[str]) -> pd.DataFrame:
@@ -24,19 +25,9 @@ def read_answer_ratings(path: str | Path, queries: Iterable[str], variants: Iter
     scale, or a second rating of the same answer is one located error."""
     path = Path(path)
     known_q, known_v = set(map(str, queries)), set(map(str, variants))
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise AnswerError(f"cannot read the answer ratings: {exc.strerror or exc}", file=path) from None
     rows: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AnswerError(f"not a JSON object ({exc.msg})", file=path, line=number) from None
-        if not isinstance(record, dict) or any(c not in record for c in RATING_COLUMNS):
+    for number, record in jsonl_records(path, "answer ratings", _HINT):
+        if any(c not in record for c in RATING_COLUMNS):
             raise AnswerError(
                 "each line is a JSON object with query_id, variant and rating", file=path, line=number
             )

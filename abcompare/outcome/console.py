@@ -215,6 +215,8 @@ def _print_collections(
         for line in lines:
             text = f"    {line.text}" if line.kind in verdicts.UNDER_VERDICT else f"  {line.text}"
             console.print(text, markup=False, highlight=False)
+        for line in collection.stage_lines:  # this collection's judge and answers lines
+            console.print(f"    {line}", markup=False, highlight=False)
     console.print()
     console.print(f"[bold]pooled across {plural(len(collections), 'collection')}[/]")
     for row in pooled.pooled.to_dict(orient="records"):

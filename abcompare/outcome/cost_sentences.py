@@ -12,7 +12,16 @@ import pandas as pd
 
 from abcompare.core.json_values import json_value
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
-from abcompare.stats.cost import CACHED, NO_EMBEDDINGS, PARTLY_CACHED, PYTHON, RETRIEVED
+from abcompare.stats.cost import (
+    CACHED,
+    GENERATOR,
+    JUDGE,
+    NO_EMBEDDINGS,
+    PARTLY_CACHED,
+    PYTHON,
+    RETRIEVED,
+    WORK_COLUMNS,
+)  # fmt: skip
 
 
 def _speed(ratio: float) -> str:
@@ -95,7 +104,16 @@ def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
         f"{_spread(row)} vs {_spread(control)}"
     )
     head = "within the noise" if bool(row["query_within_noise"]) else _speed(row["query_ratio"])
-    return f"queries {head} ({ratio}; {figures})"
+    return f"queries {head} ({ratio}; {figures}{_untimed_encoding(row, 'both share it')})"
+
+
+def _untimed_encoding(row: Mapping[str, Any], shared: str) -> str:
+    """What the timed figures leave out: the query encoding of a model every variant shares that the run
+    never loaded (``stats.cost.cost_table``'s ``untimed_query_encoding``), or nothing."""
+    models = row.get("untimed_query_encoding")
+    if _missing(models) or not models:
+        return ""
+    return f"; query encoding by {models} not timed: {shared} and its vectors were cached"
 
 
 def _bytes_clause(what: str, row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
@@ -125,7 +143,10 @@ def _own_clauses(row: Mapping[str, Any]) -> list[str]:
     else:
         sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
         spread = f"interquartile range over rounds {_spread(row)}"
-        clauses.append(f"queries {format_duration(row['seconds_per_query'])} per query ({sample}, {spread})")
+        untimed = _untimed_encoding(row, "every variant shares it")
+        clauses.append(
+            f"queries {format_duration(row['seconds_per_query'])} per query ({sample}, {spread}{untimed})"
+        )
     for what in ("model", "index"):
         size = float(row[f"{what}_bytes"])
         clauses.append(f"{what} {format_bytes(size)}" if size else f"no {what}")
@@ -191,12 +212,16 @@ def _plain_value(value: object) -> object:
 
 
 def cost_json(cost: pd.DataFrame | None) -> dict[str, Any]:
-    """The cost table as plain data: per variant its figures (and a treatment's ratios and sentence)."""
+    """The cost table as plain data: per variant its figures (and a treatment's ratios and sentence); per
+    judge and answer generator (``stats.cost.with_work_rows``) its calls, tokens, seconds and cache hits."""
     if cost is None:
         return {}
     out: dict[str, Any] = {}
     for name, row in cost.iterrows():
-        values = {k: _plain_value(v) for k, v in row.to_dict().items()}
+        if row["source"] in (JUDGE, GENERATOR):
+            out[str(name)] = {k: _plain_value(row[k]) for k in ("source", *WORK_COLUMNS)}
+            continue
+        values = {k: _plain_value(v) for k, v in row.to_dict().items() if k not in WORK_COLUMNS}
         if values["query_within_noise"] is not None:
             values["query_within_noise"] = bool(values["query_within_noise"])
         if name != "control" and "control" in cost.index:

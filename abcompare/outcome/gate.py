@@ -2,7 +2,8 @@
 
 ``worse``: a treatment whose primary verdict is ``worse``; ``not-better``: one whose primary verdict is not
 ``better``; ``inferior``: one not shown non-inferior (``significance.non_inferiority_margin``). The line
-that says so is :func:`abcompare.outcome.sentences.gate_sentence`.
+that says so is :func:`abcompare.outcome.sentences.gate_sentence`. With ``answers.gate`` the verdict gated
+is the answers' (its primary metric an answer metric), by the same rules.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import pandas as pd
 from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
 from abcompare.outcome.sentences import GATE_WORDS, treatments
-from abcompare.outcome.view import ExperimentView, PooledView
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
-    from abcompare.outcome.results import ComparisonResult
+    from abcompare.config.answers import AnswersSettings
+    from abcompare.outcome.results import Comparison, ComparisonResult
 
 #: The values of ``--fail-on``, in the order the help lists them.
 FAIL_ON: tuple[str, ...] = tuple(GATE_WORDS)
@@ -69,16 +71,39 @@ def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Pa
             hint="set it in the config, e.g. 0.01 in the primary metric's units, or add "
             "--set significance.non_inferiority_margin=0.01",
         )
+    if gate is not None and settings.answers is not None and settings.answers.gate and settings.datasets:
+        raise ConfigError(
+            "--fail-on cannot gate the answer verdict across several collections yet (each collection has "
+            "its own answer verdict, none is pooled)",
+            file=config,
+            field="answers.gate",
+            hint="gate one collection's answers, or set answers.gate=false to gate the pooled retrieval "
+            "verdict",
+        )
 
 
 def gated_table(result: ComparisonResult) -> pd.DataFrame:
-    """What ``--fail-on`` judges, read off the result's view: one collection's primary rows, or across several
-    the pooled verdict of each treatment (one primary row each; a collection's own verdict is shown, not
-    gated)."""
+    """What ``--fail-on`` judges, read off the result's view: one collection's primary rows (with
+    ``answers.gate``, the answer comparison's rows, its primary metric named as the answers'), or across
+    several the pooled verdict of each treatment (one primary row each; a collection's own verdict is shown,
+    not gated)."""
     view = ExperimentView.from_result(result)
     pooled = [_pooled_rows(section, len(view.collections)) for section in view.sections]
-    (table,) = [*pooled, *(alone.comparison for alone in view.alone.values())]
+    answers = result.config.answers
+    alone = [_gated_alone(result.collections[name], shown, answers) for name, shown in view.alone.items()]
+    (table,) = [*pooled, *alone]
     return table
+
+
+def _gated_alone(
+    comparison: Comparison, alone: ComparisonView, settings: AnswersSettings | None
+) -> pd.DataFrame:
+    """A collection shown alone: its comparison's rows, or with ``answers.gate`` its answers' rows."""
+    if settings is not None and settings.gate and comparison.answers is not None:
+        table = comparison.answers.comparison.comparison.copy()
+        table.attrs = {**table.attrs, "primary_metric": f"the answers' {table.attrs.get('primary_metric')}"}
+        return table
+    return alone.comparison
 
 
 def _pooled_rows(section: PooledView, collections: int) -> pd.DataFrame:

@@ -49,6 +49,7 @@ from abcompare.outcome.svg import (
     verdict_colour,
 )
 from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
+from abcompare.stats.cost import variant_rows
 
 #: How many wins and losses per treatment, and at least how many hits per variant beside each (more when
 #: the change is decided deeper: :func:`deciding_depth`).
@@ -79,6 +80,7 @@ def _comparison_part(inputs: ComparisonView) -> _Part:
         _header(inputs, primary),
         _verdicts(inputs),
         *([_stage_lines(inputs)] if inputs.stage_lines else []),
+        *([_answer_changes(inputs)] if inputs.answer_changes else []),
         _cost(inputs),
         _judgments(inputs),
         _forest(inputs),
@@ -149,11 +151,49 @@ def _stage_lines(inputs: ComparisonView | PooledView) -> str:
     return f"<section><h2>Judged by a model</h2>{lines}</section>"
 
 
+def _answer_changes(inputs: ComparisonView) -> str:
+    """An answers: section's largest answer wins and losses per treatment, the two answers side by side."""
+    parts = []
+    for treatment in dict.fromkeys(str(r["treatment"]) for r in inputs.answer_changes):
+        records = [r for r in inputs.answer_changes if r["treatment"] == treatment]
+        metric = escape(str(records[0]["metric"]))
+        parts.append(f"<h3>{escape(treatment)} vs control: the largest answer changes on {metric}</h3>")
+        for label, kind in (("Largest wins", "win"), ("Largest losses", "loss")):
+            shown = [r for r in records if r["change"] == kind]
+            parts.append(f"<h4>{label}</h4>" + ("" if shown else "<p>none</p>"))
+            parts += [_answer_pair(r) for r in shown]
+    return "<section><h2>Answers: the largest wins and losses</h2>" + "".join(parts) + "</section>"
+
+
+def _answer_pair(record: Mapping[str, Any]) -> str:
+    """One query's two answers, with their scores, the delta and whether the hits they came from changed."""
+    delta = float(record["delta"])
+    colour = VERDICT_COLOURS[BETTER] if delta > 0 else VERDICT_COLOURS[WORSE]
+    hits = "top-k hits changed" if record["top_k_changed"] else "same top-k hits"
+    head = (
+        f'<div class="query"><p><b>{escape(str(record["query_id"]))}</b> “{escape(str(record["question"]))}” '
+        f"— control {record['control_score']:.3f}, {escape(str(record['treatment']))} "
+        f'{record["treatment_score"]:.3f} (<span style="color:{colour};font-weight:600">{delta:+.3f}</span>; '
+        f'{hits})</p><div class="side">'
+    )
+    columns = []
+    for name, side in (("control", "control"), (str(record["treatment"]), "treatment")):
+        cited = ", ".join(map(str, record[f"{side}_cited_ids"])) or "nothing"
+        columns.append(
+            f"<div><h4>{escape(name)}</h4><p>{escape(str(record[f'{side}_answer']))}</p>"
+            f'<p class="meta">cites {escape(cited)}</p></div>'
+        )
+    return head + "".join(columns) + "</div></div>"
+
+
 def _cost(inputs: ComparisonView) -> str:
-    """Each retrieved variant's cost (a sweep's candidates are in its grid)."""
-    cost = inputs.cost
-    if cost is None or cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
+    """Each retrieved variant's cost (a sweep's candidates are in its grid), then each judge's and answer
+    generator's (calls, tokens, seconds, cache hits)."""
+    if inputs.cost is None or inputs.cost.empty:
         return ""
+    cost, work = variant_rows(inputs.cost), inputs.cost.drop(index=variant_rows(inputs.cost).index)
+    if cost.empty or (inputs.grid is not None and len(cost) > TREATMENTS_DETAILED + 1):
+        return _work_cost(work)
     headers = ["variant", "encoding per 1,000 chunks", "ms per query", "p95", "rounds' IQR", "model", "index"]
     body = []
     for name, row in cost.iterrows():
@@ -171,8 +211,30 @@ def _cost(inputs: ComparisonView) -> str:
         "<section><h2>Cost</h2><p>Latency: each query's median over interleaved timed rounds, averaged; "
         "two latencies differ only beyond the noise (the cost line under each verdict says which).</p>"
         f'<table class="cost"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></section>"
+        f"<tbody>{''.join(body)}</tbody></table>{_work_cost(work, heading=False)}</section>"
     )
+
+
+def _work_cost(work: pd.DataFrame, heading: bool = True) -> str:
+    """The judges' and answer generators' rows of the cost table (none: nothing)."""
+    if work.empty:
+        return ""
+    headers = ["judge or generator", "calls", "prompt tokens", "completion tokens", "time", "cache hits"]
+    body = []
+    for name, row in work.iterrows():
+        counts = [f"{int(row[c]):,}" for c in ("calls", "prompt_tokens", "completion_tokens")]
+        cells = [
+            escape(str(name)),
+            *counts,
+            shared.format_duration(row["seconds"]),
+            f"{int(row['cache_hits']):,}",
+        ]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    table = (
+        f'<table class="cost"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in headers)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+    return f"<section><h2>Cost</h2>{table}</section>" if heading else table
 
 
 def _judgments(inputs: ComparisonView) -> str:

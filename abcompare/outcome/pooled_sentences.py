@@ -6,11 +6,19 @@ non-inferiority line; the clauses they share with a comparison's sentences are
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from abcompare.core.vocabulary import BETTER, INCONCLUSIVE, NO_CORRECTION, NO_DIFFERENCE, WORSE, plural
+from abcompare.core.vocabulary import (
+    BETTER,
+    INCONCLUSIVE,
+    NO_CORRECTION,
+    NO_DIFFERENCE,
+    PERMUTATION,
+    WORSE,
+    plural,
+)  # fmt: skip
 from abcompare.outcome.sentences import (
     _correction_note,
     _family_note,
@@ -19,6 +27,7 @@ from abcompare.outcome.sentences import (
     _p_clause,
     format_change,
 )
+from abcompare.stats.intervals import interval_label
 
 #: The order the per-collection verdicts are listed in a pooled sentence.
 _COLLECTION_VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)
@@ -92,6 +101,8 @@ def pooled_sentence_parts(
     i2 = row["i2"]
     if isinstance(i2, (int, float)) and math.isfinite(float(i2)):
         after += f"; heterogeneity I² = {float(i2):.0%}"
+    if row.get("ci_agrees") in (False, 0) and row.get("ci_note"):  # at the edge: a tie, or Holm's step-down
+        after += f"; its interval and verdict differ: {row['ci_note']}"
     return verdict, after + "."
 
 
@@ -104,7 +115,14 @@ def pooled_settings_line(pooled: pd.DataFrame, per_collection: pd.DataFrame, wei
     return (
         f"pooled: {weighed}; {attrs.get('test', 'stratified permutation')} test, "
         f"{attrs.get('n_resamples', '')} resamples, seed {attrs.get('seed', '')}; "
-        f"stratified bootstrap interval ({', '.join(methods)}), alpha {attrs.get('alpha', '')}; "
+        f"{_interval_phrase(attrs)}, the stratified bootstrap's ({', '.join(methods)}) beside it "
+        f"(boot_ci_*), alpha {attrs.get('alpha', '')}; "
         f"p adjusted over the treatments ({attrs.get('correction', '')}); random effects "
         f"{attrs.get('meta_method', '')}" + (f"; {note}" if note else "")
     )
+
+
+def _interval_phrase(attrs: Mapping[str, object]) -> str:
+    """The pooled row's interval: the stratified sign-flip test inverted at its verdict's level."""
+    label = interval_label(str(attrs.get("correction", "")), PERMUTATION, float(attrs.get("alpha", 0.05)))
+    return label.replace("CI: ", "interval: ", 1)

@@ -109,11 +109,11 @@ class ComparisonResult:
     several for ``datasets:``, in config order) and, across several, the pooled test of the primary metric.
 
     ``pooled`` has one row per treatment (``stats.pooled.pooled_comparison``): the delta averaged over the
-    collections (``weighting``: equal weight per collection, or per query), its stratified-bootstrap
-    interval, the stratified sign-flip p-value (adjusted over the treatments), the random-effects
-    meta-analysis (effect, interval, tau², I²) and the verdict. ``per_collection`` has one row per
-    (collection, treatment) on the primary metric, its p adjusted over the family of every collection's
-    primary tests. Both are None for one collection.
+    collections (``weighting``: equal weight per collection, or per query), its interval at the verdict's
+    level (the stratified bootstrap's beside it), the stratified sign-flip p-value (adjusted over the
+    treatments), the random-effects meta-analysis (effect, interval, tau², I²) and the verdict.
+    ``per_collection`` has one row per (collection, treatment) on the primary metric, its p adjusted over
+    the family of every collection's primary tests. Both are None for one collection.
 
     With one collection its comparison's fields read through (``result.comparison``, ``result.variants``).
     """

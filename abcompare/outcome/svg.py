@@ -480,7 +480,7 @@ def _diamond(low: float, centre: float, high: float, y: float, fill: str, toolti
 def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, title: str) -> str:
     """The forest of a comparison across collections (``stats.pooled.pooled_comparison``'s two tables): per
     treatment, one row per collection (its delta and interval, coloured by its verdict, filled and starred
-    when significant), then the pooled diamond (the stratified bootstrap interval, coloured by the pooled
+    when significant), then the pooled diamond (its interval at the verdict's level, coloured by the pooled
     verdict) and the random-effects diamond (its interval, blue), with a line at zero: :func:`forest_svg`
     of :func:`collections_forest_rows`.
     """

@@ -63,6 +63,9 @@ class ComparisonView:
     #: What a ``judge:`` and an ``answers:`` section concluded, as the console prints them under the
     #: verdicts: the judge's agreement with people and corrected verdict, the answers' verdicts, their cost.
     stage_lines: Sequence[str] = ()
+    #: An ``answers:`` section's largest answer wins and losses per treatment, both answers side by side
+    #: (records of ``abcompare.answers.changes.largest_answer_changes``).
+    answer_changes: Sequence[Mapping[str, Any]] = ()
 
     @property
     def primary_metric(self) -> str:
@@ -77,7 +80,7 @@ class ComparisonView:
     VALUES = (
         "name", "description", "dataset", "n_queries", "level", "convention", "relevance_threshold", "judged",
         "judgment_warnings", "judgments_relevant_only", "tuned_sentence", "grid_settings",
-        "control_seconds_per_query", "focus", "notes", "part_of", "stage_lines",
+        "control_seconds_per_query", "focus", "notes", "part_of", "stage_lines", "answer_changes",
     )  # fmt: skip
 
     @classmethod
@@ -102,6 +105,7 @@ class ComparisonView:
             attribution=result.attribution, attribution_per_query=result.attribution_per_query,
             notes=verdict_notes(result.comparison, result.robustness, result.queries_needed),
             cost=result.cost, part_of=part_of, stage_lines=stage_lines(result),
+            answer_changes=result.answers.changes() if result.answers is not None else [],
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -111,6 +115,7 @@ class ComparisonView:
         data["notes"] = {name: list(lines) for name, lines in self.notes.items()}
         for key in ("judgment_warnings", "grid_settings", "focus", "stage_lines"):
             data[key] = list(data[key])
+        data["answer_changes"] = [dict(record) for record in self.answer_changes]
         data["part_of"] = list(self.part_of) if self.part_of is not None else None
         return data
 

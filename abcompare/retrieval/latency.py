@@ -13,8 +13,13 @@ Where the pass's wall time goes, and what bounds it:
 1. Preparation, outside the budget, at most once per model and artefact: each stage made ready (what the
    memo lacks is built; on Ray the driver builds it) and called once on the first query, untimed. A model
    the run loaded is the one timed (:data:`~abcompare.retrieval.models.LOADED_MODELS`: one load per
-   process and model identity); the pass loads one itself only when the run needed none (its vectors
-   came from the embedding cache, or Ray's workers encoded them), and says so, with the seconds.
+   process and model identity). When the run loaded none (its vectors came from the embedding cache, or
+   Ray's workers encoded them), the pass loads a model only where its query encoding tells the variants
+   apart: a dense stage every timed variant shares (two or more; a fusion or rerank comparison) is the
+   same work charged to each, so its query vectors are read from the cache and only its search is timed
+   (``untimed``: the models whose query encoding was left out; the cost line says so), rather than
+   loading a model (tens of seconds with torch) to add the same figure to every variant. Otherwise the
+   pass loads it and says so, with the seconds.
 2. ``budget_seconds`` then bounds everything else but a floor: a warm-up (at most :data:`WARMUP_QUERIES`
    queries and :data:`WARMUP_SHARE` of the budget, not kept) that measures what a query costs, and the
    rounds, sized to the budget that is left. The floor is :data:`MIN_ROUNDS` whole rounds (fewer when
@@ -108,12 +113,13 @@ Stage = Callable[[int], object]
 def _retriever_stage(
     name: str, spec: BM25Settings | DenseSettings, chunks: list, chunks_id: Hashable, depth: int,
     query_texts: list[str], cache_dir: Path, memo: pipeline.RetrievalCache,
-    feedback: QueryPlanningSettings | None = None,
+    feedback: QueryPlanningSettings | None = None, encode: bool = True,
 ) -> tuple[Stage, Callable[[], list]]:  # fmt: skip
     """One retriever's work for one query text (by position in ``query_texts``, the variant's planned
-    texts): search (with RM3 ``feedback``, the expanded query), and for a dense model encode the text;
-    and how to get its hits for every text at once, as the production pass does (when the memo lacks
-    them: on Ray, whose workers made them)."""
+    texts): search (with RM3 ``feedback``, the expanded query), and for a dense model encode the text
+    (unless ``encode`` is false: then the query's vector is read from the embedding cache and only the
+    search is timed); and how to get its hits for every text at once, as the production pass does (when
+    the memo lacks them: on Ray, whose workers made them)."""
     if isinstance(spec, BM25Settings):
         index = memo.get(
             pipeline.bm25_index_key(chunks_id, spec), lambda: pipeline.build_bm25_index(chunks, spec)
@@ -136,13 +142,22 @@ def _retriever_stage(
         lambda: pipeline.encode_chunks(encoder, pipeline.document_texts(chunks, spec)),
     ).vectors
 
-    def dense(i: int) -> Any:
-        query_vector = encoder.encode_now(pipeline.query_texts_for(spec, [query_texts[i]]))
-        return pipeline.ranked_hits(chunks, pipeline.dense_ranking(query_vector, vectors, depth), name)
-
     def all_dense() -> list:  # the query vectors the run put in the embedding cache
         query_vectors = encoder.encode(pipeline.query_texts_for(spec, query_texts))
         return pipeline.ranked_hits(chunks, pipeline.dense_ranking(query_vectors, vectors, depth), name)
+
+    if not encode:  # the query vectors the run cached, read once: only the search is timed
+        cached = encoder.encode(pipeline.query_texts_for(spec, query_texts))
+
+        def search_only(i: int) -> Any:
+            ranking = pipeline.dense_ranking(cached[i : i + 1], vectors, depth)
+            return pipeline.ranked_hits(chunks, ranking, name)
+
+        return search_only, all_dense
+
+    def dense(i: int) -> Any:
+        query_vector = encoder.encode_now(pipeline.query_texts_for(spec, [query_texts[i]]))
+        return pipeline.ranked_hits(chunks, pipeline.dense_ranking(query_vector, vectors, depth), name)
 
     return dense, all_dense
 
@@ -180,9 +195,10 @@ class TimingPass:
     queries, seconds; empty when nothing was kept, ``note`` says why), ``preparation_seconds`` (outside
     the budget: stages made ready, models loaded, one untimed call per stage), ``loaded`` (the models the
     pass itself loaded: name, seconds), ``budgeted_seconds`` (the warm-up and rounds, which the budget
-    bounds), the whole rounds kept and the queries per round. ``note`` is what the user can act on (a
-    budget that cut rounds: raise it), warned; ``overrun`` how far the floor's rounds ran past the budget,
-    recorded but not warned (nothing to do about a busy machine; the cost line states the sample)."""
+    bounds), the whole rounds kept and the queries per round. ``note`` says the budget cut rounds (raise
+    it to time them all; said as a stage line, not warned: on a busy machine it is the load's doing, and
+    the cost line states the sample); ``overrun`` how far the floor's rounds ran past the budget,
+    recorded but not said (nothing to do about a busy machine)."""
 
     samples: dict[str, np.ndarray]
     preparation_seconds: float = 0.0
@@ -192,39 +208,67 @@ class TimingPass:
     queries: int = 0
     note: str = ""
     overrun: str = ""
+    #: The models whose query encoding was not timed: a dense stage every variant shares, whose model the
+    #: run did not load (see the module docstring); the variants' samples are its search alone.
+    untimed: tuple[str, ...] = ()
 
 
 def _stages(
     variants: Mapping[str, VariantSettings], corpus: pd.DataFrame, query_ids: list[str],
     query_texts: list[str], cache_dir: Path, cache: pipeline.RetrievalCache,
-) -> tuple[dict[Hashable, Stage], dict[str, list[Hashable]]]:  # fmt: skip
-    """Every stage to time (a retriever several variants share is one) and each variant's stages."""
+) -> tuple[dict[Hashable, Stage], dict[str, list[Hashable]], tuple[str, ...]]:  # fmt: skip
+    """Every stage to time (a retriever several variants share is one), each variant's stages, and the
+    models whose query encoding is left untimed (:func:`_encodes`)."""
     fingerprint = pipeline.corpus_fingerprint(corpus)
-    stages: dict[Hashable, Stage] = {}
-    hits_of: dict[Hashable, list] = {}
-    uses: dict[str, list[Hashable]] = {}
+    planned: dict[str, tuple] = {}
     for name, variant in variants.items():
         chunks_id = pipeline.chunks_key(fingerprint, variant.chunking)
         chunks = cache.get(("chunks", chunks_id), lambda v=variant: pipeline.chunk_corpus(corpus, v.chunking))
-        keys: list[Hashable] = []
-        hits = []
         texts = plan_queries(variant.query_planning, query_ids, query_texts)
         feedback = feedback_of(variant)
         planned_id = pipeline.queries_key(texts.texts)
         depth = pipeline.fetch_depth(variant, chunks)
+        keys = {
+            retriever: pipeline.ranking_key(
+                retriever, spec, chunks_id, depth, planned_id, cache_dir, feedback
+            )
+            for retriever, spec in variant.retrievers.items()
+        }
+        planned[name] = (chunks, chunks_id, texts, feedback, depth, keys)
+    everyone = (
+        set.intersection(*(set(p[-1].values()) for p in planned.values())) if len(planned) > 1 else set()
+    )
+    stages: dict[Hashable, Stage] = {}
+    hits_of: dict[Hashable, list] = {}
+    uses: dict[str, list[Hashable]] = {}
+    untimed: list[str] = []
+    for name, variant in variants.items():
+        chunks, chunks_id, texts, feedback, depth, keys = planned[name]
+        hits = []
         for retriever, spec in variant.retrievers.items():
-            key = pipeline.ranking_key(retriever, spec, chunks_id, depth, planned_id, cache_dir, feedback)
+            key = keys[retriever]
             if key not in stages:
+                encode = _encodes(spec, cache_dir, shared=key in everyone)
+                if not encode:
+                    untimed.append(spec.model)
                 per_text, everything = _retriever_stage(
-                    retriever, spec, chunks, chunks_id, depth, texts.texts, cache_dir, cache, feedback
+                    retriever, spec, chunks, chunks_id, depth, texts.texts, cache_dir, cache, feedback, encode
                 )
                 stages[key] = _per_question(per_text, texts.groups)
                 hits_of[key] = cache.get(key, everything)
             hits.append(hits_of[key])
-            keys.append(key)
         stages[("finish", name)] = _finish_stage(variant, hits, query_ids, query_texts, cache_dir)
-        uses[name] = [*keys, ("finish", name)]
-    return stages, uses
+        uses[name] = [*keys.values(), ("finish", name)]
+    return stages, uses, tuple(dict.fromkeys(untimed))
+
+
+def _encodes(spec: BM25Settings | DenseSettings, cache_dir: Path, *, shared: bool) -> bool:
+    """Whether a retriever's stage encodes each query with its model (always, once the run loaded it):
+    not a dense stage every timed variant shares whose model the run did not load (its query vectors
+    are in the embedding cache; the same encoding charged to every variant tells none apart)."""
+    if isinstance(spec, BM25Settings) or not shared:
+        return True
+    return pipeline.dense_encoder(spec, cache_dir).loaded
 
 
 def _warm_up(
@@ -308,7 +352,7 @@ def timing_pass(
         return TimingPass({})
     begin = clock()
     loads_before = len(LOADED_MODELS.history)
-    stages, uses = _stages(variants, corpus, query_ids, query_texts, cache_dir, cache)
+    stages, uses, untimed = _stages(variants, corpus, query_ids, query_texts, cache_dir, cache)
     order = list(stages)
     warmup = sample_queries(len(query_ids), min(WARMUP_QUERIES, len(query_ids)))
     first = clock()
@@ -329,7 +373,7 @@ def timing_pass(
     sized = sample_size(len(query_ids), per_query * SIZING_MARGIN, plan, left)
     picked = sample_queries(len(query_ids), sized)
     fewest = min(MIN_ROUNDS, plan.repeats)  # the floor: always timed, whatever the budget
-    account = dict(preparation_seconds=preparation, loaded=loaded, queries=len(picked))
+    account = dict(preparation_seconds=preparation, loaded=loaded, queries=len(picked), untimed=untimed)
     budget = f"the {plan.budget_seconds:g} s budget (efficiency.budget_seconds)"
     seconds, rounds, floor_past = _timed_rounds(stages, picked, plan, deadline, fewest, progress)
     budgeted = clock() - started

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -146,8 +147,13 @@ COST_COLUMNS = (
     "seconds_per_query", "seconds_per_query_p95", "seconds_per_query_low", "seconds_per_query_high",
     "timed_rounds", "timed_queries", "encode_seconds_per_1000_chunks", "embedded_chunks", "encoded_chunks",
     "embeddings", "index_bytes", "model_bytes", "query_ratio", "query_ratio_low", "query_ratio_high",
-    "query_within_noise", "encode_ratio", "model_ratio", "index_ratio", "source",
+    "query_within_noise", "encode_ratio", "model_ratio", "index_ratio", "source", "untimed_query_encoding",
+    "calls", "prompt_tokens", "completion_tokens", "seconds", "cache_hits",
 )  # fmt: skip
+#: A judge's or a generator's columns (:func:`with_work_rows`); a variant's row has them empty.
+WORK_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds", "cache_hits")
+#: The ``source`` of a judge's row and of an answer generator's.
+JUDGE, GENERATOR = "judge", "generator"
 
 #: The timed figures each variant's run carries as ``efficiency.*`` metrics (the build figures come from
 #: the retrieval stage itself): cost-table column -> metric name.
@@ -180,13 +186,17 @@ def cost_table(
     noise_floor: float = NOISE_FLOOR,
     seed: int = 0,
     given: Mapping[str, str] | None = None,
+    untimed_encoding: Sequence[str] = (),
 ) -> pd.DataFrame:
     """One row per variant (``efficiency``: its ``efficiency.*`` build figures; ``samples``: its timed
     latency, rounds x queries): latency, encoding, sizes, and for each retrieved treatment its ratios to
     a retrieved control (``*_ratio``: the treatment's over the control's, so below 1 is faster or
     smaller). ``given`` names the variants whose run was given (:data:`PYTHON`, :data:`RUN_FILE`): their
     ``source`` says so, and they carry only what is known (a Python retriever's seconds per query, from
-    its one call over the queries; nothing for a run file), never a ratio."""
+    its one call over the queries; nothing for a run file), never a ratio. ``untimed_encoding`` names the
+    models whose query encoding the timing pass left out (one every timed variant shares, not loaded by
+    the run: ``retrieval.latency``): each timed row's ``untimed_query_encoding`` (comma-separated, empty
+    when every encoding was timed)."""
     given = dict(given or {})
     rows: dict[str, dict[str, object]] = {}
     for name, values in efficiency.items():
@@ -215,6 +225,7 @@ def cost_table(
                 seconds_per_query=latency.mean, seconds_per_query_p95=latency.p95,
                 seconds_per_query_low=latency.low, seconds_per_query_high=latency.high,
                 timed_rounds=latency.rounds, timed_queries=latency.queries,
+                untimed_query_encoding=", ".join(untimed_encoding),
             )  # fmt: skip
         rows[name] = row
     if CONTROL in rows and rows[CONTROL]["source"] == RETRIEVED:
@@ -242,6 +253,51 @@ def latency_metrics(row: pd.Series) -> dict[str, float]:
     return {
         metric: float(row[column]) for column, metric in LATENCY_METRICS.items() if not pd.isna(row[column])
     }
+
+
+# ------------------------------------------------------------------------------ judges, generators
+class WorkCost(Protocol):
+    """What a judge or an answer generator counted as it worked (``judging.cost.JudgeCost``,
+    ``answers.generation.GenerationCost``): calls made, tokens in and out, seconds, calls a cache answered."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    cache_hits: int
+
+
+def work_row_name(role: str, who: str) -> str:
+    """A judge's or generator's row name: ``relevance judge (python:length)``, ``answers (control)``; a
+    variant's name never has a space or parenthesis, so the two never meet."""
+    return f"{role} ({who})"
+
+
+def with_work_rows(table: pd.DataFrame, work: Mapping[str, tuple[str, WorkCost]]) -> pd.DataFrame:
+    """The cost table with one row per judge and answer generator the comparison ran (``work``: row name ->
+    (:data:`JUDGE` or :data:`GENERATOR`, its counters)): its calls, tokens in and out, seconds and cache
+    hits, under the variants' rows; the variants' columns stay empty on them (nothing was retrieved)."""
+    if not work:
+        return table
+    rows = {}
+    for name, (source, cost) in work.items():
+        row: dict[str, object] = dict.fromkeys(COST_COLUMNS, math.nan)
+        row.update(
+            source=source, embeddings=NO_EMBEDDINGS, calls=float(cost.calls),
+            prompt_tokens=float(cost.prompt_tokens), completion_tokens=float(cost.completion_tokens),
+            seconds=float(cost.seconds), cache_hits=float(cost.cache_hits),
+        )  # fmt: skip
+        rows[name] = row
+    extra = pd.DataFrame.from_dict(rows, orient="index", columns=list(COST_COLUMNS))
+    combined = pd.concat([table, extra]) if len(table) else extra
+    combined.index.name = "variant"
+    combined.attrs.update(table.attrs)
+    return combined
+
+
+def variant_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The cost table's variants' rows alone (not a judge's or a generator's)."""
+    return table[~table["source"].isin((JUDGE, GENERATOR))]
 
 
 # ------------------------------------------------------------------------------------------ a sweep

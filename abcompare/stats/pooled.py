@@ -9,9 +9,16 @@ weighted mean of the collections' mean differences, sum_c W_c mean(d_c): equal w
   so the test is :func:`~abcompare.stats.permutation.sign_flip_test` on the x_i (its exact-vs-Monte-Carlo
   threshold and its p rule, unchanged), queries whose differences are all zero left out (a zero has the
   same value under both signs, so the p-value is the same and the enumeration exact more often).
-- interval: the stratified bootstrap, queries resampled with replacement within each collection; BCa with
-  the stratified jackknife's acceleration (influence W_c (d_i - mean_c) / n_c), the percentile interval
-  where BCa is undefined, as ``stats.bootstrap`` does for one collection.
+- interval (``ci_low``/``ci_high``): the stratified sign-flip test inverted at the level its verdict uses
+  (:mod:`abcompare.stats.intervals`), so the pooled row's interval and verdict agree as a collection's
+  rows do: ``delta +- c sqrt(n) sd(x)``, c the critical value of the studentized sum of the x_i under the
+  same sign vectors as the p (max-T's simultaneous one over the treatments, else each treatment's own at
+  its corrected level alpha_effective); |t| is monotone in |sum x|, so it excludes 0 exactly when the
+  adjusted p is <= alpha (a tie at the critical value aside: ``ci_agrees``, ``ci_note``).
+- beside it (``boot_ci_low``/``boot_ci_high``): the stratified bootstrap, queries resampled with replacement
+  within each collection; BCa with the stratified jackknife's acceleration (influence
+  W_c (d_i - mean_c) / n_c), the percentile interval where BCa is undefined, as ``stats.bootstrap`` does
+  for one collection; unadjusted, at 1 - alpha.
 - beside them, the random-effects meta-analysis of the collections' deltas (:mod:`.meta_analysis`).
 
 Randomness: one ``Generator(PCG64(seed))`` per call, consumed first by the sign vectors (shared by all
@@ -34,8 +41,8 @@ from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
 from abcompare.stats.comparison import check_test_settings, paired_comparison
 from abcompare.stats.correction import adjust_pvalues, per_test_alpha
-from abcompare.stats.flips import family_correction, family_sign_flips
-from abcompare.stats.intervals import agreement, verdict_interval
+from abcompare.stats.flips import FamilyFlips, family_correction, family_sign_flips
+from abcompare.stats.intervals import agreement, interval_note, verdict_interval
 from abcompare.stats.maxt import max_t_sign_flip
 from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, collection_effects, random_effects
 from abcompare.stats.noninferiority import NonInferiorityResult, margin_problem, non_inferiority_test
@@ -52,7 +59,8 @@ POOLED_COLUMNS: tuple[str, ...] = (
     "treatment", "metric", "weighting", "collections", "n_queries", "delta", "ci_low", "ci_high",
     "p_value", "p_adjusted", "exact", "meta_effect", "meta_ci_low", "meta_ci_high", "meta_p_value",
     "tau2", "i2", "q", "q_p_value", "verdict", "better", "worse", "no_difference", "disagree",
-    "meta_heaviest", "meta_heaviest_weight",
+    "meta_heaviest", "meta_heaviest_weight", "boot_ci_low", "boot_ci_high", "alpha_effective", "ci_method",
+    "ci_agrees", "ci_note",
 )  # fmt: skip
 PER_COLLECTION_COLUMNS: tuple[str, ...] = (
     "collection", "treatment", "metric", "n_queries", "delta", "ci_low", "ci_high", "p_value",
@@ -358,15 +366,17 @@ def pooled_comparison(
     p_value, p_adjusted, exact = flips.pvalue, flips.pvalue_adjusted, flips.exact
     boot = stratified_bootstrap(differences, weights, int(n_resamples), rng, alpha)
     delta = np.atleast_1d(boot.statistic)
-    ci_low, ci_high = np.atleast_1d(boot.bca_low), np.atleast_1d(boot.bca_high)
+    interval = _pooled_interval(x, delta, flips, p_value, p_adjusted, pooled_correction, alpha,
+                                int(n_resamples), int(seed))  # fmt: skip
+    ci_low, ci_high = interval["ci_low"], interval["ci_high"]
 
     per_collection = _per_collection(
         per_query, treatments, metric, correction, alpha, n_resamples, seed, comparisons, min_effect
     )
     verdict = verdicts(delta, p_adjusted, ci_low, ci_high, alpha, min_effect)
     columns = {
-        "delta": delta, "ci_low": ci_low, "ci_high": ci_high, "p_value": p_value, "p_adjusted": p_adjusted,
-        "verdict": verdict,
+        "delta": delta, "p_value": p_value, "p_adjusted": p_adjusted, "verdict": verdict, **interval,
+        "boot_ci_low": np.atleast_1d(boot.bca_low), "boot_ci_high": np.atleast_1d(boot.bca_high),
     }  # fmt: skip
     rows = [
         _pooled_row(j, treatment, differences, per_collection, columns, metric=metric, weighting=weighting,
@@ -458,7 +468,54 @@ def _pooled_row(
         "disagree": bool(better and worse),
         "meta_heaviest": heaviest,
         "meta_heaviest_weight": share,
+        **{key: _scalar(columns[key][j]) for key in _INTERVAL_KEYS},
     }
+
+
+#: The pooled row's interval columns beyond ``ci_low``/``ci_high`` (:func:`_pooled_interval`).
+_INTERVAL_KEYS = ("boot_ci_low", "boot_ci_high", "alpha_effective", "ci_method", "ci_agrees", "ci_note")
+
+
+def _scalar(value: object) -> object:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _pooled_interval(
+    x: np.ndarray, delta: np.ndarray, flips: FamilyFlips, p_value: np.ndarray, p_adjusted: np.ndarray,
+    correction: str, alpha: float, n_resamples: int, seed: int,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """Per treatment: the stratified sign-flip test inverted at its verdict's level (the module docstring),
+    its level, method, and whether it agrees with the adjusted p (with why not, where it does not).
+
+    ``x`` holds the weighted differences W_c d_i / n_c of the changed queries (one column per treatment),
+    so ``delta`` is each column's sum. Under max-T the p's own sign vectors give the simultaneous critical
+    value; otherwise each column's own null is drawn from ``PCG64(seed)`` as the p's were (the first draws
+    of the comparison's generator), so the same vectors give the same raw p."""
+    x = np.asarray(x, dtype=np.float64).reshape(x.shape[0], -1)
+    n, m = x.shape
+    p_value, p_adjusted = np.atleast_1d(p_value), np.atleast_1d(p_adjusted)
+    if correction == MAXT and flips.maxt is not None:
+        null, level = flips.maxt, np.full(m, float(alpha))
+    else:
+        null = None
+        if n >= 2:
+            rng = np.random.Generator(np.random.PCG64(seed))
+            null = max_t_sign_flip(x, list(range(m)), n_resamples=n_resamples, rng=rng)
+        level = per_test_alpha(p_value, correction, alpha)
+    flat = constant_columns(x) if n >= 2 else np.ones(m, dtype=bool)
+    se = np.where(flat, 0.0, np.sqrt(n) * (x.std(axis=0, ddof=1) if n >= 2 else np.zeros(m)))
+    low, high, method = verdict_interval(delta, se, np.full(m, n), level, null=null)
+    agrees = agreement(low, high, p_adjusted, alpha)
+    excludes = (low > 0) | (high < 0)
+    notes = [
+        "" if ok else interval_note(bool(out), correction, PERMUTATION)
+        for ok, out in zip(agrees, excludes, strict=True)
+    ]
+    return {
+        "ci_low": low, "ci_high": high, "alpha_effective": np.asarray(level, dtype=np.float64),
+        "ci_method": np.array([method] * m, dtype=object), "ci_agrees": agrees,
+        "ci_note": np.array(notes, dtype=object),
+    }  # fmt: skip
 
 
 def random_effects_heaviest(variances: np.ndarray, tau2: float, names: Sequence[str]) -> tuple[str, float]:

@@ -232,7 +232,7 @@ COLLECTION_TAG = "abcompare.collection"  # on a collection's comparison run: the
 #: ``_`` sorts before every lowercase key, so MLflow's compare view lists them first.
 POOLED = "_pooled"
 #: The pooled test's fields (``stats.pooled.pooled_comparison``'s columns): the weighted mean delta, its
-#: stratified-bootstrap interval, the stratified sign-flip p (raw and adjusted over the treatments) and the
+#: interval at the verdict's level, the stratified sign-flip p (raw and adjusted over the treatments) and the
 #: verdict code (1 better, -1 worse, 0 neither).
 POOLED_FIELDS = ("delta", "ci_low", "ci_high", "p_value", "p_adjusted", "verdict")
 #: The rest of a treatment's pooled figures, after every ``_pooled`` key (``pooled.hybrid.ndcg_at_10.i2``):

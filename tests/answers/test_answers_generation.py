@@ -1,7 +1,8 @@
 """Answers per variant: the extractive baseline against hand-picked sentences, a Python generator's answers
 checked by the one rule (raises, None, a non-string, an empty answer, a citation of a hit it was not given:
 one located line naming the generator and the query), and the answers file read and written, every bad line
-located at file:line."""
+located at file:line (a line that is not a JSON object, in the answers or the ratings file, by the one JSONL
+rule's own error)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from abcompare.answers import (
     write_answers,
 )
 from abcompare.answers.extractive import NO_HITS_ANSWER
+from abcompare.answers.ratings import read_answer_ratings
 from abcompare.answers.text import sentences, terms
+from abcompare.core.errors import DataError
 
 D1 = Hit("d1", "Cats are carnivores: they eat meat, such as mice, birds and fish. They sleep a lot.", 1)
 D2 = Hit("d2", "Dogs eat anything.  Cats purr.", 2)
@@ -113,8 +116,6 @@ GOOD = {"query_id": "q1", "answer": "Cats eat meat.", "cited_ids": ["d1"]}
      (GOOD, 2, "a second answer to query 'q1' (the first is on line 1)"),
      ({"query_id": "q2", "answer": " ", "cited_ids": []}, 2, "query 'q2': the answer is empty"),
      ({"query_id": "q2", "answer": "Tax.", "cited_ids": ["d1"]}, 2, "it cites 'd1', which is not among"),
-     ("{not json", 2, "not a JSON object"),
-     ("[1, 2]", 2, "a list, not a JSON object"),
      ({"query_id": "q2"}, 2, "no 'answer'")],
 )  # fmt: skip
 def test_a_bad_answers_line_is_one_error_at_its_file_and_line(tmp_path: Path, second, line, says) -> None:
@@ -122,6 +123,36 @@ def test_a_bad_answers_line_is_one_error_at_its_file_and_line(tmp_path: Path, se
     with pytest.raises(AnswerError) as info:
         read_answers(path, ["q1", "q2"], {"q1": [D1], "q2": [D3]})
     assert str(info.value).startswith(f"{path}:{line}: ") and says in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("second", "says"),
+    [("{not json", "malformed line: not JSON (Expecting property name enclosed in double quotes)"),
+     ("[1, 2]", "malformed line: expected a JSON object")],
+)  # fmt: skip
+@pytest.mark.parametrize("reader", ["answers", "ratings"])
+def test_a_line_that_is_not_a_json_object_is_the_one_jsonl_rules_error_at_its_line(
+    tmp_path: Path, second: str, says: str, reader: str
+) -> None:
+    """Both answers inputs read their lines by abcompare.data._jsonl (as queries, corpora and JSONL runs):
+    the same located error, blank lines not counted as content but counted in the line numbers."""
+    first = GOOD if reader == "answers" else {"query_id": "q1", "variant": "control", "rating": 2}
+    path = _lines(tmp_path, first, "", second)
+    with pytest.raises(DataError) as info:
+        if reader == "answers":
+            read_answers(path, ["q1", "q2"])
+        else:
+            read_answer_ratings(path, ["q1", "q2"], ["control"])
+    assert str(info.value).startswith(f"{path}:3: {says}")
+
+
+@pytest.mark.parametrize("reader", ["answers", "ratings"])
+def test_a_missing_answers_input_is_located(tmp_path: Path, reader: str) -> None:
+    path = tmp_path / "nowhere.jsonl"
+    with pytest.raises(DataError) as info:
+        read_answers(path, ["q1"]) if reader == "answers" else read_answer_ratings(path, ["q1"], ["control"])
+    what = "answers" if reader == "answers" else "answer ratings"
+    assert str(info.value).startswith(f"{path}: {what} file not found")
 
 
 def test_a_query_without_an_answer_is_refused(tmp_path: Path) -> None:

@@ -79,6 +79,24 @@ def test_the_readme_shows_the_answer_lines_of_the_shipped_config(shipped) -> Non
     )
 
 
+#: An answer line's interval, p and verdict: ``[-1.600, +0.000], p = 0.375: no significant difference``.
+_ROW = re.compile(r"\[(?P<low>[-+]?\d\S*), (?P<high>[-+]?\d\S*)\], p = \S+: (?P<verdict>[a-z ]+)$")
+
+
+def test_no_answer_line_shows_an_interval_its_verdict_contradicts(shipped) -> None:
+    """Issue 41, on the run and on the README's copy of its lines: an interval that excludes 0 goes with a
+    significant verdict, and a significant verdict with an interval that excludes 0 (the answer rows'
+    intervals are at their verdict's level, as the retrieval rows' are)."""
+    _, text = shipped
+    printed = [line.strip() for line in text.splitlines() if ANSWER_LINE.match(line.strip())]
+    for line in [*printed, *readme_lines()]:
+        row = _ROW.search(line)
+        if row is None:
+            continue
+        excludes = float(row["low"]) > 0 or float(row["high"]) < 0
+        assert excludes == (row["verdict"] in ("better", "worse")), line
+
+
 def test_the_json_has_the_answers_block_beside_the_retrieval_verdicts(shipped) -> None:
     result, _ = shipped
     data = json.loads(json.dumps(result_as_json(result), default=str))

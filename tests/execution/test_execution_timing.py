@@ -43,7 +43,9 @@ def test_a_budget_too_small_times_three_rounds_unsaid_and_one_that_fits_times_al
     machine a user has nothing to act on; the cost line states the sample, three rounds)."""
     variants = {"control": VariantSettings(chunking={"strategy": "none"}, retrievers={"bm25": {}}, top_k=3)}
     said = Recorded()
-    samples = time_driver_side(variants, dataset(), tmp_path, TimingPlan(5, 6, 1e-6), RetrievalCache(), said)
+    samples = time_driver_side(
+        variants, dataset(), tmp_path, TimingPlan(5, 6, 1e-6), RetrievalCache(), said
+    ).samples
     assert samples["control"].shape == (3, 5)  # the three rounds always timed, over five queries
     assert said.stages == [
         "timing the query stage: 5 interleaved rounds within 1e-06 s "
@@ -51,5 +53,7 @@ def test_a_budget_too_small_times_three_rounds_unsaid_and_one_that_fits_times_al
     ]
     assert said.warnings == []
     said = Recorded()
-    samples = time_driver_side(variants, dataset(), tmp_path, TimingPlan(3, 6, 30), RetrievalCache(), said)
+    samples = time_driver_side(
+        variants, dataset(), tmp_path, TimingPlan(3, 6, 30), RetrievalCache(), said
+    ).samples
     assert samples["control"].shape == (3, 6) and said.warnings == []

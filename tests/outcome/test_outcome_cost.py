@@ -208,3 +208,23 @@ def test_one_encoding_charged_to_both_variants_is_said_to_be_shared() -> None:
         "Cost vs control: encoding shared with the control (148 s per 1,000 chunks, one encoding for both), "
     )
     assert "as fast" not in sentence
+
+
+def test_a_shared_query_encoding_left_untimed_is_said_beside_the_timed_figures() -> None:
+    """The timing pass left out a query encoding every variant shares (its model was never loaded): the
+    figures are the rest of the query's work, and the line and the table say which encoding is missing."""
+    efficiency = {"control": build(1_000_000, 90_000_000, 200, 0, None),
+                  "dbsf": build(1_000_000, 90_000_000, 200, 0, None)}  # fmt: skip
+    samples = {"control": np.full((3, 5), 2e-3), "dbsf": np.full((3, 5), 2e-3)}
+    table = cost_table(efficiency, samples, noise_floor=0.1, untimed_encoding=("all-MiniLM-L6-v2",))
+    assert cost_sentence(table, "dbsf") == (
+        "Cost vs control: encoding not timed (its embeddings were cached), queries within the noise "
+        "(time ratio 1.00 [1.00, 1.00]; 5 queries × 3 rounds: 2 ms vs 2 ms per query, interquartile "
+        "range over rounds 2–2 ms vs 2–2 ms; query encoding by all-MiniLM-L6-v2 not timed: both share it "
+        "and its vectors were cached), model the same size (90 MB), index the same size (1 MB)."
+    )
+    assert cost_json(table)["control"]["untimed_query_encoding"] == "all-MiniLM-L6-v2"
+    timed = cost_table(efficiency, samples, noise_floor=0.1)  # every encoding timed: nothing said
+    assert timed.loc["dbsf", "untimed_query_encoding"] == "" and "query encoding" not in cost_sentence(
+        timed, "dbsf"
+    )

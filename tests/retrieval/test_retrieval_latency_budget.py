@@ -236,3 +236,39 @@ def test_a_served_bi_encoder_rerank_orders_as_the_cached_one(tmp_path: Path) -> 
     again = served.rerank("my laptop is gone", hits)
     assert [h.id for h in again] == [h.id for h in cached] and again[0].id == "d1"
     assert [h.rerank_score for h in again] == pytest.approx([h.rerank_score for h in cached], abs=1e-6)
+
+
+@needs_int8
+def test_a_dense_stage_every_variant_shares_is_not_loaded_only_to_be_timed(tmp_path: Path) -> None:
+    """RRF vs DBSF over one BM25 and one dense retriever: the dense stage is one, charged to both. On a
+    rerun whose vectors all come from the cache the run loads no model; the pass then loads none either
+    (the same encoding would be added to both variants): it times the search on the cached query vectors
+    and names the model whose query encoding it left out. Once the model is loaded, it is timed."""
+    retrievers = {"bm25": {}, "dense": {"model": "all-MiniLM-L6-v2-int8"}}
+    variants = {
+        name: VariantSettings.model_validate(
+            {
+                "chunking": {"strategy": "none"},
+                "retrievers": retrievers,
+                "fusion": {"method": method},
+                "top_k": 5,
+            }
+        )  # fmt: skip
+        for name, method in (("control", "rrf"), ("dbsf", "dbsf"))
+    }
+    for variant in variants.values():  # fills the embedding cache (chunks and queries)
+        run_variant_with_cost(variant, CORPUS, QUERIES, cache_dir=tmp_path, cache=RetrievalCache())
+    encoder = DenseEncoder("all-MiniLM-L6-v2-int8", tmp_path)
+    LOADED_MODELS.discard(("encoder", encoder.model.identity(), "cpu", None))
+    cache = RetrievalCache()
+    for variant in variants.values():  # the rerun: every vector from the cache, no model loaded
+        run_variant_with_cost(variant, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache)
+    assert not encoder.loaded
+    plan = TimingPlan(repeats=3, max_queries=8, budget_seconds=30)
+    timed = timing_pass(variants, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
+    assert timed.loaded == () and not encoder.loaded
+    assert timed.untimed == ("all-MiniLM-L6-v2-int8",)
+    assert {name: s.shape for name, s in timed.samples.items()} == {"control": (3, 8), "dbsf": (3, 8)}
+    encoder.load()  # the run loaded it (a cold run): its query encoding is timed, nothing left out
+    again = timing_pass(variants, CORPUS, QUERIES, cache_dir=tmp_path, cache=cache, plan=plan)
+    assert again.loaded == () and again.untimed == ()

@@ -68,3 +68,16 @@ def test_each_row_states_the_verdict_its_config_gives(config, shipped_run):
         assert stated["delta"] == as_printed(primary["delta"], stated["delta"])
     watched = [name.strip() for name in row["metrics"].split(",")]
     assert set(watched) <= set(payload["means"]["control"]), watched
+
+
+@pytest.mark.parametrize("config", SCENARIOS)
+def test_no_row_shows_an_interval_its_verdict_contradicts_without_saying_why(config, shipped_run):
+    """Issue 41's first criterion, on every shipped scenario: a row whose interval excludes 0 is significant
+    and a significant row's interval excludes 0, or the row says why not (``ci_note``, which the console
+    prints under the verdict)."""
+    _, result = shipped_run(config)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for row in json.loads(result.stdout)["comparison"]:
+        excludes = row["ci_low"] > 0 or row["ci_high"] < 0
+        significant = row["verdict"] in ("better", "worse")
+        assert excludes == significant or row["ci_note"], (row["treatment"], row["metric"], row["verdict"])

@@ -226,3 +226,34 @@ def test_pooled_comparison_adds_non_inferiority_without_moving_the_other_figures
     )
     with pytest.raises(StatisticsError, match="non_inferiority_margin"):
         pooled(data, non_inferiority_margin=-0.1)
+
+
+def test_the_pooled_interval_is_at_its_verdicts_level_by_hand() -> None:
+    """Two collections, every query better: a (3 queries, +0.1 each) and b (2 queries, +0.2 each), equal
+    weights. The pooled delta is (0.1 + 0.2) / 2 = 0.15; the 2^5 = 32 sign vectors are enumerated and only
+    all-plus and all-minus reach the observed |t|, so p = 2/32 = 0.0625 > 0.05: no significant difference.
+    At alpha 0.05 the critical value is the 2nd largest |t*| of 32 (k = floor(0.05 * 32) = 1), which is
+    the observed |t| itself, so the interval is delta +- delta = [0, 0.3]: it reaches 0, as its verdict
+    says. The bootstrap interval stays beside it."""
+    a = pd.DataFrame({"ndcg@10": [0.2, 0.5, 0.1]}, index=["a1", "a2", "a3"])
+    b = pd.DataFrame({"ndcg@10": [0.4, 0.3]}, index=["b1", "b2"])
+    pooled, _ = pooled_comparison(
+        {"a": {"control": a, "new": a + 0.1}, "b": {"control": b, "new": b + 0.2}},
+        metric="ndcg@10", correction="holm", alpha=0.05, n_resamples=999, seed=0,
+    )  # fmt: skip
+    row = pooled.iloc[0]
+    assert row["p_adjusted"] == 2 / 32 and row["verdict"] == "no significant difference"
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.0, 0.3), abs=1e-12)
+    assert row["alpha_effective"] == 0.05 and bool(row["ci_agrees"]) and row["ci_note"] == ""
+    assert row["boot_ci_low"] <= row["delta"] <= row["boot_ci_high"]
+    # every query +0.1 in a, +0.2 in b, now 4 and 3 queries: 2/128 = 0.0156 <= 0.05, better; the interval
+    # excludes 0 with it
+    a4 = pd.DataFrame({"ndcg@10": [0.2, 0.5, 0.1, 0.3]}, index=["a1", "a2", "a3", "a4"])
+    b3 = pd.DataFrame({"ndcg@10": [0.4, 0.3, 0.6]}, index=["b1", "b2", "b3"])
+    pooled, _ = pooled_comparison(
+        {"a": {"control": a4, "new": a4 + 0.1}, "b": {"control": b3, "new": b3 + 0.2}},
+        metric="ndcg@10", correction="holm", alpha=0.05, n_resamples=999, seed=0,
+    )  # fmt: skip
+    row = pooled.iloc[0]
+    assert row["p_adjusted"] == 2 / 128 and row["verdict"] == "better"
+    assert 0 < row["ci_low"] < row["delta"] < row["ci_high"] and bool(row["ci_agrees"])

@@ -155,10 +155,14 @@ def test_one_collection_equals_the_ordinary_paired_comparison(n):
     assert bool(row["exact"]) == bool(ref["permutation_exact"]) == (n == 10)
     assert row["p_value"] == ref["p_permutation"]
     assert row["delta"] == pytest.approx(ref["delta"], rel=1e-12)
-    # the pooled interval is the stratified bootstrap: with one collection, the ordinary bootstrap's
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+    # beside it, the stratified bootstrap: with one collection, the ordinary bootstrap's
+    assert (row["boot_ci_low"], row["boot_ci_high"]) == pytest.approx(
         (ref["boot_ci_low"], ref["boot_ci_high"]), rel=1e-9
     )
+    # the pooled interval is at its verdict's level (issue 41), on the same sign vectors as the p: with one
+    # collection and one treatment, the comparison row's own interval
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((ref["ci_low"], ref["ci_high"]), rel=1e-9)
+    assert row["alpha_effective"] == pytest.approx(0.05) and bool(row["ci_agrees"]) and row["ci_note"] == ""
     # the per-collection row's interval is at its verdict's level on the comparison's own sign vectors
     only = per.iloc[0]
     assert (only["ci_low"], only["ci_high"]) == pytest.approx((ref["ci_low"], ref["ci_high"]), rel=1e-12)

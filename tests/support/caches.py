@@ -1,8 +1,9 @@
 """The suite's cache folder, kept between sessions: ``$ABCOMPARE_TEST_CACHE_DIR``, else abcompare's own
 cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``). Everything kept there is content-addressed
 (keyed by the content it was made from), so no change of input can be served an old entry; pointing the
-variable at an empty folder makes a cold run. Its users: the ``embedding_cache`` fixture (tests/conftest.py)
-and the served judge's exported model (``support.llm_server``)."""
+variable at an empty folder makes a cold run. Its users: the ``embedding_cache`` fixture (tests/conftest.py),
+the served judge's exported model and the local judge's grades of the SciFact agreement script
+(``support.llm_server``)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,12 @@ at collection).
 Every test is in one xdist group: a named group below, else its module (so a module's fixtures are set up
 once, on one worker). The named groups keep on one worker what must not run twice at once:
 
-- ``collections``: the runs on the real collections with the MiniLM models (SciFact, the four
-  collections). With a cold embedding cache they encode the same texts with the same models; on one
+- ``models``: the README's SciFact rows of the two model configs (fp32 vs L3, fp32 vs int8). It encodes
+  its treatments' models first (the int8 export and L3, which no other group uses), then reads the fp32
+  vectors the ``collections`` group has cached by then, so on a cold embedding cache the two workers
+  encode different models at once instead of one worker encoding all three in turn;
+- ``collections``: the other runs on the real collections with the fp32 MiniLM (SciFact, the four
+  collections). With a cold embedding cache they encode the same texts with the same model; on one
   worker the first encodes and the others read the cache, where two workers would encode everything twice
   on the same two cores;
 - ``ray``: the tests that start Ray (in the test process, or a head node), one Ray at a time on the
@@ -28,9 +32,11 @@ from support.tiers import ALL, DOCS, E2E, TESTS, in_tier
 from support.workers import worker_name
 
 GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
+    "models": {
+        "runner/test_runner_scifact_models.py": ALL,
+    },
     "collections": {
         "runner/test_runner_scifact.py": ALL,
-        "runner/test_runner_scifact_models.py": ALL,
         "retrieval/test_retrieval_scifact.py": ALL,
         "runner/test_runner_collections_readme.py": ALL,
     },

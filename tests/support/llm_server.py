@@ -32,7 +32,6 @@ from support.caches import file_sha256, suite_cache_dir
 from support.clock import Deadline, pause
 from support.environment import require, require_module
 from support.servers import free_port
-from support.workers import exclusive
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Loading the GGUF file de-quantizes every tensor: seconds on a quiet machine, minutes on a busy one.
@@ -65,41 +64,28 @@ def smollm2_folder() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def export_smollm2(folder: Path) -> Path:
-    """SmolLM2 from the package's GGUF file, written to ``folder`` as safetensors with its tokenizer (a GGUF-
-    loaded model refuses ``save_pretrained``, so its weights go into a plain model of the same class)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+def smollm2_grades_cache(cache: Path) -> Path:
+    """Where the suite keeps the local judge's grades (a ``GradeCache`` file in ``cache``): in a folder named
+    by what turns a prompt into a grade besides the prompt itself (the GGUF file's sha256 and the versions
+    of transformers, torch and gguf, which load and run it), so a changed model file or install is never
+    answered from another's grades (the cache's own key adds the query, the hit, the judge's name and the
+    prompt version). A warm cache answers every pair, and a run it answers never loads the model."""
+    from importlib import metadata
 
-    source = str(smollm2_folder())
-    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
-    loaded = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE, dtype=torch.float32)
-    config = AutoConfig.from_pretrained(source, gguf_file=GGUF_FILE)
-    config.architectures = [type(loaded).__name__]
-    plain = type(loaded)(config)
-    plain.load_state_dict(loaded.state_dict(), strict=True)
-    plain.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    gguf = smollm2_folder() / GGUF_FILE
+    versions = "-".join(f"{name}-{metadata.version(name)}" for name in ("transformers", "torch", "gguf"))
+    folder = cache / "judge-grades" / f"{file_sha256(gguf)[:32]}-{versions}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "judge.sqlite"
 
 
 def exported_smollm2(cache: Path) -> Path:
-    """The exported folder of the package's GGUF file, kept in ``cache`` under the file's sha256 (with the
-    transformers version that wrote it): exported when absent, into a scratch folder renamed into place
-    when complete, under a lock so two workers never export it at once."""
-    import transformers
+    """The package's GGUF file converted to a plain transformers folder, kept in ``cache`` as abcompare keeps
+    it for a run (``abcompare.judging.gguf_models.converted_folder``: under the file's sha256 and the
+    transformers version; converted when absent, renamed into place when complete)."""
+    from abcompare.judging.gguf_models import converted_folder
 
-    gguf = smollm2_folder() / GGUF_FILE
-    key = f"{file_sha256(gguf)[:32]}-transformers-{transformers.__version__}"
-    kept = cache / "smollm2-exported" / key
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive(kept.parent / f"{key}.lock"):
-        if not kept.is_dir():
-            scratch = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=kept.parent))
-            scratch.chmod(0o755)  # mkdtemp's 0o700 would hide the kept folder from other users of the cache
-            export_smollm2(scratch)
-            scratch.rename(kept)
-    return kept
+    return converted_folder(smollm2_folder(), GGUF_FILE, cache)
 
 
 def _answers(url: str) -> bool:

@@ -60,6 +60,7 @@ E2E: dict[str, tuple[str, ...]] = {
     "judging/test_judging_openai.py": (
         "test_a_real_server_grades_pairs_or_counts_them_unusable_and_reports_its_tokens",
         "test_a_wrong_path_on_a_real_server_is_refused_at_once",
+        "test_answers_are_judged_through_a_real_server_with_the_support_prompt",
     ),
     "judging/test_judging_readme.py": ALL,
     "outcome/test_outcome_attribution.py": ("test_the_attribution_line_follows_its_verdict_in_every_view",),
