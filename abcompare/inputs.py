@@ -7,8 +7,9 @@ runner reads as its stages."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +29,42 @@ if TYPE_CHECKING:
     from abcompare.retrieval.settings import VariantSettings
 
 
+@dataclass(frozen=True)
+class Naming:
+    """How a collection is named in errors and progress lines, decided once from its label (its name in
+    ``config.parts()``): among several by its name, alone (``dataset:``, label ``""``) not at all. The
+    wording is data, so the code that says it never asks which."""
+
+    label: str
+    contexts: tuple[str, ...] = ()  # what errors inside it are prefixed with
+    headings: tuple[str, ...] = ()  # the progress line before it is compared (``{i}`` of ``{n}``)
+    experiment: tuple[str, ...] = ()  # what errors across every collection are prefixed with
+    loading: str = "loading the dataset"  # the progress line as its dataset loads
+    indent: str = ""  # before its dataset's line
+
+    @classmethod
+    def of(cls, label: str) -> Naming:
+        """The naming of the collection labelled ``label`` (``""``: the one collection of ``dataset:``)."""
+        if not label:
+            return cls(label)
+        return cls(
+            label, contexts=(f"collection {label!r}",), headings=(f"collection {label} ({{i}} of {{n}})",),
+            experiment=("collections",), loading=f"loading collection {label}", indent="  ",
+        )  # fmt: skip
+
+
+@contextmanager
+def prefixed(contexts: tuple[str, ...]) -> Iterator[None]:
+    """Errors inside prefixed with each of ``contexts`` (none: as they are)."""
+    with ExitStack() as stack:
+        for context in contexts:
+            stack.enter_context(error_context(context))
+        yield
+
+
 def named(name: str) -> AbstractContextManager[Any]:
     """Errors inside name the collection when it is one of several (``name`` set)."""
-    return error_context(f"collection {name!r}") if name else nullcontext()
+    return prefixed(Naming.of(name).contexts)
 
 
 def validate_inputs(config: ExperimentConfig, config_path: Path | None = None) -> None:

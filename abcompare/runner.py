@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,13 +39,14 @@ from abcompare.execution import open_executor
 
 # the input checks, run before any run opens (re-exported: `abcompare validate` and tests read them here)
 from abcompare.inputs import (  # check_inputs, given_run_files, validate_inputs: read here too
+    Naming,
     check_inputs,  # noqa: F401
     check_query_rewrites,
     check_scored_in_full_of,
     checked_part,
     given_note,
     given_run_files,  # noqa: F401
-    named,
+    prefixed,
     validate_inputs,  # noqa: F401
 )
 from abcompare.judging.pooled import pooled_judge
@@ -126,17 +127,12 @@ class _Collection:
     name: str
     config: ExperimentConfig
     dataset: Dataset
-    label: str  # its name in ``config.parts()``: "" for ``dataset:``, its name among several
+    naming: Naming  # how its errors and progress lines name it (from its name in ``config.parts()``)
     given: dict[str, pd.DataFrame] = field(default_factory=dict)  # its run files, read once by the checks
 
-    @property
-    def several(self) -> bool:
-        """One of several: its errors and progress lines name it."""
-        return bool(self.label)
-
     def context(self) -> AbstractContextManager[Any]:
-        """Errors inside name the collection when it is one of several (``inputs.named``)."""
-        return named(self.label)
+        """Errors inside name the collection as its naming says (among several, by its name)."""
+        return prefixed(self.naming.contexts)
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -216,12 +212,13 @@ def load_collections(run: _Run) -> list[_Collection]:
     config, reporter = run.config, run.reporter
     loaded = []
     for name, part in config.parts().items():
-        with run.timer("data"), named(name):
-            reporter.stage(f"loading collection {name}" if name else "loading the dataset")
+        naming = Naming.of(name)
+        with run.timer("data"), prefixed(naming.contexts):
+            reporter.stage(naming.loading)
             dataset = load_dataset_for_experiment(part.dataset)
-        reporter.stage(f"  {dataset_line(dataset)}" if name else dataset_line(dataset))
+        reporter.stage(naming.indent + dataset_line(dataset))
         given = checked_part(config, name, part, dataset, run.config_path)
-        loaded.append(_Collection(name or dataset.name, part, dataset, name, given))
+        loaded.append(_Collection(name or dataset.name, part, dataset, naming, given))
     return loaded
 
 
@@ -240,8 +237,8 @@ def _compare(run: _Run, collections: list[_Collection]) -> ComparisonResult:
             produced = produce_runs(run, collections)
             compared = {}
             for i, collection in enumerate(collections, start=1):
-                if collection.several:
-                    run.reporter.stage(f"collection {collection.name} ({i} of {len(collections)})")
+                for heading in collection.naming.headings:
+                    run.reporter.stage(heading.format(i=i, n=len(collections)))
                 with collection.context():
                     compared[collection.name] = _compare_collection(
                         run, collection, produced.pop(collection.name), log, parts[collection.name].scratch
@@ -255,7 +252,7 @@ def produce_runs(run: _Run, collections: list[_Collection]) -> dict[str, Iterato
     """Stage 2, produce runs: every collection's variants asked of the executor before the first is
     collected (Ray: every task submitted here; locally each is produced as it is collected)."""
     produced = {}
-    with run.timer("retrieval"), error_context("collections") if len(collections) > 1 else nullcontext():
+    with run.timer("retrieval"), prefixed(collections[0].naming.experiment):
         for c in collections:
             produced[c.name] = run.executor.variant_runs(
                 c.config.variants(), c.dataset, c.config.resolved_cache_dir(), run.retrievers, given=c.given
@@ -513,7 +510,7 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
     (``stats.pooled.pooled_comparison``), its per-collection family corrected as one; the result."""
 
     config, significance = run.config, run.config.significance
-    pooled = per_collection = None
+    pooled = per_collection = judged = None
     if len(compared) > 1:
         with run.timer("statistics"):
             run.reporter.stage("pooled test across the collections")
@@ -526,11 +523,10 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
                 min_effect=significance.min_effect,
                 non_inferiority_margin=significance.non_inferiority_margin,
             )  # fmt: skip
-    judged = pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling)
+        judged = pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling)
     return ComparisonResult(
         config, config.evaluation.primary_metric, compared, pooled, per_collection,
-        weighting=significance.pooling, timings=run.timer.seconds,
-        pooled_judge=judged if pooled is not None else None,
+        weighting=significance.pooling, timings=run.timer.seconds, pooled_judge=judged,
     )  # fmt: skip
 
 

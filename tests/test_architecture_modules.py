@@ -171,3 +171,48 @@ def test_the_counts_read_the_installed_package_path():
     import abcompare
 
     assert Path(abcompare.__file__).resolve().parent == package_rules.PACKAGE
+
+
+#: Lines that decide "one collection or several" (issue 36: the decision made once and carried as data), by
+#: module; docs/architecture.md's "Where one and several still differ" says why each stays. Only shrinks.
+SHAPE_BRANCHES = {
+    "abcompare.config.models": 6,  # the spellings (3), a unit, collections(), the hash
+    "abcompare.config.loading": 2,  # an example's name follows `--set dataset.path`
+    "abcompare.config.checks": 1,  # where each collection's keys are written (`datasets.<i>.…`)
+    "abcompare.cli": 1,  # `validate` says what the config names: its dataset, or its collections
+    "abcompare.inputs": 2,  # a collection's naming (from its label), its run files' cover check among several
+    "abcompare.runner": 2,  # the pooled stage (across several), `pool` refusing several
+    "abcompare.outcome.view": 2,  # the pooled section present or absent: sections / alone
+    "abcompare.outcome.results": 2,  # one collection's fields read through
+    "abcompare.tracking.lifecycle": 1,  # the stored layout: a top run across several
+    "abcompare.tracking.reader": 4,  # a run's role, one collection's read-through, a top run's pooled tables
+}
+
+
+def test_shape_branches_are_found(tmp_path):
+    package = _package(
+        tmp_path,
+        {
+            "a.py": """\
+                def f(result, config, collections):
+                    if result.pooled is None:  # counted
+                        return "one"
+                    if config.datasets is not None:  # counted
+                        return len(collections) > 1  # counted
+                    return "pooled is None"  # a string: not counted
+            """,
+        },
+    )
+    assert [f.line for f in package_rules.shape_branches(package)] == [2, 4, 5]
+
+
+def test_one_or_several_is_decided_in_few_places():
+    found = package_rules.shape_branches()
+    counted = Counter(f.module for f in found)
+    over = {
+        module: [str(f) for f in found if f.module == module]
+        for module, count in counted.items()
+        if count > SHAPE_BRANCHES.get(module, 0)
+    }
+    assert over == {}
+    assert len(found) <= sum(SHAPE_BRANCHES.values()), [str(f) for f in found]

@@ -93,11 +93,20 @@ def _check_files(config: ExperimentConfig, path: Path, lines: dict[tuple[str, ..
     """Every file or folder named in the config exists and is what its setting needs (a file, a folder,
     a BEIR folder with the split's qrels), reported with its YAML path before anything runs; across
     several collections, each one's (``datasets.<i>.path``, ``datasets.<i>.runs.<variant>``)."""
-    if config.datasets is None:
-        _check_collection_files(config, path, lines, lambda loc: loc)
-        return
-    for i, (entry, collection) in enumerate(zip(config.datasets, config.collections().values(), strict=True)):
-        _check_collection_files(collection, path, lines, _collection_key(i, set(entry.runs)))
+    written = _written_keys(config)
+    for name, part in config.parts().items():
+        _check_collection_files(part, path, lines, written.get(name, _as_written))
+
+
+def _as_written(loc: tuple[str, ...]) -> tuple[str, ...]:
+    """A key of a one-collection config (``dataset:``): where it is written."""
+    return loc
+
+
+def _written_keys(config: ExperimentConfig) -> dict[str, Callable[[tuple[str, ...]], tuple[str, ...]]]:
+    """Each collection of ``datasets:`` (none for ``dataset:``) by name: where its own config's keys are
+    written (:func:`_collection_key`)."""
+    return {entry.name: _collection_key(i, set(entry.runs)) for i, entry in enumerate(config.datasets or [])}
 
 
 def _collection_key(index: int, runs: set[str]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
@@ -120,9 +129,7 @@ def _collection_key(index: int, runs: set[str]) -> Callable[[tuple[str, ...]], t
 def collection_key(config: ExperimentConfig, collection: str, loc: tuple[str, ...]) -> tuple[str, ...]:
     """The key ``loc`` of collection ``collection``'s own config (``ExperimentConfig.collections``) as the
     several-collections ``config`` writes it (``dataset.path`` -> ``datasets.2.path``)."""
-    assert config.datasets is not None
-    index = [entry.name for entry in config.datasets].index(collection)
-    return _collection_key(index, set(config.datasets[index].runs))(loc)
+    return _written_keys(config)[collection](loc)
 
 
 def _check_collection_files(

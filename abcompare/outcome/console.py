@@ -100,11 +100,10 @@ def _print_report(result: ComparisonResult, console: Console) -> None:
     """The report of the result's view (:class:`~abcompare.outcome.view.ExperimentView`), then where it
     was recorded; what the view does not hold (the alignment) read off the result."""
     view = ExperimentView.from_result(result)
-    if view.pooled is None:
-        ((name, only),) = view.collections.items()
-        _print_comparison(only, result.collections[name].alignment, console)
-    else:
-        _print_collections(view.collections, view.pooled, console)
+    for pooled in view.sections:
+        _print_collections(view.collections, pooled, console)
+    for name, alone in view.alone.items():
+        _print_comparison(alone, result.collections[name].alignment, console)
     for line in result.recorded:
         console.print(plain_text(line), highlight=False)
 

@@ -16,10 +16,12 @@ import pandas as pd
 from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
 from abcompare.outcome.sentences import GATE_WORDS, treatments
+from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
-    from abcompare.outcome.results import ComparisonResult
+    from abcompare.config.answers import AnswersSettings
+    from abcompare.outcome.results import Comparison, ComparisonResult
 
 #: The values of ``--fail-on``, in the order the help lists them.
 FAIL_ON: tuple[str, ...] = tuple(GATE_WORDS)
@@ -81,19 +83,34 @@ def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Pa
 
 
 def gated_table(result: ComparisonResult) -> pd.DataFrame:
-    """What ``--fail-on`` judges: one collection's primary rows, or across several the pooled verdict of each
-    treatment (one primary row each; a collection's own verdict is shown, not gated); with ``answers.gate``,
-    the answer comparison's rows (its primary metric named as the answers')."""
-    settings = result.config.answers
-    if result.pooled is None and settings is not None and settings.gate and result.answers is not None:
-        table = result.answers.comparison.comparison.copy()
+    """What ``--fail-on`` judges, read off the result's view: one collection's primary rows (with
+    ``answers.gate``, the answer comparison's rows, its primary metric named as the answers'), or across
+    several the pooled verdict of each treatment (one primary row each; a collection's own verdict is shown,
+    not gated)."""
+    view = ExperimentView.from_result(result)
+    pooled = [_pooled_rows(section, len(view.collections)) for section in view.sections]
+    answers = result.config.answers
+    alone = [_gated_alone(result.collections[name], shown, answers) for name, shown in view.alone.items()]
+    (table,) = [*pooled, *alone]
+    return table
+
+
+def _gated_alone(
+    comparison: Comparison, alone: ComparisonView, settings: AnswersSettings | None
+) -> pd.DataFrame:
+    """A collection shown alone: its comparison's rows, or with ``answers.gate`` its answers' rows."""
+    if settings is not None and settings.gate and comparison.answers is not None:
+        table = comparison.answers.comparison.comparison.copy()
         table.attrs = {**table.attrs, "primary_metric": f"the answers' {table.attrs.get('primary_metric')}"}
         return table
-    if result.pooled is None:
-        return result.comparison
-    table = result.pooled.assign(role=PRIMARY)
+    return alone.comparison
+
+
+def _pooled_rows(section: PooledView, collections: int) -> pd.DataFrame:
+    """The pooled verdicts as the gate reads a comparison table: one primary row per treatment."""
+    table = section.pooled.assign(role=PRIMARY)
     table.attrs = {
-        **result.pooled.attrs,
-        "primary_metric": f"{result.primary_metric} pooled across {len(result.collections)} collections",
+        **section.pooled.attrs,
+        "primary_metric": f"{section.primary_metric} pooled across {collections} collections",
     }
     return table

@@ -62,7 +62,7 @@ TREATMENTS_DETAILED = 4
 def page(view: ExperimentView) -> str:
     """The view's ``report.html``, one renderer for every shape: across several collections the pooled
     section first (the top run's page), then each collection the page details (its own comparison's)."""
-    parts = [*_pooled_part(view.pooled), *(_comparison_part(shown) for shown in view.collections.values())]
+    parts = [*map(_pooled_part, view.sections), *map(_comparison_part, view.alone.values())]
     title, _, source = parts[0]
     return document(title, [section for _, sections, _ in parts for section in sections], source)
 
@@ -594,13 +594,11 @@ def collections_forest(inputs: PooledView) -> str:
     return collections_forest_svg(inputs.pooled, inputs.per_collection, inputs.name)
 
 
-def _pooled_part(inputs: PooledView | None) -> list[_Part]:
-    """The pooled section across several collections (none for one): the pooled verdicts with the
-    random-effects line, the forest, and per treatment the per-collection table (each collection's name a
-    link to its own comparison run, which has its own report.html), its pooled row last."""
+def _pooled_part(inputs: PooledView) -> _Part:
+    """The pooled section across several collections: the pooled verdicts with the random-effects line,
+    the forest, and per treatment the per-collection table (each collection's name a link to its own
+    comparison run, which has its own report.html), its pooled row last."""
 
-    if inputs is None:
-        return []
     weighting = "equal weight per collection" if inputs.weighting == "collection" else "weighted by queries"
     collections = list(dict.fromkeys(inputs.per_collection["collection"]))
     description = f'<p class="lead">{escape(inputs.description)}</p>' if inputs.description else ""
@@ -631,7 +629,7 @@ def _pooled_part(inputs: PooledView | None) -> list[_Part]:
         "per-query wins and losses) is its run, linked; p adjusted over every collection's primary tests."
         f"</p>{''.join(tables)}</section>",
     ]
-    return [(f"{inputs.name}: across collections", sections, inputs.source)]
+    return f"{inputs.name}: across collections", sections, inputs.source
 
 
 def _per_collection_table(inputs: PooledView, treatment: str) -> str:

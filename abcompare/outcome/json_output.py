@@ -16,7 +16,6 @@ from abcompare.outcome.attribution_sentences import attribution_json
 from abcompare.outcome.cost_sentences import cost_json
 from abcompare.outcome.pooled_sentences import (
     pooled_non_inferiority_sentence,
-    pooled_sentence,
     pooled_settings_line,
 )
 from abcompare.outcome.sentences import (
@@ -26,6 +25,7 @@ from abcompare.outcome.sentences import (
     settings_line,
     tuned_sentence,
 )
+from abcompare.outcome.view import ExperimentView, PooledView
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import Comparison, ComparisonResult, Recorded
@@ -34,20 +34,28 @@ if TYPE_CHECKING:
 
 def result_as_json(result: ComparisonResult) -> dict[str, Any]:
     """The comparison as plain JSON: one collection's comparison as :func:`comparison_json` writes it;
-    across several, each collection's so under ``collections``, with the pooled section."""
-    if result.pooled is None:
-        ((name, only),) = result.collections.items()
-        return comparison_json(only, result.where, name, result.timings)
+    across several, each collection's so under ``collections``, with the pooled section (the shape the
+    result's view gives: its pooled section, or its one collection alone)."""
+    view = ExperimentView.from_result(result)
+    pooled = [_collections_json(result, section) for section in view.sections]
+    alone = [comparison_json(c, result.where, name, result.timings) for name, c in result.collections.items()
+             if name in view.alone]  # fmt: skip
+    (data,) = [*pooled, *alone]
+    return data
+
+
+def _collections_json(result: ComparisonResult, section: PooledView) -> dict[str, Any]:
+    """A comparison across collections as plain JSON: each collection's comparison, the pooled section."""
     return {
         "name": result.config.name,
-        "primary_metric": result.primary_metric,
-        "weighting": result.weighting,
+        "primary_metric": section.primary_metric,
+        "weighting": section.weighting,
         "collections": {
             name: comparison_json(c, result.where, name, c.timings) for name, c in result.collections.items()
         },
-        "pooled": _pooled_json(result),
-        "per_collection": json_records(result.per_collection),
-        "pooled_settings": pooled_settings_line(result.pooled, result.per_collection, result.weighting),
+        "pooled": _pooled_json(section),
+        "per_collection": json_records(section.per_collection),
+        "pooled_settings": pooled_settings_line(section.pooled, section.per_collection, section.weighting),
         **({} if result.pooled_judge is None else {"judge_pooled": result.pooled_judge.as_json()}),
         "tracking_uri": result.tracking_uri,
         "experiment": result.config.tracking.experiment,
@@ -128,13 +136,11 @@ def _numbers(values: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-def _pooled_json(result: ComparisonResult) -> list[dict[str, Any]]:
+def _pooled_json(section: PooledView) -> list[dict[str, Any]]:
     """The pooled rows with their sentence, and with a margin the non-inferiority line."""
-    pooled, per_collection = result.pooled, result.per_collection
-    rows = [
-        {**json_row(row), "sentence": pooled_sentence(pooled, per_collection, str(row["treatment"]))}
-        for row in pooled.to_dict(orient="records")
-    ]
+    pooled = section.pooled
+    rows = [{**json_row(row), "sentence": section.sentences[str(row["treatment"])]}
+            for row in pooled.to_dict(orient="records")]  # fmt: skip
     margin = pooled.attrs.get("non_inferiority_margin")
     for row in rows:
         if margin is not None and "non_inferiority" in row:

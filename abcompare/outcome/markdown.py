@@ -33,8 +33,8 @@ def view_markdown(view: ExperimentView) -> str:
     """The view as Markdown (``abcompare report --format markdown``), one renderer for every shape: across
     several collections the pooled section first (the top run's description), then each collection the
     view details (its job summary)."""
-    pooled = [pooled_markdown(view.pooled)] if view.pooled is not None else []
-    return "".join([*pooled, *(summary_markdown(shown) for shown in view.collections.values())])
+    pooled = [pooled_markdown(section) for section in view.sections]
+    return "".join([*pooled, *(summary_markdown(shown) for shown in view.alone.values())])
 
 
 def summary_markdown(inputs: ComparisonView) -> str:

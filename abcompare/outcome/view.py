@@ -198,13 +198,24 @@ class PooledView:
 @dataclass
 class ExperimentView:
     """An experiment as it shows: each collection's :class:`ComparisonView` and, across several, the
-    :class:`PooledView` (None for one collection: the one place that tells one from several).
+    :class:`PooledView` (None for one collection), read by the renderers as :attr:`sections` and
+    :attr:`alone`.
 
     A page shows what its run holds: a comparison's run its one collection, a top run across several the
     pooled section alone (each collection's comparison is its own run and page, linked)."""
 
     collections: Mapping[str, ComparisonView]
     pooled: PooledView | None = None
+    #: The pooled section as a list (none for one collection, one across several) and the collections shown
+    #: on their own, in full (each one when no pooled section summarises them): what every renderer iterates
+    #: over, so none of them asks which shape it was given.
+    sections: tuple[PooledView, ...] = field(init=False)
+    alone: Mapping[str, ComparisonView] = field(init=False)
+
+    def __post_init__(self) -> None:
+        """The one place a view tells one collection from several (whether a pooled section holds them)."""
+        pooled = self.pooled
+        self.sections, self.alone = ((pooled,), {}) if pooled is not None else ((), self.collections)
 
     @classmethod
     def shown(cls, *collections: ComparisonView, pooled: PooledView | None = None) -> ExperimentView:

@@ -96,26 +96,23 @@ class TrackingSession:
                  *, background: bool, scratch: Path) -> None:  # fmt: skip
         self.config, self.config_path, self.background = config, config_path, background
         self.parts = dict(parts)
-        several = config.tracking.enabled and len(self.parts) > 1
-        self.top = (
-            TopRunLogger(config, config_path, code_version(), scratch / "mlflow-top", background=background)
-            if several
-            else None
+        # the stored layout, decided once: a top run only across several collections (and tracking on)
+        nest = config.tracking.enabled and len(self.parts) > 1
+        self.layout: _Layout = (
+            _UnderTopRun(config, config_path, scratch, background) if nest else _OneParent()
         )
         self.loggers: dict[str, Logger] = {}  # each collection's, started with the session
         self.open: set[str] = set()  # the collections whose runs are not closed yet
         self.recorded: dict[str, tuple[RecordedRuns, str]] = {}  # each collection's runs and parent's name
         self.result: ComparisonResult | None = None
-        self.top_recorded: RecordedRuns | None = None
         self.where: Recorded | None = None
 
     def start(self) -> None:
         """Every run the experiment has a parent for, started before any work: a failure while the runs
         are produced (a killed encoder, a dead worker) leaves each of them FAILED, not nothing."""
-        if self.top is not None:
-            self.top.start({name: part.dataset for name, part in self.parts.items()})
+        self.layout.start({name: part.dataset for name, part in self.parts.items()})
         for name, part in self.parts.items():
-            nested = self.top.nested(name) if self.top is not None else None
+            nested = self.layout.nested(name)
             logger = open_logger(
                 part.config, self.config_path, part.dataset, part.scratch, background=self.background,
                 nested=nested,
@@ -153,8 +150,7 @@ class TrackingSession:
         """The whole experiment, once every collection is logged: across several, the top run's pooled
         test, tables, description and files."""
         self.result = result
-        if self.top is not None:
-            self.top.log_collections(result, self.collection_run_ids())
+        self.layout.experiment(result, self.collection_run_ids())
 
     def collection_run_ids(self) -> dict[str, str]:
         return {
@@ -166,17 +162,12 @@ class TrackingSession:
     def finish(self) -> None:
         """Close the top run (each collection's closed with its comparison) and say where everything was
         recorded."""
-        if self.top is not None:
-            self.top_recorded = top = self.top.finish()
-            if not top.lost:
-                self.where = self._where(top, top_run_lines(top, self.top, self.collection_run_ids()))
-        elif self.recorded:
-            ((name, (recorded, run_name)),) = self.recorded.items()
-            lines = recorded_lines(recorded, self.config.tracking.experiment, {PARENT: run_name})
-            self.where = self._where(recorded, lines)
+        self.where = self.layout.finish(self)
 
-    def _where(self, recorded: RecordedRuns, lines: list[str]) -> Recorded:
-        parent = recorded.run_ids.get(TOP if self.top is not None else PARENT)
+    def recorded_at(self, recorded: RecordedRuns, role: str, lines: list[str]) -> Recorded:
+        """Where the experiment was recorded: ``recorded``'s run of ``role`` (the top run, or the one
+        collection's parent run), each collection's runs, the lines that say so."""
+        parent = recorded.run_ids.get(role)
         handles = {variant_handle(v): v for v in self.config.variants()}
         variants = {
             name: {handles[h]: run_id for h, run_id in runs.run_ids.items() if h in handles}
@@ -188,15 +179,82 @@ class TrackingSession:
     def check_recorded(self) -> None:
         """A server that stopped answering while the top run was written: an error (exit 3) keeping the
         result."""
-        if self.top_recorded is not None and self.top_recorded.lost:
-            _raise_lost(self.top_recorded.uri, self.result)
+        self.layout.check_recorded(self.result)
 
     def abort(self, status: str) -> None:
         """Close every run still open (the collections not reached yet, then the top run) as ``status``."""
         for name in [n for n in self.loggers if n in self.open]:
             self._closer(name)(status)
-        if self.top is not None:
-            self.top.abort(status)
+        self.layout.abort(status)
+
+
+class _OneParent:
+    """The stored layout of one collection: its comparison's parent run is the whole record."""
+
+    def start(self, datasets: Mapping[str, Dataset]) -> None:
+        """Nothing above the collection's runs to start."""
+
+    def nested(self, name: str) -> Nesting | None:
+        return None
+
+    def experiment(self, result: ComparisonResult, collection_run_ids: Mapping[str, str]) -> None:
+        """The collection's runs hold all of it."""
+
+    def finish(self, session: TrackingSession) -> Recorded | None:
+        """Where the one collection's runs went (None when nothing was recorded: tracking off)."""
+        if not session.recorded:
+            return None
+        ((recorded, run_name),) = session.recorded.values()
+        lines = recorded_lines(recorded, session.config.tracking.experiment, {PARENT: run_name})
+        return session.recorded_at(recorded, PARENT, lines)
+
+    def check_recorded(self, result: ComparisonResult | None) -> None:
+        """A lost collection is raised as its runs close (``TrackingSession.collection``)."""
+
+    def abort(self, status: str) -> None:
+        """No run of its own to close."""
+
+
+class _UnderTopRun:
+    """The stored layout across several collections: each collection's comparison nested under a top run
+    holding the pooled test."""
+
+    def __init__(
+        self, config: ExperimentConfig, config_path: Path | None, scratch: Path, background: bool
+    ) -> None:
+        self.top = TopRunLogger(
+            config, config_path, code_version(), scratch / "mlflow-top", background=background
+        )
+        self.recorded: RecordedRuns | None = None
+
+    def start(self, datasets: Mapping[str, Dataset]) -> None:
+        self.top.start(dict(datasets))
+
+    def nested(self, name: str) -> Nesting | None:
+        return self.top.nested(name)
+
+    def experiment(self, result: ComparisonResult, collection_run_ids: Mapping[str, str]) -> None:
+        """The top run's pooled test, tables, description and files."""
+        self.top.log_collections(result, dict(collection_run_ids))
+
+    def finish(self, session: TrackingSession) -> Recorded | None:
+        """Close the top run; where everything went (None when the server was lost meanwhile)."""
+        self.recorded = top = self.top.finish()
+        if top.lost:
+            return None
+        return session.recorded_at(top, TOP, top_run_lines(top, self.top, session.collection_run_ids()))
+
+    def check_recorded(self, result: ComparisonResult | None) -> None:
+        """A server that stopped answering while the top run was written: an error (exit 3) keeping the
+        result."""
+        if self.recorded is not None and self.recorded.lost:
+            _raise_lost(self.recorded.uri, result)
+
+    def abort(self, status: str) -> None:
+        self.top.abort(status)
+
+
+_Layout = _OneParent | _UnderTopRun
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -256,3 +257,58 @@ def function_lengths(package: Path = PACKAGE) -> list[Finding]:
 def functions_over(lines: int, package: Path = PACKAGE) -> list[Finding]:
     """The functions with more than ``lines`` code lines."""
     return [f for f in function_lengths(package) if int(f.note) > lines]
+
+
+#: What tells one collection from several in code: the pooled section (or the per-collection table, or the
+#: top run) present or absent, the config's spelling (``dataset`` / ``datasets``) asked, a count of
+#: collections compared with one, a ``several`` flag, a collection's label asked whether it is empty.
+SHAPE_BRANCH = re.compile(
+    r"\b(pooled|per_collection|datasets|self\.top)\s+is\s+(not\s+)?None"
+    r"|\b(config|self|settings)\.dataset\s+is\s+(not\s+)?None"
+    r"|\blen\([\w.]*(collections|parts|compared|held)\)\s*(==|!=|>|<|>=|<=)\s*[12]\b"
+    r"|\bseveral\b|\b(self|config)\.datasets\s+or\b"
+    r"|\bif\s+(not\s+)?(name|label)\s*(:|else\b)"
+    r"|\bisinstance\([^)]*Collection"
+    r"|\brole\s+(not\s+)?in\s*\(ROLE_"
+)
+
+
+def _code_text(text: str) -> dict[int, str]:
+    """Each line's code alone: comments dropped, each string (a docstring, a message) read as ``""``."""
+    lines = text.splitlines()
+    masked: dict[int, str] = {}
+    drop = {tokenize.COMMENT, tokenize.STRING}
+    spans = []
+    opened: list[tuple[int, int]] = []  # Python 3.12 splits an f-string: FSTRING_START ... FSTRING_END
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        name = tokenize.tok_name[token.type]
+        if name == "FSTRING_START":
+            opened.append(token.start)
+        elif name == "FSTRING_END":
+            start = opened.pop()
+            if not opened:
+                spans.append((start, token.end))
+        elif token.type in drop and not opened:
+            spans.append((token.start, token.end))
+    keep = [list(line) for line in lines]
+    for (row, col), (end_row, end_col) in spans:
+        for r in range(row, end_row + 1):
+            start = col if r == row else 0
+            stop = end_col if r == end_row else len(keep[r - 1])
+            keep[r - 1][start:stop] = [" "] * (stop - start)
+    for number, chars in enumerate(keep, start=1):
+        code = "".join(chars).strip()
+        if code:
+            masked[number] = code
+    return masked
+
+
+def shape_branches(package: Path = PACKAGE) -> list[Finding]:
+    """Each line of code that decides "one collection or several" (:data:`SHAPE_BRANCH`), as a ``Finding``
+    whose note is the code; ``docs/architecture.md`` says why each that is left stays."""
+    found = []
+    for module, (_, _, text) in sources(package).items():
+        for line, code in sorted(_code_text(text).items()):
+            if SHAPE_BRANCH.search(code):
+                found.append(Finding(module, "", line, code))
+    return found
