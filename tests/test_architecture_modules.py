@@ -46,7 +46,7 @@ ANY_PARAMETERS_BY_PART = {
 }  # fmt: skip
 #: Functions over 80 code lines, and over 60 (the issue's target: none over 80, at most five over 60).
 OVER_80 = 0
-OVER_60 = 4
+OVER_60 = 1
 
 
 def _part(module: str) -> str:

@@ -32,6 +32,7 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_benchmarks_smoke_ray_collections_workload_starts_ray_and_states_both_bounds",
         "test_benchmarks_smoke_scale_runs_every_job_on_a_tiny_comparison",
     ),
+    "answers/test_answers_ui.py": ALL,
     "config/test_config_resources.py": (
         "test_a_model_that_is_not_on_this_machine_fails_at_once_naming_its_key",
         "test_a_hub_model_in_the_hugging_face_cache_is_found_offline_and_loads",
@@ -56,6 +57,7 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_any_number_of_blocks_gives_the_drivers_table_bit_for_bit",
         "test_a_query_without_judgment_is_warned_once_in_the_driver",
         "test_the_ray_backend_shards_a_large_runs_evaluation_with_the_local_numbers",
+        "test_bad_input_found_in_a_ray_task_is_the_local_path_s_one_line_error",
     ),
     "judging/test_judging_openai.py": (
         "test_a_real_server_grades_pairs_or_counts_them_unusable_and_reports_its_tokens",
@@ -97,7 +99,10 @@ E2E: dict[str, tuple[str, ...]] = {
     ),
     "runner/test_readme_command.py": ALL,
     "runner/test_readme_sample.py": ALL,
-    "runner/test_readme_scenarios.py": ("test_each_row_states_the_verdict_its_config_gives",),
+    "runner/test_readme_scenarios.py": (
+        "test_each_row_states_the_verdict_its_config_gives",
+        "test_no_row_shows_an_interval_its_verdict_contradicts_without_saying_why",
+    ),
     "runner/test_runner_attribution.py": ALL,
     "runner/test_runner_bad_input.py": ("test_ctrl_c_marks_the_open_runs_killed",),
     "runner/test_runner_collections.py": (
