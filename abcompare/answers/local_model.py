@@ -75,6 +75,7 @@ class LocalModelGenerator:
         self.loaded = load_local_model(model, gguf_file, models_dir)
         model_name = self.loaded.identity.replace("transformers:", "local:")
         self.identity = f"{model_name}#{GENERATION_PROMPT_VERSION}"
+        self.cache_identity = self.loaded.cache_identity  # with the files digest: a new file, new answers
         self.max_new_tokens = max_new_tokens
         self.cache = cache if cache is not None else AnswerCache(None)
         self.cost = GenerationCost()
@@ -86,7 +87,10 @@ class LocalModelGenerator:
 
     def __call__(self, query: Query, hits: list[Hit]) -> tuple[str, list[str]]:
         key = answer_key(
-            messages(query.text, hits), self.identity, GENERATION_PROMPT_VERSION, self.max_new_tokens
+            messages(query.text, hits),
+            self.cache_identity,
+            GENERATION_PROMPT_VERSION,
+            self.max_new_tokens,
         )
         answer = self.cache.get(key)
         self.cost.calls += 1

@@ -52,11 +52,18 @@ class ModelJudge:
         self.cache = cache
         self.cost = JudgeCost()
 
+    @property
+    def cache_identity(self) -> str:
+        """What the cache keys a grade by besides the texts and the prompt: the judge's identity, and for a
+        local model the digest of its files (:meth:`TransformersJudge.cache_identity`), so a changed model
+        file of the same name is never answered from the old one's grades."""
+        return self.identity
+
     def ask(self, query_text: str, hit_text: str) -> Answer:  # pragma: no cover - per provider
         raise NotImplementedError
 
     def grade(self, query_text: str, hit_text: str) -> Grade:
-        key = cache_key(query_text, hit_text, self.identity, self.prompt_version)
+        key = cache_key(query_text, hit_text, self.cache_identity, self.prompt_version)
         stored = self.cache.get(key) if self.cache is not None else None
         if stored is not None:
             self.cost.cache_hits += 1

@@ -5,14 +5,19 @@ the grade tokens "0".."3" after the prompt's answer prefix: one forward pass, no
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 
+from abcompare.core.file_digest import file_digest
 from abcompare.judging.base import Answer, JudgeError, ModelJudge
 from abcompare.judging.cache import GradeCache
 from abcompare.judging.gguf_models import converted_folder
 from abcompare.judging.grades import GRADE_TOKENS
 from abcompare.judging.prompt import ANSWER_PREFIX, PROMPT_VERSION, messages
+
+#: The files of a model folder its digest covers (weights, config, tokenizer).
+_SUFFIXES = (".safetensors", ".bin", ".gguf", ".json", ".model", ".txt")
 
 #: Below this share of the next-token probability on the grade tokens, the model is not answering with a
 #: grade at all, and the pair counts as not judged.
@@ -65,7 +70,19 @@ class TransformersJudge(ModelJudge):
         super().__init__(f"transformers:{model}" + (f"/{gguf}" if gguf else ""), prompt_version, cache)
         self._where = (folder, gguf)
         self.models_dir = models_dir
+        self._files_digest: str | None = None
         self._loaded: tuple | None = None  # on the first question: a run the cache answers never loads it
+
+    @property
+    def cache_identity(self) -> str:
+        """The identity with the digest of the model's files (the GGUF file, or a folder's weights, config and
+        tokenizer), computed once: grades and answers cached for one file never answer for another."""
+        if self._files_digest is None:
+            folder, gguf = self._where
+            files = [folder / gguf] if gguf else sorted(p for p in folder.iterdir() if p.suffix in _SUFFIXES)
+            digest = hashlib.sha256("".join(f"{p.name}:{file_digest(p)}" for p in files).encode())
+            self._files_digest = digest.hexdigest()[:16]
+        return f"{self.identity}#sha256:{self._files_digest}"
 
     def _load(self) -> tuple:
         """(tokenizer, model, grade token ids, torch), loaded once."""
