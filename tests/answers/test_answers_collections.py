@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
+from support.configs import TWO_COLLECTIONS
 
 from abcompare.config.loading import load_config
 from abcompare.outcome.console import print_report, result_as_json
@@ -21,20 +22,12 @@ from abcompare.runner import run_comparison
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """\
-name: answers-two
-datasets:
-  - {{name: hr-docs, level: document}}
-  - {{name: cranfield, path: {cranfield}, level: document}}
-control: {{chunking: {{strategy: none}}, retrievers: {{bm25: {{}}}}}}
-treatments:
-  bm25-k1: {{retrievers: {{bm25: {{k1: 0.6}}}}}}
-evaluation: {{convention: trec}}
-significance: {{n_resamples: 1000}}
-efficiency: {{repeats: 0}}
-answers: {{k: 2, max_queries: 4}}
-tracking: {{uri: "sqlite:///{store}", experiment: answers-two}}
-"""
+CONFIG = (
+    "name: answers-two\n"
+    + TWO_COLLECTIONS
+    + "answers: {{k: 2, max_queries: 4}}\n"
+    + 'tracking: {{uri: "sqlite:///{store}", experiment: answers-two}}\n'
+)
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,12 @@ the repository root (or under ``$ABCOMPARE_TEST_ARTIFACTS``)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.browser import DevTools, chromium
+from support.browser import DevTools, artifacts_dir, chromium
 from support.cli import REPO
 from support.clock import Deadline, pause
 
@@ -56,13 +55,6 @@ def _terms(text: str) -> set[str]:
 def overlap(first: str, second: str) -> int:
     """A stand-in judge: the grade is the number of shared words of three letters or more, at most 3."""
     return min(3, len(_terms(first) & _terms(second)))
-
-
-def artifacts_dir() -> Path:
-    root = Path(os.environ.get("ABCOMPARE_TEST_ARTIFACTS") or REPO / "test-artifacts")
-    folder = root / "answers"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +156,10 @@ def test_the_traces_view_shows_one_querys_answer_context_and_assessments(traced)
         page.evaluate(f"document.querySelectorAll({json.dumps(PANE + ' ' + EXPAND)}).forEach(b => b.click())")
         _settled(page, ["supported (grade 3)", "python:overlap"])  # the reasons, and who judged
         pause(1)  # let the pane's animation end before the picture
-        page.screenshot(artifacts_dir() / "trace.png")
+        page.screenshot(artifacts_dir("answers") / "trace.png")
         text = page.evaluate("document.body.innerText")
     except AssertionError:
-        page.screenshot(artifacts_dir() / "trace-failed.png")  # what the page showed instead
+        page.screenshot(artifacts_dir("answers") / "trace-failed.png")  # what the page showed instead
         raise
     finally:
         page.close()
@@ -193,7 +185,7 @@ def test_report_html_and_the_notebook_show_the_largest_answer_changes(
         page.open(local.as_uri(), until="Answers: the largest wins and losses")
         page.evaluate("document.querySelector('h2:nth-of-type(1)') && [...document.querySelectorAll('h2')]"
                       ".find(h => h.textContent.startsWith('Answers')).scrollIntoView()")  # fmt: skip
-        page.screenshot(artifacts_dir() / "report.png")
+        page.screenshot(artifacts_dir("answers") / "report.png")
         text = " ".join(page.evaluate("document.body.innerText").split())
     finally:
         page.close()

@@ -27,14 +27,14 @@ comparison, and that is what the compare view's first screen is checked for.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.browser import DevTools, chromium
-from support.cli import REPO, run_cli
+from support.browser import DevTools, artifacts_dir, chromium
+from support.cli import run_cli
 from support.clock import Deadline, pause
+from support.configs import TWO_COLLECTIONS
 
 from abcompare.tracking.layout import (
     compare_url,
@@ -50,13 +50,6 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 #: The screen a person looks at (CSS pixels).
 SCREEN = (1600, 1100)
-
-
-def artifacts_dir() -> Path:
-    root = Path(os.environ.get("ABCOMPARE_TEST_ARTIFACTS") or REPO / "test-artifacts")
-    folder = root / "browser"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -78,20 +71,11 @@ def two_runs(comparison):
 
 
 #: A comparison across two collections, small enough for the UI test (BM25 with a lower k1).
-COLLECTIONS_CONFIG = """\
-name: two-collections
-description: BM25 with a lower k1, on two collections
-datasets:
-  - {{name: hr-docs, level: document}}
-  - {{name: cranfield, path: {cranfield}, level: document}}
-control: {{chunking: {{strategy: none}}, retrievers: {{bm25: {{}}}}}}
-treatments:
-  bm25-k1: {{retrievers: {{bm25: {{k1: 0.6}}}}}}
-evaluation: {{convention: trec}}
-significance: {{n_resamples: 1000}}
-efficiency: {{repeats: 0}}
-tracking: {{uri: {uri}}}
-"""
+COLLECTIONS_CONFIG = (
+    "name: two-collections\ndescription: BM25 with a lower k1, on two collections\n"
+    + TWO_COLLECTIONS
+    + "tracking: {{uri: {uri}}}\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +132,7 @@ def test_the_runs_view_opens_classic_with_the_primary_delta_on_the_first_screen(
     page = view_url(url, experiment)
     assert page.endswith("?viewStateShareKey=abcompare&workflowType=machine_learning")
     key = comparison_key("dbsf", "ndcg@10", "delta")
-    rows = first_screen(browser, page, key, [key, *names], artifacts_dir() / "runs.png")
+    rows = first_screen(browser, page, key, [key, *names], artifacts_dir("browser") / "runs.png")
     assert "Evaluation runs" not in browser.html()  # not MLflow's GenAI screen
     header, older, newest = rows[key], rows[names[0]], rows[names[1]]
     assert header is not None and header["texts"][0] == key  # the column's whole name, on screen
@@ -166,7 +150,7 @@ def test_the_parent_run_page_opens_with_the_whole_verdict_and_the_primary_delta(
     page = run_url(url, parent.info.experiment_id, parent.info.run_id)
     assert page.endswith("?workflowType=machine_learning")
     key = comparison_key("dbsf", "ndcg@10", "delta")
-    row = first_screen(browser, page, key, [key], artifacts_dir() / "parent.png")[key]
+    row = first_screen(browser, page, key, [key], artifacts_dir("browser") / "parent.png")[key]
     verdict = browser.evaluate(VERDICT_LINES)
     tables = browser.evaluate("[...document.querySelectorAll('table')].map(t => t.innerText)")
     sentence = payload["verdicts"]["dbsf"]["sentence"]
@@ -212,7 +196,7 @@ def test_the_compare_view_names_the_primary_comparison_on_its_first_screen(two_r
     runs_named = browser.painted_rows(["Run Name:"])["Run Name:"]
     treatment_name = MlflowClient(tracking_uri=url).get_run(runs[1]).info.run_name
     cut_off = browser.cut_off(treatment_name)
-    browser.screenshot(artifacts_dir() / "compare.png")
+    browser.screenshot(artifacts_dir("browser") / "compare.png")
     sections = ("Visualizations", "Run details", "Parameters", "Metrics", delta_key)
     layout = {name: browser.box(name) for name in sections}
     key, turns = delta_key, 0
@@ -221,10 +205,10 @@ def test_the_compare_view_names_the_primary_comparison_on_its_first_screen(two_r
         pause(0.3)
         turns += 1
     record = {"screen": SCREEN, "unscrolled": layout, "wheel_turns_of_300px_to_the_delta": turns}
-    (artifacts_dir() / "compare-layout.json").write_text(json.dumps(record, indent=2))
+    (artifacts_dir("browser") / "compare-layout.json").write_text(json.dumps(record, indent=2))
     fields = ("ci_high", "ci_low", "delta", "p_adjusted", "p_raw", "verdict")  # MLflow's order: sorted
     rows = browser.painted_rows([vs_control_key("ndcg@10", field) for field in fields] + ["Metrics"])
-    browser.screenshot(artifacts_dir() / "compare-metrics.png")
+    browser.screenshot(artifacts_dir("browser") / "compare-metrics.png")
     rows = {field: rows[vs_control_key("ndcg@10", field)] for field in fields} | {"heading": rows["Metrics"]}
     assert rows["heading"] is not None and rows["ci_high"] is not None, rows
     first = browser.evaluate(f"({FIRST_METRIC})({rows['ci_high']['x'] + 5}, {rows['heading']['y'] + 10})")
@@ -296,7 +280,7 @@ def test_report_html_renders_self_contained(two_runs, browser, tmp_path: Path) -
     browser.resize(1300, 2600)  # the report's first two screens in one picture
     try:
         browser.open(local.as_uri(), until="Largest wins")
-        browser.screenshot(artifacts_dir() / "report.png")
+        browser.screenshot(artifacts_dir("browser") / "report.png")
         text = browser.evaluate("document.body.innerText")
     finally:
         browser.resize(*SCREEN)
@@ -316,7 +300,7 @@ def test_the_top_run_of_a_comparison_across_collections_opens_with_the_pooled_ve
     top = client.get_run(collections_run["parent_run_id"])
     page = run_url(url, top.info.experiment_id, top.info.run_id)
     key = pooled_key("bm25-k1", "ndcg@10", "delta")
-    first_screen(browser, page, "Description", ["Description"], artifacts_dir() / "collections.png")
+    first_screen(browser, page, "Description", ["Description"], artifacts_dir("browser") / "collections.png")
     verdict = browser.evaluate(VERDICT_LINES)
     pooled = collections_run["pooled"][0]
     assert verdict is not None and verdict["text"] == pooled["sentence"].split(";")[0], verdict
@@ -327,7 +311,7 @@ def test_the_top_run_of_a_comparison_across_collections_opens_with_the_pooled_ve
         pause(0.3)
         turns += 1
     rows = browser.painted_rows([key, "Metric"])  # the row and the metrics table's column header
-    browser.screenshot(artifacts_dir() / "collections-metrics.png")
+    browser.screenshot(artifacts_dir("browser") / "collections-metrics.png")
     row, header = rows[key], rows["Metric"]
     assert row is not None and header is not None, rows
     first = browser.evaluate(f"({FIRST_METRIC})({row['x'] + 5}, {header['y'] + 10})")
@@ -338,7 +322,7 @@ def test_the_top_run_of_a_comparison_across_collections_opens_with_the_pooled_ve
     browser.resize(1300, 2600)
     try:
         browser.open(local.as_uri(), until="Per collection")
-        browser.screenshot(artifacts_dir() / "collections-report.png")
+        browser.screenshot(artifacts_dir("browser") / "collections-report.png")
         text = browser.evaluate("document.body.innerText")
         forest = browser.plot_texts("svg") or []
     finally:

@@ -29,6 +29,17 @@ FLAGS = [
 ]  # fmt: skip
 
 
+def artifacts_dir(name: str) -> Path:
+    """Where a browser test keeps its screenshots for a person to look at: ``test-artifacts/<name>`` at the
+    repository root, or under ``$ABCOMPARE_TEST_ARTIFACTS``."""
+    root = Path(
+        os.environ.get("ABCOMPARE_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / "test-artifacts"
+    )
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def chromium() -> str:
     """Debian's ``chromium`` (``.ci/run`` installs it when missing); skip (fail in CI) without it."""
     found = chromium_path()

@@ -7,7 +7,6 @@ the served judge's exported model and the local judge's grades of the SciFact ag
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -23,12 +22,3 @@ def suite_cache_dir() -> Path:
     folder = Path(env).expanduser() if env else default_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -47,3 +47,19 @@ def block_config(folder: Path, control: dict[str, Any], treatment: dict[str, Any
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(document, default_flow_style=False, sort_keys=False))
     return path
+
+
+#: A comparison across two collections small enough for a UI or stage test: the shipped example and the shared
+#: Cranfield copy (``{cranfield}``), both at document level, BM25 against BM25 with a lower k1, untimed. A
+#: ``str.format`` template's body (its braces doubled); a test adds its name and its own sections.
+TWO_COLLECTIONS = """\
+datasets:
+  - {{name: hr-docs, level: document}}
+  - {{name: cranfield, path: {cranfield}, level: document}}
+control: {{chunking: {{strategy: none}}, retrievers: {{bm25: {{}}}}}}
+treatments:
+  bm25-k1: {{retrievers: {{bm25: {{k1: 0.6}}}}}}
+evaluation: {{convention: trec}}
+significance: {{n_resamples: 1000}}
+efficiency: {{repeats: 0}}
+"""

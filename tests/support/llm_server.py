@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from support.caches import file_sha256, suite_cache_dir
+from abcompare.core.file_digest import file_digest
+from support.caches import suite_cache_dir
 from support.clock import Deadline, pause
 from support.environment import require, require_module
 from support.servers import free_port
@@ -74,7 +75,7 @@ def smollm2_grades_cache(cache: Path) -> Path:
 
     gguf = smollm2_folder() / GGUF_FILE
     versions = "-".join(f"{name}-{metadata.version(name)}" for name in ("transformers", "torch", "gguf"))
-    folder = cache / "judge-grades" / f"{file_sha256(gguf)[:32]}-{versions}"
+    folder = cache / "judge-grades" / f"{file_digest(gguf)[:32]}-{versions}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / "judge.sqlite"
 
