@@ -42,6 +42,7 @@ from abcompare.outcome.rows import (
     primary_first,
 )
 from abcompare.stats.intervals import interval_label
+from abcompare.stats.verdict import FROM_CONFIG, FROM_CONTROL_MEAN
 
 if TYPE_CHECKING:
     from abcompare.stats.tuning import TunedComparison
@@ -146,13 +147,36 @@ def verdict_parts(table: pd.DataFrame, treatment: str) -> tuple[str, str]:
     p = _p_clause(row["p_adjusted"]) + (f" ({note})" if note else "")
     head = f"Verdict {treatment}: {verdict} on {metric}, {change}, {p}"
     if verdict in SIGNIFICANT:
-        return head, "."
+        return head, below_min_effect_clause(row) + "."
     min_effect = table.attrs.get("min_effect")
     if verdict == INCONCLUSIVE:
         return head, (
             f": the interval includes both zero and the smallest effect you care about ({min_effect:g})."
         )
     return head, _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
+
+
+def below_min_effect_clause(row: Mapping[str, Any]) -> str:
+    """What a significant change below the smallest effect of interest adds to its verdict (the row's
+    ``below_min_effect``, ``min_effect_used``, ``min_effect_source``: ``stats.verdict``), '' otherwise, e.g.
+    ``; significant but below the minimum effect (0.01, significance.min_effect): this query set detects
+    differences of about 0.002, and the interval rules out a gain of 0.01 or more``."""
+    if not bool(row.get("below_min_effect", False)):
+        return ""
+    used, low, high = float(row["min_effect_used"]), float(row["ci_low"]), float(row["ci_high"])
+    change = "gain" if float(row["delta"]) > 0 else "loss"
+    ruled_out = max(abs(low), abs(high)) < used and low * high > 0
+    interval = (
+        f"the interval rules out a {change} of {used:.3g} or more"
+        if ruled_out
+        else f"the interval does not rule out a {change} of {used:.3g}"
+    )
+    mde = float(row.get("mde", math.nan))
+    detects = f"this query set detects differences of about {mde:.3g}, and " if math.isfinite(mde) else ""
+    return (
+        f"; significant but below the minimum effect ({used:.3g}, {row['min_effect_source']}): "
+        f"{detects}{interval}"
+    )
 
 
 def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
@@ -496,6 +520,7 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
             "verdict": primary_verdict(table, name) or None,
             "sentence": verdict_sentence(table, name),
             "secondary": secondary_summary(table, name),
+            **_min_effect_json(_rows(table, name, PRIMARY)),
         }
         sentence = non_inferiority_sentence(table, name)
         if sentence:
@@ -508,6 +533,19 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
                 "sentence": sentence,
             }
     return out
+
+
+def _min_effect_json(rows: pd.DataFrame) -> dict[str, Any]:
+    """The primary row's smallest effect of interest as ``--json`` gives it: ``below_min_effect`` and
+    ``min_effect`` (``value``, ``source``); nothing for a table without them (one recorded before)."""
+    if rows.empty or "below_min_effect" not in rows:
+        return {}
+    row = rows.iloc[0]
+    used = float(row["min_effect_used"])
+    return {
+        "below_min_effect": bool(row["below_min_effect"]),
+        "min_effect": {"value": used if math.isfinite(used) else None, "source": row["min_effect_source"]},
+    }
 
 
 # ------------------------------------------------------------------------------------------ gate
@@ -527,14 +565,54 @@ def gate_sentence(table: pd.DataFrame, fail_on: str, failing: Sequence[str]) -> 
     where = f" on {table.attrs.get('primary_metric')}"
     if fail_on == "inferior":
         where += f" at margin {table.attrs.get('non_inferiority_margin'):g}"
+    where += _gate_minimum(table, fail_on)
     if not failing:
-        return f"gate --fail-on {fail_on} passed: {passes}{where}."
+        return f"gate --fail-on {fail_on} passed: {passes}{where}{_ungated_small_gains(table, fail_on)}."
     if fail_on == "not-better":
-        names = ", ".join(f"{name} ({primary_verdict(table, name) or 'not compared'})" for name in failing)
+        names = ", ".join(f"{name} ({_gate_reason(table, name)})" for name in failing)
     else:
         names = ", ".join(failing)
     verb = "is" if len(failing) == 1 else "are"
     return f"gate --fail-on {fail_on} failed: {names} {verb} {fails}{where}."
+
+
+def _gate_reason(table: pd.DataFrame, name: str) -> str:
+    """Why a treatment is not better, in the not-better gate's line: its verdict, or a gain below the
+    configured minimum effect (``better by +0.003, below the minimum effect 0.01``)."""
+    rows = _rows(table, name, PRIMARY)
+    if rows.empty:
+        return "not compared"
+    row = rows.iloc[0]
+    if row["verdict"] == BETTER and bool(row.get("below_min_effect", False)):
+        return f"better by {float(row['delta']):+.3g}"
+    return str(row["verdict"])
+
+
+def _gate_minimum(table: pd.DataFrame, fail_on: str) -> str:
+    """The minimum gain a not-better gate required: `` by at least the minimum effect 0.01`` when
+    ``significance.min_effect`` is set ('' otherwise, and for the other gates)."""
+    if fail_on != "not-better" or "min_effect_source" not in table:
+        return ""
+    rows = table[(table["role"] == PRIMARY) & (table["min_effect_source"] == FROM_CONFIG)]
+    if rows.empty:
+        return ""
+    return f" by at least the minimum effect {float(rows['min_effect_used'].iloc[0]):.3g}"
+
+
+def _ungated_small_gains(table: pd.DataFrame, fail_on: str) -> str:
+    """What a passing not-better gate adds without ``significance.min_effect``: the gains that pass though
+    below 1% of the control's mean (the default reading, which the gate does not enforce)."""
+    if fail_on != "not-better" or "below_min_effect" not in table:
+        return ""
+    rows = table[(table["role"] == PRIMARY) & (table["min_effect_source"] == FROM_CONTROL_MEAN)]
+    small = rows[rows["below_min_effect"].astype(bool) & (rows["verdict"] == BETTER)]
+    if small.empty:
+        return ""
+    gains = ", ".join(f"{row['treatment']} {float(row['delta']):+.3g}" for _, row in small.iterrows())
+    return (
+        f"; not gated: gains below {FROM_CONTROL_MEAN} ({gains}); set significance.min_effect to require "
+        "a minimum gain"
+    )
 
 
 def grid_frame(
