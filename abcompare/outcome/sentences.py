@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import (
@@ -164,19 +165,26 @@ def below_min_effect_clause(row: Mapping[str, Any]) -> str:
     if not bool(row.get("below_min_effect", False)):
         return ""
     used, low, high = float(row["min_effect_used"]), float(row["ci_low"]), float(row["ci_high"])
-    change = "gain" if float(row["delta"]) > 0 else "loss"
+    change, minimum = ("gain" if float(row["delta"]) > 0 else "loss"), _figure(used)
     ruled_out = max(abs(low), abs(high)) < used and low * high > 0
     interval = (
-        f"the interval rules out a {change} of {used:.3g} or more"
+        f"the interval rules out a {change} of {minimum} or more"
         if ruled_out
-        else f"the interval does not rule out a {change} of {used:.3g}"
+        else f"the interval does not rule out a {change} of {minimum}"
     )
     mde = float(row.get("mde", math.nan))
-    detects = f"this query set detects differences of about {mde:.3g}, and " if math.isfinite(mde) else ""
+    detects = (
+        f"this query set detects differences of about {_figure(mde)}, and " if math.isfinite(mde) else ""
+    )
     return (
-        f"; significant but below the minimum effect ({used:.3g}, {row['min_effect_source']}): "
+        f"; significant but below the minimum effect ({minimum}, {row['min_effect_source']}): "
         f"{detects}{interval}"
     )
+
+
+def _figure(value: float) -> str:
+    """A small effect in three significant figures, without an exponent: ``0.00499``, ``0.000028``."""
+    return np.format_float_positional(value, precision=3, unique=True, fractional=False, trim="-")
 
 
 def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
@@ -536,15 +544,14 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
 
 
 def _min_effect_json(rows: pd.DataFrame) -> dict[str, Any]:
-    """The primary row's smallest effect of interest as ``--json`` gives it: ``below_min_effect`` and
-    ``min_effect`` (``value``, ``source``); nothing for a table without them (one recorded before)."""
-    if rows.empty or "below_min_effect" not in rows:
+    """Where it applies (a significant primary change below the smallest effect of interest), what
+    ``--json`` adds to the verdict: ``below_min_effect``: ``{"min_effect": 0.01, "source": ...}``; nothing
+    otherwise (every row's ``below_min_effect`` column is in ``comparison``)."""
+    if rows.empty or not bool(rows.iloc[0].get("below_min_effect", False)):
         return {}
     row = rows.iloc[0]
-    used = float(row["min_effect_used"])
     return {
-        "below_min_effect": bool(row["below_min_effect"]),
-        "min_effect": {"value": used if math.isfinite(used) else None, "source": row["min_effect_source"]},
+        "below_min_effect": {"min_effect": float(row["min_effect_used"]), "source": row["min_effect_source"]}
     }
 
 
@@ -584,7 +591,7 @@ def _gate_reason(table: pd.DataFrame, name: str) -> str:
         return "not compared"
     row = rows.iloc[0]
     if row["verdict"] == BETTER and bool(row.get("below_min_effect", False)):
-        return f"better by {float(row['delta']):+.3g}"
+        return f"better by +{_figure(float(row['delta']))}"
     return str(row["verdict"])
 
 
@@ -596,7 +603,7 @@ def _gate_minimum(table: pd.DataFrame, fail_on: str) -> str:
     rows = table[(table["role"] == PRIMARY) & (table["min_effect_source"] == FROM_CONFIG)]
     if rows.empty:
         return ""
-    return f" by at least the minimum effect {float(rows['min_effect_used'].iloc[0]):.3g}"
+    return f" by at least the minimum effect {_figure(float(rows['min_effect_used'].iloc[0]))}"
 
 
 def _ungated_small_gains(table: pd.DataFrame, fail_on: str) -> str:
@@ -608,7 +615,7 @@ def _ungated_small_gains(table: pd.DataFrame, fail_on: str) -> str:
     small = rows[rows["below_min_effect"].astype(bool) & (rows["verdict"] == BETTER)]
     if small.empty:
         return ""
-    gains = ", ".join(f"{row['treatment']} {float(row['delta']):+.3g}" for _, row in small.iterrows())
+    gains = ", ".join(f"{row['treatment']} +{_figure(float(row['delta']))}" for _, row in small.iterrows())
     return (
         f"; not gated: gains below {FROM_CONTROL_MEAN} ({gains}); set significance.min_effect to require "
         "a minimum gain"
