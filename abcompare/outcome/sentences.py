@@ -288,7 +288,22 @@ def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
         how = f"after {_correction_label(table)} correction"
         if size != total:
             how += f" over {size} comparisons"
-    return f"Secondary metrics: {text}" + (f" {how}" if how else "") + "."
+    return f"Secondary metrics: {text}" + (f" {how}" if how else "") + _secondary_below(rows) + "."
+
+
+def _secondary_below(rows: pd.DataFrame) -> str:
+    """How many significant secondary rows fall short of the smallest effect of interest, e.g. ``; 3 of
+    them below the minimum effect (1% of the control's mean)`` ('' when none does)."""
+    if "below_min_effect" not in rows:
+        return ""
+    below = rows[rows["below_min_effect"].astype(bool)]
+    if below.empty:
+        return ""
+    source = str(below["min_effect_source"].iloc[0])
+    minimum = (
+        f"{_figure(float(below['min_effect_used'].iloc[0]))}, {source}" if source == FROM_CONFIG else source
+    )
+    return f"; {len(below)} of them significant but below the minimum effect ({minimum})"
 
 
 def treatment_summary(table: pd.DataFrame, treatment: str) -> str:
