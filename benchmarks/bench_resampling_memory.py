@@ -94,6 +94,27 @@ def table(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def memory_sentence(record: dict[str, Any]) -> str:
+    """The sentence docs/statistics.md quotes from a record: the largest size's peak above the input, per
+    part, over the numbers of resamples measured (one figure when they agree, else their range)."""
+    rows = record["records"]
+    n = max(r["n_queries"] for r in rows)
+    largest = [r for r in rows if r["n_queries"] == n]
+    resamples = sorted({r["n_resamples"] for r in largest})
+
+    def peak(part: str) -> str:
+        values = sorted({r["peak_above_input_mib"] for r in largest if r["part"] == part})
+        return f"{values[0]} MiB" if len(values) == 1 else f"{values[0]}–{values[-1]} MiB"
+
+    bs = " and ".join(f"B = {b:,}" for b in resamples)
+    return (
+        f"At {n:,} queries × {largest[0]['metrics']} metrics (their differences: {largest[0]['input_mib']} "
+        f"MiB), the sign flips allocate at most {peak('sign flips')} above their input, the bootstrap "
+        f"{peak('bootstrap')} and the whole paired_comparison {peak('paired_comparison')}, at {bs} "
+        f"(load average {record['load_average'][0]:.2f})."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -102,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     records = [r for n in args.sizes for b in args.resamples for r in measure(n, b)]
     print(table(records))
+    print(memory_sentence({"records": records, "load_average": os.getloadavg()}))
     if args.record is not None:
         load = os.getloadavg()
         args.record.write_text(
