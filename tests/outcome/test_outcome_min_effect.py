@@ -151,3 +151,23 @@ def test_a_table_recorded_before_the_columns_reads_as_before(default) -> None:
     assert failing_treatments(old, "not-better") == []
     assert "below_min_effect" not in as_json(old)["tiny"]
     assert gate_sentence(old, "not-better", []).endswith("on ndcg@10.")
+
+
+def test_a_pooled_gain_is_gated_by_the_configured_minimum_only() -> None:
+    """Across collections the gate reads the pooled rows (``gate._pooled_rows``): they have no control
+    mean, so only ``significance.min_effect`` applies; a pooled gain of 0.004 fails it at 0.01."""
+    from abcompare.outcome.gate import _pooled_rows
+    from abcompare.outcome.view import PooledView
+
+    pooled = pd.DataFrame({"treatment": ["small", "large"], "metric": ["ndcg@10"] * 2, "delta": [0.004, 0.02],
+                           "verdict": ["better", "better"]})  # fmt: skip
+    pooled.attrs.update(metric="ndcg@10")
+    section = PooledView(name="x", description="", primary_metric="ndcg@10", weighting="collection",
+                         pooled=pooled, per_collection=pd.DataFrame(), sentences={})  # fmt: skip
+    assert failing_treatments(_pooled_rows(section, 3, 0.01), "not-better") == ["small"]
+    assert failing_treatments(_pooled_rows(section, 3, None), "not-better") == []
+    gated = _pooled_rows(section, 3, 0.01)
+    assert gate_sentence(gated, "not-better", ["small"]) == (
+        "gate --fail-on not-better failed: small (better by +0.004) is not better than the control on "
+        "ndcg@10 pooled across 3 collections by at least the minimum effect 0.01."
+    )
