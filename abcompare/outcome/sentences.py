@@ -204,7 +204,8 @@ def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
     if bool(row.get("all_zero", False)):
         return f"{treatment} · {metric} +0.000, every query the same · {NO_DIFFERENCE}"
     change = format_change(row["delta"], None, row["ci_low"], row["ci_high"])
-    return f"{treatment} · {metric} {change}, {_p_clause(row['p_adjusted'])} · {row['verdict']}"
+    below = " (below the minimum effect)" if bool(row.get("below_min_effect", False)) else ""
+    return f"{treatment} · {metric} {change}, {_p_clause(row['p_adjusted'])} · {row['verdict']}{below}"
 
 
 def _mde_clause(table: pd.DataFrame, row: pd.Series) -> str:

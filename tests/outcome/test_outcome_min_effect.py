@@ -14,7 +14,13 @@ import pytest
 from abcompare.outcome.gate import failing_treatments
 from abcompare.outcome.html import page
 from abcompare.outcome.markdown import summary_markdown
-from abcompare.outcome.sentences import as_json, gate_sentence, secondary_summary, verdict_sentence
+from abcompare.outcome.sentences import (
+    as_json,
+    gate_sentence,
+    secondary_summary,
+    verdict_run_name,
+    verdict_sentence,
+)
 from abcompare.outcome.verdicts import description_markdown
 from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.stats.comparison import paired_comparison
@@ -109,6 +115,9 @@ def test_every_renderer_shows_the_words_through_the_view(default) -> None:
     assert clause in summary_markdown(view)
     assert clause in description_markdown(default, context="toy")
     assert escape(clause) in page(ExperimentView.shown(view))
+    # the treatment's MLflow run name, which the compare view shows first
+    assert verdict_run_name(default, "tiny").endswith(", p < 0.0001 · better (below the minimum effect)")
+    assert verdict_run_name(default, "large").endswith(", p < 0.0001 · better")
 
 
 def test_not_better_fails_a_gain_below_the_configured_minimum(configured) -> None:
