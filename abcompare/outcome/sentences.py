@@ -294,7 +294,7 @@ def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
 
 def _secondary_below(rows: pd.DataFrame) -> str:
     """How many significant secondary rows fall short of the smallest effect of interest, e.g. ``; 3 of
-    them below the minimum effect (1% of the control's mean)`` ('' when none does)."""
+    them significant but below the minimum effect (1% of the control's mean)`` ('' when none does)."""
     if "below_min_effect" not in rows:
         return ""
     below = rows[rows["below_min_effect"].astype(bool)]
@@ -600,8 +600,8 @@ def gate_sentence(table: pd.DataFrame, fail_on: str, failing: Sequence[str]) -> 
 
 
 def _gate_reason(table: pd.DataFrame, name: str) -> str:
-    """Why a treatment is not better, in the not-better gate's line: its verdict, or a gain below the
-    configured minimum effect (``better by +0.003, below the minimum effect 0.01``)."""
+    """Why a treatment is not better, in the not-better gate's line: its verdict, or its gain when that is
+    below the configured minimum effect (``better by +0.003``; the line ends with the minimum)."""
     rows = _rows(table, name, PRIMARY)
     if rows.empty:
         return "not compared"
