@@ -19,6 +19,7 @@ from abcompare.outcome.html import (
 )
 from abcompare.outcome.view import ExperimentView, PooledView
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
+from abcompare.stats.settings import FamilySettings, PooledSettings
 
 
 def render_collections(view: PooledView) -> str:
@@ -49,6 +50,7 @@ def inputs(**changes) -> PooledView:
     values = dict(
         name="bm25 vs hybrid", description="Across two collections.", primary_metric="ndcg@10",
         weighting="collection", pooled=pooled, per_collection=per, sentences={"hybrid": SENTENCE},
+        settings=PooledSettings(metric="ndcg@10"), family=FamilySettings(metric="ndcg@10"),
         links={"sci<fact": "http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning"},
     )  # fmt: skip
     values.update(changes)
