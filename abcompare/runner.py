@@ -511,7 +511,10 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
     (``stats.pooled.pooled_comparison``), its per-collection family corrected as one; the result."""
 
     config, significance = run.config, run.config.significance
-    pooled = judged = None
+    result = ComparisonResult(
+        config, config.evaluation.primary_metric, compared, weighting=significance.pooling,
+        timings=run.timer.seconds,
+    )  # fmt: skip
     if len(compared) > 1:
         with run.timer("statistics"):
             run.reporter.stage("pooled test across the collections")
@@ -524,14 +527,12 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
                 min_effect=significance.min_effect,
                 non_inferiority_margin=significance.non_inferiority_margin,
             )  # fmt: skip
-        judged = pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling)
-    tables, settings = (None, None), (None, None)
-    if pooled is not None:
-        tables, settings = (pooled.pooled, pooled.per_collection), (pooled.settings, pooled.family)
-    return ComparisonResult(
-        config, config.evaluation.primary_metric, compared, *tables, weighting=significance.pooling,
-        timings=run.timer.seconds, pooled_judge=judged, pooled_settings=settings[0], family=settings[1],
-    )  # fmt: skip
+        result = replace(
+            result, pooled=pooled.pooled, per_collection=pooled.per_collection,
+            pooled_settings=pooled.settings, family=pooled.family,
+            pooled_judge=pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling),
+        )  # fmt: skip
+    return result
 
 
 def pool_to_file(

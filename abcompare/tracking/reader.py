@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
+
+#: A stored table's settings type (``stats.settings``).
+Stored = TypeVar("Stored", PooledSettings, FamilySettings)
 
 
 @dataclass(kw_only=True)
@@ -468,9 +471,15 @@ def _load(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -> Lo
         **fields, collection_run_ids=run_ids, pooled=pooled, per_collection=per_collection,
         summary_markdown=summary, with_hits=with_hits, held=held,
         # the settings as stored: each parquet file's metadata, which pandas reads into ``attrs``
-        pooled_settings=None if pooled is None else PooledSettings.from_dict(pooled.attrs),
-        family=None if per_collection is None else FamilySettings.from_dict(per_collection.attrs),
+        pooled_settings=_stored_settings(pooled, PooledSettings),
+        family=_stored_settings(per_collection, FamilySettings),
     )  # fmt: skip
+
+
+def _stored_settings(table: pd.DataFrame | None, kind: type[Stored]) -> Stored | None:
+    """A stored table's settings, as ``kind`` (its parquet file's metadata, which pandas reads into
+    ``attrs``); None without the table."""
+    return kind.from_dict(table.attrs) if table is not None else None
 
 
 def _collection_runs(nested: list[Run], per_collection: pd.DataFrame | None) -> dict[str, str]:
