@@ -25,9 +25,9 @@ from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from abcompare.core.settings import FamilySettings
     from abcompare.data.alignment import AlignmentReport
     from abcompare.outcome.results import ComparisonResult
-    from abcompare.stats.settings import FamilySettings
 
 
 VERDICT_STYLE = {BETTER: "bold green", WORSE: "bold red", NO_DIFFERENCE: "yellow", INCONCLUSIVE: "magenta"}

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from abcompare.core.settings import FamilySettings, PooledSettings
 from abcompare.core.vocabulary import (
     BETTER,
     INCONCLUSIVE,
@@ -26,7 +27,6 @@ from abcompare.outcome.sentences import (
     format_change,
 )
 from abcompare.stats.intervals import interval_label
-from abcompare.stats.settings import FamilySettings, PooledSettings
 
 #: The order the per-collection verdicts are listed in a pooled sentence.
 _COLLECTION_VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, INCONCLUSIVE)

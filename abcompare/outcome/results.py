@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from abcompare.stats.settings import PairedComparison
+from abcompare.core.settings import PairedComparison
 
 if TYPE_CHECKING:
     from abcompare.answers.stage import AnswersOutcome
     from abcompare.config import ExperimentConfig
+    from abcompare.core.settings import ComparisonSettings, FamilySettings, PooledSettings
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
     from abcompare.judging.pooled import PooledJudge
     from abcompare.judging.stage import JudgeOutcome
-    from abcompare.stats.settings import ComparisonSettings, FamilySettings, PooledSettings
     from abcompare.stats.tuning import TunedComparison
 
 

@@ -1,7 +1,7 @@
 """The sentences and the compact tables a person reads, written once from the comparison table.
 
 The console, the MLflow description, ``--json`` and ``report.html`` call these functions; they consume only
-a tested comparison (:class:`~abcompare.stats.settings.PairedComparison`: the table's rows and the
+a tested comparison (:class:`~abcompare.core.settings.PairedComparison`: the table's rows and the
 settings it was tested with), a sweep's grid or a :class:`~abcompare.stats.tuning.TunedComparison`, and
 return plain text. The orders and number formats they use are :mod:`abcompare.outcome.rows`'.
 """
@@ -44,7 +44,7 @@ from abcompare.outcome.rows import (
 from abcompare.stats.intervals import interval_label
 
 if TYPE_CHECKING:
-    from abcompare.stats.settings import PairedComparison
+    from abcompare.core.settings import PairedComparison
     from abcompare.stats.tuning import TunedComparison
 
 #: Re-exported: the sentences' p format is the one of outcome.rows; the cost and attribution sentences

@@ -26,7 +26,7 @@ from abcompare.outcome.sentences import (
 )
 
 if TYPE_CHECKING:
-    from abcompare.stats.settings import PairedComparison
+    from abcompare.core.settings import PairedComparison
 
 # ------------------------------------------------------------------------------------------ verdicts
 #: The kinds of line that sit under a treatment's verdict line (indented in the console, in its paragraph

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.core.settings import ComparisonSettings, FamilySettings, PairedComparison, PooledSettings
 from abcompare.core.vocabulary import PRIMARY
 from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 from abcompare.outcome.sentences import tuned_sentence, verdict_notes
-from abcompare.stats.settings import ComparisonSettings, FamilySettings, PairedComparison, PooledSettings
 
 if TYPE_CHECKING:
     from abcompare.outcome.results import Comparison, ComparisonResult

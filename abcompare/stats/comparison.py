@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.core.vocabulary import (
     BOOTSTRAP,
     CORRECTIONS,
@@ -44,7 +45,6 @@ from abcompare.stats.noninferiority import NON_INFERIORITY_TESTS, margin_problem
 from abcompare.stats.paired import PairedDifferences, constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
-from abcompare.stats.settings import ComparisonSettings, PairedComparison
 from abcompare.stats.ttest import TTestResult, paired_ttest
 from abcompare.stats.verdict import verdicts
 from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test

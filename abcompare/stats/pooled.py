@@ -36,6 +36,13 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
+from abcompare.core.settings import (
+    ComparisonSettings,
+    FamilySettings,
+    PairedComparison,
+    PooledComparison,
+    PooledSettings,
+)
 from abcompare.core.vocabulary import BETTER, CONTROL, HOLM, MAXT, NO_CORRECTION, PERMUTATION, PRIMARY, WORSE
 from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
@@ -48,13 +55,6 @@ from abcompare.stats.meta_analysis import DEFAULT_META_METHOD, META_LABELS, coll
 from abcompare.stats.noninferiority import NonInferiorityResult, margin_problem, non_inferiority_test
 from abcompare.stats.paired import constant_columns, paired_differences
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
-from abcompare.stats.settings import (
-    ComparisonSettings,
-    FamilySettings,
-    PairedComparison,
-    PooledComparison,
-    PooledSettings,
-)
 from abcompare.stats.verdict import verdicts
 
 COLLECTION = "collection"
@@ -390,7 +390,7 @@ def pooled_test(
     non_inferiority_margin: float | None = None,
 ) -> PooledComparison:
     """:func:`pooled_comparison` as a result object: the two tables and how each was made
-    (:class:`~abcompare.stats.settings.PooledComparison`), not in ``DataFrame.attrs``; the runner calls
+    (:class:`~abcompare.core.settings.PooledComparison`), not in ``DataFrame.attrs``; the runner calls
     this one."""
     correction = _check_pooled_settings(
         alpha, n_resamples, seed, correction, weighting, min_effect, non_inferiority_margin

@@ -12,10 +12,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from abcompare.core.settings import PairedComparison
 from abcompare.core.vocabulary import PRIMARY
 from abcompare.stats._chunks import chunk_sizes
 from abcompare.stats.paired import paired_differences
-from abcompare.stats.settings import PairedComparison
 
 
 def minimum_detectable_effect(

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from abcompare.core.settings import PairedComparison
 from abcompare.core.vocabulary import BETTER, NO_DIFFERENCE, PRIMARY, WORSE
-from abcompare.stats.settings import PairedComparison
 
 ROBUSTNESS_COLUMNS = (
     "treatment", "metric", "verdict", "delta", "unjudged_hits", "unjudged_min", "unjudged_max", "top_grade",

@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import TrackingError
+from abcompare.core.settings import ComparisonSettings, FamilySettings, PooledSettings
 from abcompare.core.vocabulary import relevance_mark
 from abcompare.outcome.html import page
 from abcompare.outcome.markdown import view_markdown
 from abcompare.outcome.rows import primary_first
 from abcompare.outcome.sentences import ATTRIBUTION_PARTS, attribution_row, attribution_sentence
 from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
-from abcompare.stats.settings import ComparisonSettings, FamilySettings, PooledSettings
 from abcompare.tracking.layout import (
     ATTRIBUTION_PER_QUERY_TABLE,
     ATTRIBUTION_TABLE,
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
 
-#: A stored table's settings type (``stats.settings``).
+#: A stored table's settings type (``core.settings``).
 Stored = TypeVar("Stored", PooledSettings, FamilySettings)
 
 

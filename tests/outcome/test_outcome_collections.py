@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
+from abcompare.core.settings import PooledSettings
 from abcompare.outcome.pooled_sentences import pooled_sentence, pooled_sentence_parts
 from abcompare.outcome.svg import VERDICT_COLOURS, collections_forest_svg
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
-from abcompare.stats.settings import PooledSettings
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 NOSIG = "no significant difference"

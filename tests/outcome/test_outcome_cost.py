@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
 from abcompare.outcome.sentences import cost_json, cost_sentence
 from abcompare.outcome.verdicts import verdict_lines
 from abcompare.stats.cost import cost_table
-from abcompare.stats.settings import ComparisonSettings, PairedComparison
 
 
 def build(index: float, model: float, embedded: float, encoded: float, rate: float | None) -> dict:

@@ -9,6 +9,7 @@ from html import escape
 
 import pandas as pd
 
+from abcompare.core.settings import FamilySettings, PooledSettings
 from abcompare.outcome.console import random_effects_line
 from abcompare.outcome.html import (
     PER_COLLECTION_HEADERS,
@@ -19,7 +20,6 @@ from abcompare.outcome.html import (
 )
 from abcompare.outcome.view import ExperimentView, PooledView
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
-from abcompare.stats.settings import FamilySettings, PooledSettings
 
 
 def render_collections(view: PooledView) -> str:

@@ -7,8 +7,8 @@ import json
 import pandas as pd
 from mlflow import MlflowClient
 
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.outcome.sentences import markdown_table, secondary_summary, verdict_sentence
-from abcompare.stats.settings import ComparisonSettings, PairedComparison
 
 
 def test_json_console_and_mlflow_carry_the_primary_metric_and_the_roles(example_run) -> None:
