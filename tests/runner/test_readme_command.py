@@ -14,8 +14,9 @@ import urllib.request
 from pathlib import Path
 
 from mlflow import MlflowClient
+from support.cli import REPO, cli_env
 from support.clock import Deadline, pause
-from support.readme import doc_text, readme_run_command, readme_section
+from support.readme import doc_raw, doc_text, readme_match, readme_run_command, readme_section
 from support.servers import free_port
 
 
@@ -136,3 +137,31 @@ def test_on_a_port_another_program_holds_the_readme_says_what_mlflow_does(
         finally:
             stop(process)
     assert "Address already in use" in log.read_text(), log.read_text()[-3000:]
+
+
+def cli_pipelines() -> list[str]:
+    """docs/cli.md's ``--json | jq`` commands, as written (their trailing comments are the shell's)."""
+    (block,) = re.findall(r"```bash\n(.*?)```", doc_raw("docs/cli.md"), re.S)
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_cli_pages_jq_pipelines_print_the_primary_verdict_and_the_worse_rows(
+    tmp_path: Path, embedding_cache: Path
+) -> None:
+    """docs/cli.md's two pipelines, run by bash as written (``pipefail``: a failed run or jq fails the
+    line) in a folder laid out like the checkout: the first prints dbsf's primary verdict, the one the
+    README's sample gives; the second the rows whose verdict is worse, none on the main job (the README's
+    table), so nothing, where a wrong path would make jq fail."""
+    (tmp_path / "configs").symlink_to(REPO / "configs")
+    verdict = readme_match(r"Verdict dbsf: ([a-z ]+) on ndcg@10,").group(1)
+    assert "│ worse" not in readme_section("What you see")
+    first, second = cli_pipelines()
+    outputs = []
+    for command in (first, second):
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, env=cli_env(embedding_cache),
+            capture_output=True, text=True, timeout=1200,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr[-3000:])
+        outputs.append(done.stdout)
+    assert outputs == [f"{verdict}\n", ""]
