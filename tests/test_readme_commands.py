@@ -32,6 +32,9 @@ TESTED = {
         ("tests/judging/test_judging_readme.py", "shell_words(command, SCIFACT=str(folder))"),
     "mlflow ui --backend-store-uri sqlite:///mlflow.db":
         ("tests/runner/test_readme_command.py", "start_as_written(command, workdir, port)"),
+    "abcompare run --example rrf_vs_dbsf":
+        ("tests/examples/test_examples_installed_wheel.py", "shell_words(run_example)"),
+    "abcompare examples": ("tests/examples/test_examples_installed_wheel.py", '[str(abcompare), "examples"]'),
     "abcompare init": ("tests/starter/test_starter_init.py", '["init", '),
     "abcompare pool": ("tests/runner/test_cli_bad_input.py", '"pool"'),
 }  # fmt: skip
