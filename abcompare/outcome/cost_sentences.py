@@ -100,8 +100,8 @@ def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
     sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
     figures = (  # two statistics, named: a slow spell moves the rounds' means, not the queries' medians
         f"{sample}: {format_duration(row['seconds_per_query'])} vs "
-        f"{format_duration(control['seconds_per_query'])} per query (median over the rounds, mean over the "
-        f"queries), interquartile range of the round means {_spread(row)} vs {_spread(control)}"
+        f"{format_duration(control['seconds_per_query'])} per query, mean over the queries of the median "
+        f"over the rounds; interquartile range of the round means {_spread(row)} vs {_spread(control)}"
     )
     head = "within the noise" if bool(row["query_within_noise"]) else _speed(row["query_ratio"])
     return f"queries {head} ({ratio}; {figures}{_untimed_encoding(row, 'both share it')})"
@@ -143,7 +143,7 @@ def _own_clauses(row: Mapping[str, Any]) -> list[str]:
     else:
         sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
         spread = (
-            f"median over the rounds, mean over the queries; interquartile range of the round means "
+            f"mean over the queries of the median over the rounds; interquartile range of the round means "
             f"{_spread(row)}"
         )
         untimed = _untimed_encoding(row, "every variant shares it")
