@@ -16,6 +16,7 @@ from pathlib import Path
 from mlflow import MlflowClient
 from support.cli import REPO, cli_env
 from support.clock import Deadline, pause
+from support.environment import needs
 from support.readme import doc_raw, doc_text, readme_match, readme_run_command, readme_section
 from support.servers import free_port
 
@@ -145,6 +146,7 @@ def cli_pipelines() -> list[str]:
     return [line for line in block.splitlines() if line.strip()]
 
 
+@needs("jq")
 def test_the_cli_pages_jq_pipelines_print_the_primary_verdict_and_the_worse_rows(
     tmp_path: Path, embedding_cache: Path
 ) -> None:
