@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
 from abcompare.outcome.sentences import cost_json, cost_sentence
 from abcompare.outcome.verdicts import verdict_lines
@@ -124,10 +125,12 @@ def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table
          "delta": [0.1], "relative_delta": [0.2], "ci_low": [0.05], "ci_high": [0.15], "p_adjusted": [0.01],
          "family_size": [1]}
     )  # fmt: skip
-    lines = verdict_lines(comparison, None, None, cost=table)
+    lines = verdict_lines(PairedComparison(comparison, ComparisonSettings()), None, None, cost=table)
     assert [line.kind for line in lines] == ["verdict", "cost"]
     assert lines[1].text == cost_sentence(table, "small")
-    assert [line.kind for line in verdict_lines(comparison, None, None)] == ["verdict"]
+    assert [
+        line.kind for line in verdict_lines(PairedComparison(comparison, ComparisonSettings()), None, None)
+    ] == ["verdict"]
 
 
 def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_verdict(table) -> None:
@@ -144,7 +147,8 @@ def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_ver
                  "small": pd.DataFrame({"ndcg@10": [0.6]}, index=["q"])}  # fmt: skip
     inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=1, level="chunk", convention="ai4j",
-        comparison=comparison, per_query=per_query, queries=pd.DataFrame(), cost=table,
+        comparison=comparison, settings=ComparisonSettings(), per_query=per_query, queries=pd.DataFrame(),
+        cost=table,
     )  # fmt: skip
     page = render_page(ExperimentView.shown(inputs))
     assert f'<span class="cost">{cost_sentence(table, "small")}</span>' in page
@@ -183,7 +187,7 @@ def test_a_python_retriever_and_a_run_file_get_what_is_known_of_their_cost() -> 
          "verdict": ["better"] * 2, "delta": [0.1] * 2, "relative_delta": [0.2] * 2, "ci_low": [0.05] * 2,
          "ci_high": [0.15] * 2, "p_adjusted": [0.01] * 2, "family_size": [2] * 2}
     )  # fmt: skip
-    lines = verdict_lines(comparison, None, None, cost=table)
+    lines = verdict_lines(PairedComparison(comparison, ComparisonSettings()), None, None, cost=table)
     assert [(line.kind, line.text) for line in lines if line.kind != "verdict"] == [
         ("cost", cost_sentence(table, "python")),
         ("cost", cost_sentence(table, "file")),
