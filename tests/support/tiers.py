@@ -128,6 +128,11 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_holm_on_the_same_tables_finds_the_readme_count",
         "test_the_statistics_docs_scifact_paragraph_is_this_run",
     ),
+    "runner/test_runner_scifact_models.py": (  # the README's command is read through bash (shell_words)
+        "test_the_row_states_the_runs_verdict_recall_and_model_size",
+        "test_the_prose_under_the_table_is_the_runs",
+        "test_the_int8_prose_is_the_runs",
+    ),
     "runner/test_runner_server.py": ALL,
     "runner/test_runner_shipped_configs.py": ("test_chunk_sizes_are_compared_by_evidence_spans",),
     "runner/test_runner_sweep.py": (
