@@ -18,6 +18,7 @@ from support.cli import REPO
 from support.comparisons import Comparisons, session_comparisons
 from support.environment import SHARED_DIR, in_ci, missing_parts, require
 from support.groups import mark as mark_groups
+from support.ray_local import shared_ray, stop_shared_ray, stop_when_leaving
 from support.servers import start_mlflow_server
 from support.tiers import mark as mark_tiers
 from support.workers import shared_folder
@@ -64,6 +65,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("needs"):
         for key in mark.args:
             require(key)
+
+
+@pytest.hookimpl(trylast=True)  # after the test's own fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """The shared in-process Ray (``ray_in_process``) is stopped when the worker moves to another group."""
+    stop_when_leaving(item, nextitem)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    stop_shared_ray()
+
+
+@pytest.fixture
+def ray_in_process():
+    """``ray.init(address="local", num_cpus=2)`` in the test process, on the loopback interface, with its
+    own short temp folder: started by the first test that asks and shared by the next ones, until the
+    worker moves to another xdist group (``support.ray_local``)."""
+    return shared_ray()
 
 
 @pytest.fixture(scope="session")

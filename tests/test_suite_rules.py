@@ -6,6 +6,7 @@ checker is first shown to fail on a small source that breaks its rule."""
 from __future__ import annotations
 
 import textwrap
+from functools import cache
 
 import pytest
 from support import tiers
@@ -18,7 +19,12 @@ from support.suite_rules import (
     units_of_tests,
 )
 
-SOURCES = dict(module_sources())
+
+@cache
+def sources() -> dict:
+    """Every module under tests/ by path: parsed when a test first asks, not at collection (every worker
+    collects this module; one runs its tests)."""
+    return dict(module_sources())
 
 
 def lines_of(findings) -> list[int]:
@@ -67,7 +73,7 @@ def test_the_clock_checker_leaves_the_clock_module_and_other_uses_of_the_names_a
 
 
 def test_no_module_under_tests_reads_a_clock_but_the_clock_module() -> None:
-    found = [str(f) for path, source in SOURCES.items() for f in clock_reads(path, source)]
+    found = [str(f) for path, source in sources().items() for f in clock_reads(path, source)]
     assert found == [], "read the clock through support/clock.py:\n" + "\n".join(found)
 
 
@@ -95,7 +101,7 @@ def test_the_timing_checker_finds_an_order_on_a_timing_and_allows_what_is_not_th
 
 
 def test_no_test_asserts_an_order_on_a_timing_value() -> None:
-    found = [str(f) for path, source in SOURCES.items() for f in timing_asserts(path, source)]
+    found = [str(f) for path, source in sources().items() for f in timing_asserts(path, source)]
     assert found == [], (
         "no test asserts what a machine's load makes of a timing (use support.clock's TickingClock, or say "
         "why with '# timing-ok: ...'):\n" + "\n".join(found)
@@ -160,15 +166,21 @@ def test_the_process_checker_follows_calls_helpers_and_fixtures() -> None:
     assert "subprocess.run" in starters[("runner/test_synthetic.py", "test_through_a_fixture")]
 
 
-STARTERS = process_starters({**SOURCES, **dict(helper_sources())})
-UNITS = units_of_tests(SOURCES)
+@cache
+def starters() -> dict:
+    return process_starters({**sources(), **dict(helper_sources())})
+
+
+@cache
+def units() -> list:
+    return units_of_tests(sources())
 
 
 def test_every_test_that_starts_a_process_is_in_the_e2e_tier() -> None:
     missing = [
-        f"{u.path}:{u.line}: {u.name} starts a process ({STARTERS[(u.path, u.name)]})"
-        for u in UNITS
-        if (u.path, u.name) in STARTERS and not tiers.in_tier(tiers.E2E, u.path, u.name)
+        f"{u.path}:{u.line}: {u.name} starts a process ({starters()[(u.path, u.name)]})"
+        for u in units()
+        if (u.path, u.name) in starters() and not tiers.in_tier(tiers.E2E, u.path, u.name)
     ]
     assert missing == [], "add these to E2E in tests/support/tiers.py:\n" + "\n".join(missing)
 
@@ -177,18 +189,18 @@ def test_every_e2e_entry_still_starts_a_process() -> None:
     """A test that stopped starting one (the CLI run in-process, say) belongs to the fast loop again."""
     stale = []
     for path, name in tiers.entries(tiers.E2E):
-        units = [u for u in UNITS if u.path == path and name in (None, u.name)]
-        if not any((u.path, u.name) in STARTERS for u in units):
+        named = [u for u in units() if u.path == path and name in (None, u.name)]
+        if not any((u.path, u.name) in starters() for u in named):
             stale.append(f"{path}::{name}" if name else path)
     assert stale == [], "these E2E entries of tests/support/tiers.py start no process:\n" + "\n".join(stale)
 
 
 @pytest.mark.parametrize("tier", sorted(tiers.TIERS))
 def test_every_tier_entry_names_a_test_that_exists(tier: str) -> None:
-    names = {(u.path, u.name) for u in UNITS}
+    names = {(u.path, u.name) for u in units()}
     unknown = []
     for path, name in tiers.entries(tiers.TIERS[tier]):
-        if (path not in SOURCES) if name is None else ((path, name) not in names):
+        if (path not in sources()) if name is None else ((path, name) not in names):
             unknown.append(f"{path}::{name}" if name else path)
     assert unknown == [], f"{tier} entries of tests/support/tiers.py that name no test"
 
@@ -212,5 +224,5 @@ def test_the_fast_loop_keeps_most_of_the_suite() -> None:
     """The tiers are for what is slow by nature; most test units stay in the fast loop."""
     tiered = {(path, name) for tier in tiers.TIERS.values() for path, name in tiers.entries(tier)}
     whole = {path for path, name in tiered if name is None}
-    fast = [u for u in UNITS if u.path not in whole and (u.path, u.name) not in tiered]
-    assert len(fast) > len(UNITS) / 2, (len(fast), len(UNITS))
+    fast = [u for u in units() if u.path not in whole and (u.path, u.name) not in tiered]
+    assert len(fast) > len(units()) / 2, (len(fast), len(units()))

@@ -1,19 +1,10 @@
-"""Fixtures for the execution backends: one in-process Ray for the tests of this folder (starting one costs
-seconds; it is stopped when the worker leaves the folder, so it holds no CPUs and no memory for the rest of
-the session on its xdist worker) and the local backend's numbers on the fusion sweep as the reference."""
+"""Fixtures for the execution backends: the local backend's numbers on the fusion sweep as the reference (the
+in-process Ray these tests share is tests/conftest.py's ``ray_in_process``)."""
 
 from __future__ import annotations
 
 import pytest
 from execution_support import SWEEP_SETTINGS
-from support.ray_local import ray_in_this_process
-
-
-@pytest.fixture(scope="package")
-def ray_in_process():
-    """``ray.init(address="local", num_cpus=2)`` in the test process, on the loopback interface, with its
-    own short temp folder (Ray's socket paths must stay under 108 characters); shut down at the end."""
-    yield from ray_in_this_process()
 
 
 @pytest.fixture(scope="session")

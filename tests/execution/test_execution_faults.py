@@ -4,7 +4,10 @@ FAILED. Never a hang (each run has a deadline).
 
 The kill waits for an event, not a time: Ray titles an actor's process ``ray::<actor>.<method>`` while a
 method runs, and the encoder actor's ``submit`` is the call that encodes a block of texts, so the actor is
-killed as soon as its title says it is encoding (whatever the machine's speed, the block is in flight)."""
+killed as soon as its title says it is encoding (whatever the machine's speed, the block is in flight).
+
+Both run on four documents of the example (``support.tiny``): what they pin is the restart and the one-line
+error, which a tenth of the corpus shows as well as all of it (one cache block either way)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from execution_support import same_numbers
 from mlflow import MlflowClient
 from support.cli import NO_TIMING, REPO, cli_command, cli_env, error_lines
 from support.clock import Deadline, pause
+from support.tiny import tiny_hr_docs
 
 pytestmark = pytest.mark.slow
 CONFIG = REPO / "configs" / "rrf_vs_dbsf.yaml"
@@ -99,21 +103,36 @@ def run_and_kill(args: list[str], workdir: Path, cache: Path, deadline: float = 
 
 
 @pytest.fixture(scope="module")
-def local_reference(comparison) -> dict:
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """The ``--set`` values of the four-document example these runs compare on."""
+    return tiny_hr_docs(tmp_path_factory.mktemp("tiny-hr-docs"))
+
+
+def with_sets(settings: tuple[str, ...]) -> list[str]:
+    return [arg for setting in settings for arg in ("--set", setting)]
+
+
+@pytest.fixture(scope="module")
+def local_reference(comparison, tiny: tuple[str, ...]) -> dict:
     """The same comparison on the local backend (the session's one run of it), untimed like ``LOCAL``."""
-    return comparison("rrf_vs_dbsf", "significance.n_resamples=200", "tracking.enabled=false").payload
+    return comparison("rrf_vs_dbsf", "significance.n_resamples=200", "tracking.enabled=false", *tiny).payload
 
 
-def test_a_killed_encoder_is_restarted_by_ray_and_the_numbers_stay(tmp_path: Path, local_reference) -> None:
-    args = ["run", str(CONFIG), "--json", *LEAN, "--set", "tracking.enabled=false"]
+def test_a_killed_encoder_is_restarted_by_ray_and_the_numbers_stay(
+    tmp_path: Path, tiny: tuple[str, ...], local_reference
+) -> None:
+    args = ["run", str(CONFIG), "--json", *LEAN, "--set", "tracking.enabled=false", *with_sets(tiny)]
     code, stdout, stderr, killed = run_and_kill(args, tmp_path, tmp_path / "cold-cache")
     assert killed, "no encoder actor was seen working"
     assert code == 0, stderr[-3000:]
     same_numbers(json.loads(stdout), local_reference)
 
 
-def test_with_no_retries_a_killed_encoder_fails_the_run_in_one_line(tmp_path: Path) -> None:
-    args = ["run", str(CONFIG), *LEAN, "--set", "execution.retries=0", "--set", "tracking.experiment=faults"]
+def test_with_no_retries_a_killed_encoder_fails_the_run_in_one_line(
+    tmp_path: Path, tiny: tuple[str, ...]
+) -> None:
+    args = ["run", str(CONFIG), *LEAN, "--set", "execution.retries=0", "--set", "tracking.experiment=faults",
+            *with_sets(tiny)]  # fmt: skip
     code, _, stderr, killed = run_and_kill(args, tmp_path, tmp_path / "cold-cache")
     assert killed, "no encoder actor was seen working"
     assert code == 1, stderr[-3000:]

@@ -18,7 +18,6 @@ from rich.console import Console
 from support.cli import REPO, error_lines, invoke_cli
 from support.corrections import holm_by_hand
 from support.environment import needs
-from support.ray_local import ray_in_this_process
 
 from abcompare.config import load_config
 from abcompare.core.errors import ConfigError
@@ -261,15 +260,9 @@ def test_a_run_file_that_covers_none_of_a_collections_queries_is_located(
 
 
 # ------------------------------------------------------------------------------------------ on Ray
-@pytest.fixture(scope="module")
-def ray_here():
-    """Ray in this process (two CPUs, loopback, a short temp folder), or the one a session already has."""
-    yield from ray_in_this_process()
-
-
 @needs("ray")
 def test_on_ray_every_collection_is_in_flight_and_the_session_is_released_after_the_last(
-    ray_here, folder: Path, embedding_cache: Path
+    ray_in_process, folder: Path, embedding_cache: Path
 ):
     from abcompare.config import ExecutionSettings
     from abcompare.data.experiment import load_dataset_for_experiment

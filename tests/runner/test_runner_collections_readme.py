@@ -1,6 +1,7 @@
 """BM25 vs hybrid across four collections (``configs/collections_bm25_vs_hybrid.yaml``: hr-docs and the
-shared copies of SciFact, Cranfield and CISI), run as a user runs it, and the README's copy of its console
-output pinned line by line (the README's ``...`` stands for what changes between runs: run ids, times).
+shared copies of SciFact, Cranfield and CISI), the command a user types run in the test process
+(``support.cli.invoke_cli``), and the README's copy of its console output pinned line by line (the README's
+``...`` stands for what changes between runs: run ids, times).
 
 The config runs once per module with the default embedding cache (``$ABCOMPARE_CACHE_DIR`` or
 ``~/.cache/abcompare``), so only a machine's first run encodes the three corpora with MiniLM (minutes on two
@@ -13,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support.cli import NO_TIMING, REPO, run_cli
+from support.cli import NO_TIMING, REPO, invoke_cli
 from support.environment import needs, skip_unless_ci
 from support.readme import doc_section, shows
 
@@ -46,7 +47,7 @@ def console_output(
         overrides += ["--set", f"datasets.{i}.path={folder}"]
     workdir = tmp_path_factory.mktemp("collections")
     # untimed (NO_TIMING): the section shows no cost line, and the timing pass changes no number it shows
-    result = run_cli(["run", str(CONFIG), *overrides, *NO_TIMING], workdir, embedding_cache, timeout=3600)
+    result = invoke_cli(["run", str(CONFIG), *overrides, *NO_TIMING], workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 

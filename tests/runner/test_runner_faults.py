@@ -1,5 +1,7 @@
 """Faults a real user meets: concurrent first runs, a run killed with SIGKILL, a tracking server that dies
-mid-run, a full disk. Real processes, real MLflow stores, real signals; nothing mocked."""
+mid-run, a full disk. Real processes, real MLflow stores, real signals; nothing mocked. What needs no
+process of its own (the run after the concurrent ones, the runs on a full disk: what they check is the
+store and the one-line error) calls the command in the test process (``support.cli.invoke_cli``)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.cli import cli_command, cli_env, error_lines
+from support.cli import cli_command, cli_env, error_lines, invoke_cli
 from support.clock import Deadline, pause
 from support.environment import PARTS, missing_part, require
 from support.servers import start_mlflow_server
@@ -104,8 +106,8 @@ def test_four_concurrent_first_runs_on_a_fresh_folder_all_complete(
         assert sorted(c.data.tags["abcompare.variant"] for c in children) == ["control", "shallow"]
         assert {c.info.status for c in children} == {"FINISHED"}
     # the store is whole: a fifth run in the same folder works
-    fifth = start(tmp_path, embedding_cache)
-    assert fifth.wait(timeout=600) == 0, fifth.communicate()[1][-3000:]
+    fifth = invoke_cli(["run", "config.yaml"], tmp_path, embedding_cache)
+    assert fifth.returncode == 0, fifth.stderr[-3000:]
 
 
 def test_a_run_killed_with_sigkill_is_marked_failed_by_the_next_run(
@@ -197,14 +199,13 @@ def test_a_full_disk_says_so_and_leaves_earlier_comparisons_intact(
     small_disk: Path, embedding_cache: Path
 ) -> None:
     (small_disk / "config.yaml").write_text(BM25_CONFIG)
-    first = start(small_disk, embedding_cache, "--json")
-    stdout, stderr = first.communicate(timeout=600)
-    assert first.returncode == 0, stderr[-3000:]
-    earlier = json.loads(stdout)
+    first = invoke_cli(["run", "config.yaml", "--json"], small_disk, embedding_cache)
+    assert first.returncode == 0, first.stderr[-3000:]
+    earlier = json.loads(first.stdout)
     fill(small_disk)
 
-    full = start(small_disk, embedding_cache)
-    _, stderr = full.communicate(timeout=600)
+    full = invoke_cli(["run", "config.yaml"], small_disk, embedding_cache)
+    stderr = full.stderr
     assert full.returncode == 1, stderr[-3000:]
     assert "Traceback" not in stderr
     errors = error_lines(stderr)
@@ -216,8 +217,8 @@ def test_a_full_disk_says_so_and_leaves_earlier_comparisons_intact(
     elsewhere.mkdir()
     (elsewhere / "config.yaml").write_text(BM25_CONFIG)
     artifacts = f"tracking.artifact_location={(small_disk / 'artifacts').as_uri()}"
-    full = start(elsewhere, embedding_cache, "--set", artifacts)
-    _, stderr = full.communicate(timeout=600)
+    full = invoke_cli(["run", "config.yaml", "--set", artifacts], elsewhere, embedding_cache)
+    stderr = full.stderr
     assert full.returncode == 1, stderr[-3000:]
     errors = error_lines(stderr)
     assert len(errors) == 1 and "Traceback" not in stderr, stderr

@@ -1,8 +1,8 @@
 """SciFact, BM25 vs hybrid (``configs/scifact_bm25_vs_hybrid.yaml``), run end to end on the shared copy, and
 the figures the README states about it pinned to the digits it prints, read out of the README itself.
 
-The config runs once per module, as a user runs it (``abcompare run ... --set dataset.path=...``; untimed,
-as no test here reads a cost), with the
+The config runs once per module, the command a user types run in the test process (``support.cli.invoke_cli``:
+``abcompare run ... --set dataset.path=...``; untimed, as no test here reads a cost), with the
 default embedding cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``), so only a machine's first run
 encodes SciFact's 5,183 abstracts with MiniLM (minutes on two cores); later runs take about 20 seconds.
 The config corrects with max-T; the README's Holm figure re-tests the very per-query tables the run logged
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from scipy.stats import norm
-from support.cli import NO_TIMING, REPO, run_cli
+from support.cli import NO_TIMING, REPO, invoke_cli
 from support.corrections import holm_by_hand, retested
 from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, doc_match, doc_section, readme_match
@@ -44,7 +44,9 @@ def scifact_run(tmp_path_factory: pytest.TempPathFactory, datasets_dir: Path, em
     workdir = tmp_path_factory.mktemp("scifact")
     # untimed (NO_TIMING): no test here reads a cost, and the timing pass changes no number they read
     args = ["run", str(CONFIG), "--json", "--set", f"dataset.path={folder}", *NO_TIMING]
-    result = run_cli(args, workdir, embedding_cache, timeout=3600)  # the first run encodes the corpus
+    # in this process (invoke_cli: the command's output and exit code without an interpreter's start); the
+    # first run on a machine encodes the corpus
+    result = invoke_cli(args, workdir, embedding_cache)
     assert result.returncode == 0, result.stderr[-3000:]
     payload = json.loads(result.stdout)
     logged = load_comparison(payload["parent_run_id"], tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")

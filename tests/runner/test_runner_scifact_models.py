@@ -2,11 +2,11 @@
 paraphrase-MiniLM-L3-v2; ``quantized_embeddings.yaml``: its fp32 weights vs the int8 ONNX export), each from
 a real run of the very command the README shows, with the shared SciFact copy for its folder.
 
-Each config runs once per module, as a user runs it, with the default embedding cache
-(``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``): a machine's first run encodes SciFact's 5,183 abstracts
-once with each model it lacks (the L3 model took ten minutes on two busy cores); later runs read the
-cache. The two treatments' models (the int8 export, L3) are encoded first, in this process, before
-either command runs (:func:`treatment_vectors`): under xdist this module is a group of its own
+Each config runs once per module, the README's command run in the test process (``support.cli.invoke_cli``),
+with the default embedding cache (``$ABCOMPARE_CACHE_DIR`` or ``~/.cache/abcompare``): a machine's first run
+encodes SciFact's 5,183 abstracts once with each model it lacks (the L3 model took ten minutes on two busy
+cores); later runs read the cache. The two treatments' models (the int8 export, L3) are encoded first,
+before either command runs (:func:`treatment_vectors`): under xdist this module is a group of its own
 (``support.groups``), so on a cold cache it encodes with the models no other group uses while the other
 worker encodes SciFact with the fp32 model both controls share; the commands then read every vector from
 the cache. The quality figures (verdict, delta, interval, p, recall@10) and the model sizes are pinned
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.cli import NO_TIMING, REPO, run_cli
+from support.cli import NO_TIMING, REPO, invoke_cli
 from support.environment import needs, skip_unless_ci
 from support.readme import as_printed, doc_text, readme_section, shell_words
 
@@ -149,7 +149,7 @@ def scifact_model_run(
             # a machine's first run encodes the corpus with each model it lacks
             # untimed (NO_TIMING): the rows state the model sizes, which the run reads off the files, and
             # no timing; the timing pass changes no number they state
-            result = run_cli([*args, "--json", *NO_TIMING], workdir, embedding_cache, timeout=7200)
+            result = invoke_cli([*args, "--json", *NO_TIMING], workdir, embedding_cache)
             assert result.returncode == 0, result.stderr[-3000:]
             payloads[config] = json.loads(result.stdout)
         return payloads[config]
