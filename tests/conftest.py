@@ -23,6 +23,12 @@ from support.servers import start_mlflow_server
 from support.tiers import mark as mark_tiers
 from support.workers import shared_folder
 
+# The suite keeps bytecode (some machines set PYTHONDONTWRITEBYTECODE): pytest's rewritten test modules and,
+# in every process the tests start (the CLI, servers, Ray workers), abcompare's own modules compile once per
+# checkout instead of on every start (about half a second per process).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 # ``ci``: derandomized (the examples follow from each test's name), no example database, every failure
 # printed with the blob that reproduces it (``@reproduce_failure``); the budget is each test's own
 # ``max_examples``. ``dev``: random draws, remembered failures replayed first. HYPOTHESIS_PROFILE picks one.
