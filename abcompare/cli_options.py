@@ -59,9 +59,10 @@ FailOnOpt = Annotated[
     typer.Option(
         "--fail-on",
         metavar="worse|not-better|inferior",
-        help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better, "
-        "or not shown non-inferior (inferior needs the non-inferiority margin of the config's significance "
-        "section); the comparison is logged and printed first.",
+        help=f"A CI gate: exit {GATE_FAILED_EXIT} when a treatment's primary verdict is worse, not better "
+        "(by at least significance.min_effect, when set), or not shown non-inferior (inferior needs the "
+        "non-inferiority margin of the config's significance section); the comparison is logged and printed "
+        "first.",
         show_default=False,
     ),
 ]

@@ -271,7 +271,9 @@ class SignificanceSettings(Model):
         gt=0,
         le=METRIC_RANGE,
         description="The smallest effect you care about, in metric units: a non-significant difference whose "
-        "interval includes both 0 and this effect is 'inconclusive'.",
+        "interval includes both 0 and this effect is 'inconclusive'; a significant one smaller than it is "
+        "said to be below the minimum effect (default reading without it: 1% of the control's mean), and "
+        "run --fail-on not-better fails a gain smaller than it.",
     )
     non_inferiority_margin: float | None = Field(
         None,

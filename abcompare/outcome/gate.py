@@ -1,7 +1,8 @@
 """A CI gate on a comparison's verdicts (``abcompare run --fail-on``): which treatments fail it.
 
 ``worse``: a treatment whose primary verdict is ``worse``; ``not-better``: one whose primary verdict is not
-``better``; ``inferior``: one not shown non-inferior (``significance.non_inferiority_margin``). The line
+``better``, or is ``better`` by less than ``significance.min_effect`` when one is set; ``inferior``: one
+not shown non-inferior (``significance.non_inferiority_margin``). The line
 that says so is :func:`abcompare.outcome.sentences.gate_sentence`. With ``answers.gate`` the verdict gated
 is the answers' (its primary metric an answer metric), by the same rules.
 """
@@ -17,6 +18,7 @@ from abcompare.core.errors import ConfigError
 from abcompare.core.vocabulary import BETTER, NON_INFERIOR, PRIMARY, WORSE
 from abcompare.outcome.sentences import GATE_WORDS, treatments
 from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
+from abcompare.stats.verdict import FROM_CONFIG, minimum_effect_columns
 
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
@@ -34,10 +36,17 @@ def fails_gate(row: pd.Series, fail_on: str) -> bool:
     if fail_on == "worse":
         return row["verdict"] == WORSE
     if fail_on == "not-better":
-        return row["verdict"] != BETTER
+        return row["verdict"] != BETTER or _short_of_min_effect(row)
     if fail_on == INFERIOR:
         return row.get("non_inferiority") != NON_INFERIOR
     raise ValueError(f"unknown gate {fail_on!r}; use one of {', '.join(FAIL_ON)}")
+
+
+def _short_of_min_effect(row: pd.Series) -> bool:
+    """A gain below the configured ``significance.min_effect`` (the row's ``below_min_effect`` with that
+    source): not-better counts only a gain at least that large. The 1% default is not gated: it is a
+    reading aid nobody asked the gate to enforce (the gate line names such gains)."""
+    return bool(row.get("below_min_effect", False)) and row.get("min_effect_source") == FROM_CONFIG
 
 
 def failing_treatments(table: pd.DataFrame, fail_on: str) -> list[str]:
@@ -88,7 +97,8 @@ def gated_table(result: ComparisonResult) -> pd.DataFrame:
     several the pooled verdict of each treatment (one primary row each; a collection's own verdict is shown,
     not gated)."""
     view = ExperimentView.from_result(result)
-    pooled = [_pooled_rows(section, len(view.collections)) for section in view.sections]
+    min_effect = result.config.significance.min_effect
+    pooled = [_pooled_rows(section, len(view.collections), min_effect) for section in view.sections]
     answers = result.config.answers
     alone = [_gated_alone(result.collections[name], shown, answers) for name, shown in view.alone.items()]
     (table,) = [*pooled, *alone]
@@ -106,9 +116,13 @@ def _gated_alone(
     return alone.comparison
 
 
-def _pooled_rows(section: PooledView, collections: int) -> pd.DataFrame:
-    """The pooled verdicts as the gate reads a comparison table: one primary row per treatment."""
-    table = section.pooled.assign(role=PRIMARY)
+def _pooled_rows(section: PooledView, collections: int, min_effect: float | None = None) -> pd.DataFrame:
+    """The pooled verdicts as the gate reads a comparison table: one primary row per treatment, with the
+    configured minimum effect read as a comparison's rows read it (a pooled row has no control mean, so
+    no 1% default)."""
+    pooled = section.pooled
+    flags = minimum_effect_columns(pooled["verdict"].to_numpy(), pooled["delta"].to_numpy(), None, min_effect)
+    table = pooled.assign(role=PRIMARY, **flags)
     table.attrs = {
         **section.pooled.attrs,
         "primary_metric": f"{section.primary_metric} pooled across {collections} collections",

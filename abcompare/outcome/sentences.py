@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import (
@@ -42,6 +43,7 @@ from abcompare.outcome.rows import (
     primary_first,
 )
 from abcompare.stats.intervals import interval_label
+from abcompare.stats.verdict import FROM_CONFIG, FROM_CONTROL_MEAN
 
 if TYPE_CHECKING:
     from abcompare.stats.tuning import TunedComparison
@@ -146,13 +148,43 @@ def verdict_parts(table: pd.DataFrame, treatment: str) -> tuple[str, str]:
     p = _p_clause(row["p_adjusted"]) + (f" ({note})" if note else "")
     head = f"Verdict {treatment}: {verdict} on {metric}, {change}, {p}"
     if verdict in SIGNIFICANT:
-        return head, "."
+        return head, below_min_effect_clause(row) + "."
     min_effect = table.attrs.get("min_effect")
     if verdict == INCONCLUSIVE:
         return head, (
             f": the interval includes both zero and the smallest effect you care about ({min_effect:g})."
         )
     return head, _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
+
+
+def below_min_effect_clause(row: Mapping[str, Any]) -> str:
+    """What a significant change below the smallest effect of interest adds to its verdict (the row's
+    ``below_min_effect``, ``min_effect_used``, ``min_effect_source``: ``stats.verdict``), '' otherwise, e.g.
+    ``; significant but below the minimum effect (0.01, significance.min_effect): this query set detects
+    differences of about 0.002, and the interval rules out a gain of 0.01 or more``."""
+    if not bool(row.get("below_min_effect", False)):
+        return ""
+    used, low, high = float(row["min_effect_used"]), float(row["ci_low"]), float(row["ci_high"])
+    change, minimum = ("gain" if float(row["delta"]) > 0 else "loss"), _figure(used)
+    ruled_out = max(abs(low), abs(high)) < used and low * high > 0
+    interval = (
+        f"the interval rules out a {change} of {minimum} or more"
+        if ruled_out
+        else f"the interval does not rule out a {change} of {minimum}"
+    )
+    mde = float(row.get("mde", math.nan))
+    detects = (
+        f"this query set detects differences of about {_figure(mde)}, and " if math.isfinite(mde) else ""
+    )
+    return (
+        f"; significant but below the minimum effect ({minimum}, {row['min_effect_source']}): "
+        f"{detects}{interval}"
+    )
+
+
+def _figure(value: float) -> str:
+    """A small effect in three significant figures, without an exponent: ``0.00499``, ``0.000028``."""
+    return np.format_float_positional(value, precision=3, unique=True, fractional=False, trim="-")
 
 
 def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
@@ -172,7 +204,8 @@ def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
     if bool(row.get("all_zero", False)):
         return f"{treatment} · {metric} +0.000, every query the same · {NO_DIFFERENCE}"
     change = format_change(row["delta"], None, row["ci_low"], row["ci_high"])
-    return f"{treatment} · {metric} {change}, {_p_clause(row['p_adjusted'])} · {row['verdict']}"
+    below = " (below the minimum effect)" if bool(row.get("below_min_effect", False)) else ""
+    return f"{treatment} · {metric} {change}, {_p_clause(row['p_adjusted'])} · {row['verdict']}{below}"
 
 
 def _mde_clause(table: pd.DataFrame, row: pd.Series) -> str:
@@ -256,7 +289,22 @@ def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
         how = f"after {_correction_label(table)} correction"
         if size != total:
             how += f" over {size} comparisons"
-    return f"Secondary metrics: {text}" + (f" {how}" if how else "") + "."
+    return f"Secondary metrics: {text}" + (f" {how}" if how else "") + _secondary_below(rows) + "."
+
+
+def _secondary_below(rows: pd.DataFrame) -> str:
+    """How many significant secondary rows fall short of the smallest effect of interest, e.g. ``; 3 of
+    them significant but below the minimum effect (1% of the control's mean)`` ('' when none does)."""
+    if "below_min_effect" not in rows:
+        return ""
+    below = rows[rows["below_min_effect"].astype(bool)]
+    if below.empty:
+        return ""
+    source = str(below["min_effect_source"].iloc[0])
+    minimum = (
+        f"{_figure(float(below['min_effect_used'].iloc[0]))}, {source}" if source == FROM_CONFIG else source
+    )
+    return f"; {len(below)} of them significant but below the minimum effect ({minimum})"
 
 
 def treatment_summary(table: pd.DataFrame, treatment: str) -> str:
@@ -496,6 +544,7 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
             "verdict": primary_verdict(table, name) or None,
             "sentence": verdict_sentence(table, name),
             "secondary": secondary_summary(table, name),
+            **_min_effect_json(_rows(table, name, PRIMARY)),
         }
         sentence = non_inferiority_sentence(table, name)
         if sentence:
@@ -508,6 +557,18 @@ def as_json(table: pd.DataFrame) -> dict[str, Any]:
                 "sentence": sentence,
             }
     return out
+
+
+def _min_effect_json(rows: pd.DataFrame) -> dict[str, Any]:
+    """Where it applies (a significant primary change below the smallest effect of interest), what
+    ``--json`` adds to the verdict: ``below_min_effect``: ``{"min_effect": 0.01, "source": ...}``; nothing
+    otherwise (every row's ``below_min_effect`` column is in ``comparison``)."""
+    if rows.empty or not bool(rows.iloc[0].get("below_min_effect", False)):
+        return {}
+    row = rows.iloc[0]
+    return {
+        "below_min_effect": {"min_effect": float(row["min_effect_used"]), "source": row["min_effect_source"]}
+    }
 
 
 # ------------------------------------------------------------------------------------------ gate
@@ -527,14 +588,54 @@ def gate_sentence(table: pd.DataFrame, fail_on: str, failing: Sequence[str]) -> 
     where = f" on {table.attrs.get('primary_metric')}"
     if fail_on == "inferior":
         where += f" at margin {table.attrs.get('non_inferiority_margin'):g}"
+    where += _gate_minimum(table, fail_on)
     if not failing:
-        return f"gate --fail-on {fail_on} passed: {passes}{where}."
+        return f"gate --fail-on {fail_on} passed: {passes}{where}{_ungated_small_gains(table, fail_on)}."
     if fail_on == "not-better":
-        names = ", ".join(f"{name} ({primary_verdict(table, name) or 'not compared'})" for name in failing)
+        names = ", ".join(f"{name} ({_gate_reason(table, name)})" for name in failing)
     else:
         names = ", ".join(failing)
     verb = "is" if len(failing) == 1 else "are"
     return f"gate --fail-on {fail_on} failed: {names} {verb} {fails}{where}."
+
+
+def _gate_reason(table: pd.DataFrame, name: str) -> str:
+    """Why a treatment is not better, in the not-better gate's line: its verdict, or its gain when that is
+    below the configured minimum effect (``better by +0.003``; the line ends with the minimum)."""
+    rows = _rows(table, name, PRIMARY)
+    if rows.empty:
+        return "not compared"
+    row = rows.iloc[0]
+    if row["verdict"] == BETTER and bool(row.get("below_min_effect", False)):
+        return f"better by +{_figure(float(row['delta']))}"
+    return str(row["verdict"])
+
+
+def _gate_minimum(table: pd.DataFrame, fail_on: str) -> str:
+    """The minimum gain a not-better gate required: `` by at least the minimum effect 0.01`` when
+    ``significance.min_effect`` is set ('' otherwise, and for the other gates)."""
+    if fail_on != "not-better" or "min_effect_source" not in table:
+        return ""
+    rows = table[(table["role"] == PRIMARY) & (table["min_effect_source"] == FROM_CONFIG)]
+    if rows.empty:
+        return ""
+    return f" by at least the minimum effect {_figure(float(rows['min_effect_used'].iloc[0]))}"
+
+
+def _ungated_small_gains(table: pd.DataFrame, fail_on: str) -> str:
+    """What a passing not-better gate adds without ``significance.min_effect``: the gains that pass though
+    below 1% of the control's mean (the default reading, which the gate does not enforce)."""
+    if fail_on != "not-better" or "below_min_effect" not in table:
+        return ""
+    rows = table[(table["role"] == PRIMARY) & (table["min_effect_source"] == FROM_CONTROL_MEAN)]
+    small = rows[rows["below_min_effect"].astype(bool) & (rows["verdict"] == BETTER)]
+    if small.empty:
+        return ""
+    gains = ", ".join(f"{row['treatment']} +{_figure(float(row['delta']))}" for _, row in small.iterrows())
+    return (
+        f"; not gated: gains below {FROM_CONTROL_MEAN} ({gains}); set significance.min_effect to require "
+        "a minimum gain"
+    )
 
 
 def grid_frame(

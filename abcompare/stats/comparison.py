@@ -43,7 +43,7 @@ from abcompare.stats.paired import PairedDifferences, constant_columns, paired_d
 from abcompare.stats.permutation import PermutationResult, sign_flip_test
 from abcompare.stats.power import minimum_detectable_effect
 from abcompare.stats.ttest import TTestResult, paired_ttest
-from abcompare.stats.verdict import verdicts
+from abcompare.stats.verdict import minimum_effect_columns, verdicts
 from abcompare.stats.wilcoxon import WilcoxonResult, wilcoxon_test
 
 Progress = Callable[[int, int], None]
@@ -346,6 +346,10 @@ def _add_verdicts(
     table["verdict"] = verdicts(
         table["delta"], table["p_adjusted"], table["ci_low"], table["ci_high"], alpha, min_effect
     )
+    for column, values in minimum_effect_columns(
+        table["verdict"].to_numpy(), table["delta"].to_numpy(), table["control_mean"].to_numpy(), min_effect
+    ).items():
+        table[column] = values
 
 
 def _add_non_inferiority(
@@ -447,7 +451,9 @@ def paired_comparison(
         Power of the minimum detectable effect.
     min_effect : float, optional
         The smallest effect of interest, in metric units: a non-significant row whose interval includes
-        both 0 and an effect this large is ``inconclusive``.
+        both 0 and an effect this large is ``inconclusive``; a ``better``/``worse`` row whose ``|delta|``
+        is below it (below 1% of the control's mean when unset) has ``below_min_effect``
+        (:func:`abcompare.stats.verdict.minimum_effect_columns`).
     non_inferiority_margin : float, optional
         Adds the one-sided test that each treatment is not worse than the control by more than this
         (primary metric units, >= 0) on the primary metric, by the primary test (``t`` or

@@ -15,7 +15,8 @@ issue 41's rows: each row's interval at its verdict's level (the bootstrap inter
 equal to the old ``ci_*``; ``ci_level``, ``ci_agrees``, ``ci_note``), the sentences and settings line that
 state them, the attribution's ``reorder_up`` and the signed ``delta`` of queries needed; no p-value, mean or
 per-query score moved; and again after wt-rows' ``untimed_query_encoding`` cost key (null here), its only
-difference.
+difference; and again after wt-largen's per-row ``min_effect_used``, ``min_effect_source`` and
+``below_min_effect`` columns (no row flagged in any case), its only difference.
 Correctness is checked independently below: the
 document-level per-query nDCG / P / recall / MRR against pytrec_eval on the same files. Regenerate the
 fixture only for an intended change of results, and say so in the commit.
