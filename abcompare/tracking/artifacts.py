@@ -28,7 +28,7 @@ from abcompare.tracking.layout import (
 
 #: Above this many hits a variant's run carries its hits once, as ``run/hits.parquet`` (the same hits, ranks
 #: and scores, plus each hit's grade), and no ``run/run.trec`` beside it: at 10k queries x 1,000 hits the
-#: TREC text is 10 million lines (about 350 MB a variant) written, staged and copied for a file nothing
+#: TREC text is 10 million lines (about 370 MB a variant) written, staged and copied for a file nothing
 #: reads back. Below it both are logged, so trec_eval runs on the artifact as it is.
 RUN_FILE_MAX_HITS = 1_000_000
 
