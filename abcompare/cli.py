@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from abcompare.config import ExperimentConfig
+    from abcompare.outcome.gate import GatedTable
 
 
 app = typer.Typer(
@@ -175,13 +176,14 @@ def run(
         _apply_gate(gated_table(result), gate)
 
 
-def _apply_gate(comparison: pd.DataFrame, gate: str) -> None:
+def _apply_gate(gated: GatedTable, gate: str) -> None:
     """The gate's one line on stderr; exit :data:`GATE_FAILED_EXIT` when a treatment fails it."""
     from abcompare.outcome.gate import failing_treatments
     from abcompare.outcome.sentences import gate_sentence
 
-    failing = failing_treatments(comparison, gate)
-    typer.echo(one_line(gate_sentence(comparison, gate, failing)), err=True)
+    failing = failing_treatments(gated.table, gate)
+    line = gate_sentence(gated.table, gate, failing, metric=gated.metric, margin=gated.margin)
+    typer.echo(one_line(line), err=True)
     if failing:
         raise typer.Exit(GATE_FAILED_EXIT)
 

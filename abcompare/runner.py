@@ -54,7 +54,7 @@ from abcompare.judging.python_judge import JudgeFunction
 from abcompare.judging.stage import judge_pool, judge_stage, with_judge_grades
 from abcompare.outcome.results import Comparison, ComparisonResult, VariantOutcome
 from abcompare.outcome.sentences import grid_frame
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import PairedComparison, paired_test
 from abcompare.stats.cost import (
     FRONT_COLUMN,
     GENERATOR,
@@ -68,7 +68,7 @@ from abcompare.stats.cost import (
     with_work_rows,
     work_row_name,
 )
-from abcompare.stats.pooled import pooled_comparison
+from abcompare.stats.pooled import pooled_test
 from abcompare.stats.power import queries_needed_table
 from abcompare.stats.robustness import robustness_table
 from abcompare.stats.tuning import tuned_comparison
@@ -272,8 +272,8 @@ def _compare_collection(
     with log.collection(collection.name) as logger:
         judged = judge(own, dataset, produced, logger, scratch)
         cost = measure_cost(own, dataset, judged.outcomes)
-        comparison = test(own, judged)
-        explained = explain(own, dataset, judged, comparison, cost)
+        tested = test(own, judged)
+        explained = explain(own, dataset, judged, tested, cost)
         # a new stage (a relevance judge, answers) goes here: a function of (own, dataset, judged,
         # comparison), its output one more field of Comparison, logged by logger.log_comparison below
         judged_by = judge_stage(
@@ -288,13 +288,14 @@ def _compare_collection(
             )  # fmt: skip
         result = Comparison(
             config=config, dataset_name=dataset.name, n_queries=len(dataset.queries),
-            primary_metric=config.evaluation.primary_metric, variants=judged.outcomes, comparison=comparison,
-            timings=timer.seconds, judged=judged.coverage, judgments_relevant_only=explained.relevant_only,
-            judgment_warnings=judged.warnings, tuned=explained.tuned, grid=explained.grid,
-            queries=dataset.queries, attribution=explained.attribution,
-            attribution_per_query=explained.attribution_per_query, robustness=explained.robustness,
+            primary_metric=config.evaluation.primary_metric, variants=judged.outcomes,
+            comparison=tested.table, timings=timer.seconds, judged=judged.coverage,
+            judgments_relevant_only=explained.relevant_only, judgment_warnings=judged.warnings,
+            tuned=explained.tuned, grid=explained.grid, queries=dataset.queries,
+            attribution=explained.attribution, attribution_per_query=explained.attribution_per_query,
+            robustness=explained.robustness,
             queries_needed=explained.queries_needed, cost=_with_work(cost.table, judged_by, answered),
-            judge=judged_by, answers=answered,
+            judge=judged_by, answers=answered, settings=tested.settings,
         )  # fmt: skip
         with timer("tracking"):
             logger.log_comparison(result, comparison_files(result, logger.part_of()))
@@ -424,7 +425,7 @@ def measure_cost(run: _Run, dataset: Dataset, outcomes: Mapping[str, VariantOutc
     return _Cost(table, samples)
 
 
-def test(run: _Run, judged: _Judged) -> pd.DataFrame:
+def test(run: _Run, judged: _Judged) -> PairedComparison:
     """Stage 5, test: the judged coverage (its warnings said), then the paired tests of each treatment
     against the control on every metric, with each variant's judged means."""
 
@@ -437,11 +438,11 @@ def test(run: _Run, judged: _Judged) -> pd.DataFrame:
         run.reporter.stage("paired significance tests")
         treatments = {n: frame for n, frame in tables.items() if n != "control"}
         with run.reporter.progress("paired tests") as advance:  # the tests report their own total
-            comparison = paired_comparison(
+            tested = paired_test(
                 tables["control"], treatments, metrics=_metrics(config), primary_metric=primary,
                 progress=advance, **config.significance.testing_options(),
             )  # fmt: skip
-        return attach_judged_means(comparison, tables)
+        return replace(tested, table=attach_judged_means(tested.table, tables))
 
 
 @dataclass
@@ -458,7 +459,7 @@ class _Explained:
 
 
 def explain(
-    run: _Run, dataset: Dataset, judged: _Judged, comparison: pd.DataFrame, cost: _Cost
+    run: _Run, dataset: Dataset, judged: _Judged, tested: PairedComparison, cost: _Cost
 ) -> _Explained:
     """Stage 6, explain: where each delta comes from (the attribution), whether the verdict holds over
     what the unjudged hits could be (the robustness), the queries needed, and a sweep's tuned choice."""
@@ -473,14 +474,14 @@ def explain(
                 outcomes["control"].run, {n: outcomes[n].run for n in treatments}, judged.judgments,
                 dataset.query_ids, metric=evaluation.primary_metric, **evaluation.unjudged_options(),
             )  # fmt: skip
-        robustness = robustness_table(comparison, ranges, relevant_only=relevant_only)
-        needed = queries_needed_table(outcomes["control"].per_query, treatments, comparison)
+        robustness = robustness_table(tested, ranges, relevant_only=relevant_only)
+        needed = queries_needed_table(outcomes["control"].per_query, treatments, tested)
     parts = judged.attributed
     summary = attribution_summary(pd.concat(parts)) if parts else None
     per_query = pd.concat(parts, ignore_index=True) if parts else None
     explained = _Explained(relevant_only, robustness, needed, summary, per_query)
     if config.sweep_plan is not None:
-        explained.tuned, explained.grid = _tuned_choice(run, outcomes, comparison, cost)
+        explained.tuned, explained.grid = _tuned_choice(run, outcomes, tested.table, cost)
     return explained
 
 
@@ -510,24 +511,28 @@ def pool(run: _Run, compared: dict[str, Comparison]) -> ComparisonResult:
     (``stats.pooled.pooled_comparison``), its per-collection family corrected as one; the result."""
 
     config, significance = run.config, run.config.significance
-    pooled = per_collection = judged = None
+    result = ComparisonResult(
+        config, config.evaluation.primary_metric, compared, weighting=significance.pooling,
+        timings=run.timer.seconds,
+    )  # fmt: skip
     if len(compared) > 1:
         with run.timer("statistics"):
             run.reporter.stage("pooled test across the collections")
-            pooled, per_collection = pooled_comparison(
+            pooled = pooled_test(
                 {name: c.per_query for name, c in compared.items()},
                 metric=config.evaluation.primary_metric, weighting=significance.pooling,
                 correction=significance.correction, alpha=significance.alpha,
                 n_resamples=significance.n_resamples, seed=significance.seed,
-                comparisons={name: c.comparison for name, c in compared.items()},
+                comparisons={name: c.tested for name, c in compared.items()},
                 min_effect=significance.min_effect,
                 non_inferiority_margin=significance.non_inferiority_margin,
             )  # fmt: skip
-        judged = pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling)
-    return ComparisonResult(
-        config, config.evaluation.primary_metric, compared, pooled, per_collection,
-        weighting=significance.pooling, timings=run.timer.seconds, pooled_judge=judged,
-    )  # fmt: skip
+        result = replace(
+            result, pooled=pooled.pooled, per_collection=pooled.per_collection,
+            pooled_settings=pooled.settings, family=pooled.family,
+            pooled_judge=pooled_judge({name: c.judge for name, c in compared.items()}, significance.pooling),
+        )  # fmt: skip
+    return result
 
 
 def pool_to_file(

@@ -72,3 +72,31 @@ def test_the_readme_stays_a_page_read_in_five_minutes() -> None:
     assert len(lines) <= 300, len(lines)
     headings = [line[3:] for line in lines if line.startswith("## ")]
     assert headings[:2] == ["Two commands", "What you see"] and "Where to go next" in headings
+
+
+def test_the_benchmarks_pages_latest_end_to_end_table_is_the_benchmarks_own_output() -> None:
+    """docs/benchmarks.md's latest end-to-end table is ``benchmarks/end_to_end_latest.md``'s, as
+    ``python -m benchmarks --only end-to-end`` wrote it, and the section states that run's load, commit,
+    time and targets as the file gives them (issue 41: no figure on a page that no script produced)."""
+    record = (REPO / "benchmarks" / "end_to_end_latest.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    heading = re.search(
+        r"^## End to end after the timing pass on cached vectors \(.*, commit (\w+)\)$", page, re.M
+    )
+    assert heading, "docs/benchmarks.md has the section of the latest end-to-end run"
+    section = page[heading.end() :].split("\n## ", 1)[0]
+    table = next(block for block in record.split("\n\n") if block.startswith("| config |"))
+    marker = "<!-- the table of benchmarks/end_to_end_latest.md, as the benchmark wrote it -->\n"
+    assert marker + table + "\n" in section
+    assert f"abcompare at commit {heading[1]}" in record
+    section = " ".join(section.split())  # the prose's line breaks are spaces
+    load = re.search(r"load average at start ([\d.]+)", record)[1]
+    wall = re.search(r"Suite wall time: (\d+) s\.", record)[1]
+    assert f"load average {load} at the start" in section and f"The whole run took {wall} s." in section
+    main = next(line for line in table.splitlines() if line.startswith("| the main job "))
+    cells = [cell.strip() for cell in main.strip("|").split("|")]
+    assert cells[3] == "317 MB" and "peaks at 317 MB" in section
+    timing, share = re.fullmatch(r"(\S+ s) \((\d+%)\)", cells[6]).groups()
+    assert f"the timing pass is now {share} of the wall time ({timing} of {cells[2]})" in section
+    for target in re.findall(r"^- .*?: (\d+%|[\d.]+x) \(", record, re.M):
+        assert target in section, target

@@ -17,19 +17,25 @@ import pandas as pd
 from abcompare.answers.hits import Hit
 from abcompare.answers.scores import ANSWER_METRICS, AnswerScores
 from abcompare.core.vocabulary import plural
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import PairedComparison, paired_test
 
 
 @dataclass(frozen=True)
 class AnswerComparison:
-    """``comparison``: paired_comparison's table over the answer metrics (and any retrieval metrics joined);
+    """``tested``: the paired comparison over the answer metrics (and any retrieval metrics joined), its
+    table (``comparison``) and settings;
     ``queries``: the query ids compared; ``left_out``: per metric, the queries left out for a missing score
     (in any variant); ``tables``: the per-query tables tested (one per variant)."""
 
-    comparison: pd.DataFrame
+    tested: PairedComparison
     queries: tuple[str, ...]
     left_out: dict[str, int]
     tables: dict[str, pd.DataFrame]
+
+    @property
+    def comparison(self) -> pd.DataFrame:
+        """The comparison table (one row per treatment and metric)."""
+        return self.tested.table
 
     def summary(self) -> str:
         """One line: how many queries the answer verdict rests on, and why any were left out."""
@@ -87,14 +93,14 @@ def compare_answers(
         metrics = [m for m in ANSWER_METRICS if m in first.columns]
     tables, queries, left_out = answer_tables(scores, metrics, retrieval, retrieval_metrics)
     treatments = {n: t for n, t in tables.items() if n != control}
-    comparison = paired_comparison(
+    tested = paired_test(
         tables[control],
         treatments,
         metrics=[*metrics, *retrieval_metrics],
         primary_metric=primary_metric or metrics[0],
         **testing,
     )
-    return AnswerComparison(comparison, queries, left_out, tables)
+    return AnswerComparison(tested, queries, left_out, tables)
 
 
 def top_k_changed(control: Mapping[str, Sequence[Hit]], treatment: Mapping[str, Sequence[Hit]]) -> pd.Series:

@@ -167,8 +167,11 @@ class AnswersOutcome:
         return pd.concat(frames, ignore_index=True)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The parent run's tables: every answer with its scores, and the answer comparison."""
-        return {ANSWERS_TABLE: self.per_query(), ANSWER_COMPARISON_TABLE: self.comparison.comparison}
+        """The parent run's tables: every answer with its scores, and the answer comparison (its settings
+        in the parquet file's metadata, where pandas writes ``attrs``, as a comparison's are stored)."""
+        compared = self.comparison.comparison.copy()
+        compared.attrs = self.comparison.tested.settings.to_dict()
+        return {ANSWERS_TABLE: self.per_query(), ANSWER_COMPARISON_TABLE: compared}
 
     def trace_records(self) -> list[dict]:
         """Each answer as a trace record (:func:`abcompare.answers.tracing.trace_records`); none when not

@@ -118,7 +118,6 @@ def attach_judged_means(comparison: pd.DataFrame, per_query: Mapping[str, pd.Dat
         float(per_query[t][f"judged@{k}"].mean())
         for t, k in zip(comparison["treatment"], cutoffs, strict=True)
     ]
-    out.attrs = dict(comparison.attrs)
     return out
 
 

@@ -25,6 +25,7 @@ from abcompare.outcome.view import ComparisonView, ExperimentView, PooledView
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from abcompare.core.settings import FamilySettings
     from abcompare.data.alignment import AlignmentReport
     from abcompare.outcome.results import ComparisonResult
 
@@ -126,7 +127,7 @@ def _print_comparison(
     for note in view.judgment_warnings:
         console.print(f"[bold yellow]warning:[/] {plain_text(note)}")
     swept = set(view.grid["candidate"]) if view.grid is not None else set()
-    test = str(view.comparison.attrs.get("primary", ""))
+    test = view.settings.primary
     for name in treatments(view.comparison):
         if name not in swept:
             console.print()
@@ -136,14 +137,14 @@ def _print_comparison(
         console.print(grid_table(view.grid, view.primary_metric, list(view.grid_settings)))
     console.print()
     lines = verdicts.verdict_lines(
-        view.comparison, view.tuned_sentence, view.grid, view.attribution, view.notes, view.cost
+        view.tested, view.tuned_sentence, view.grid, view.attribution, view.notes, view.cost
     )
     for line in lines:
         text = f"  {line.text}" if line.kind in verdicts.UNDER_VERDICT else line.text
         console.print(text, markup=False, highlight=False)
     for line in view.stage_lines:
         console.print(f"  {line}", markup=False, highlight=False)
-    console.print(f"[dim]{plain_text(settings_line(view.comparison))}[/]", highlight=False)
+    console.print(f"[dim]{plain_text(settings_line(view.tested))}[/]", highlight=False)
 
 
 def _print_alignment(alignment: list[tuple[str, AlignmentReport]], console: Console) -> None:
@@ -210,7 +211,7 @@ def _print_collections(
         heading = f"({size}, level {collection.level}; {COLLECTION_ALONE})"
         console.print(f"[bold]collection {plain_text(name)}[/]  {heading}")
         lines = verdicts.verdict_lines(
-            collection.comparison, None, None, collection.attribution, collection.notes, None
+            collection.tested, None, None, collection.attribution, collection.notes, None
         )
         for line in lines:
             text = f"    {line.text}" if line.kind in verdicts.UNDER_VERDICT else f"  {line.text}"
@@ -229,8 +230,9 @@ def _print_collections(
         console.print(line, markup=False, highlight=False)
     for treatment in pooled.pooled["treatment"]:
         console.print()
-        console.print(per_collection_table(pooled.per_collection, str(treatment), pooled.pooled))
-    settings = pooled_settings_line(pooled.pooled, pooled.per_collection, pooled.weighting)
+        table = per_collection_table(pooled.per_collection, str(treatment), pooled.pooled, pooled.family)
+        console.print(table)
+    settings = pooled_settings_line(pooled.settings, pooled.family, pooled.weighting)
     console.print(f"[dim]{plain_text(settings)}[/]", highlight=False)
 
 
@@ -265,14 +267,16 @@ def random_effects_line(row: Mapping[str, Any]) -> str:
     return line
 
 
-def per_collection_table(per_collection: pd.DataFrame, treatment: str, pooled: pd.DataFrame) -> Any:
+def per_collection_table(
+    per_collection: pd.DataFrame, treatment: str, pooled: pd.DataFrame, family: FamilySettings
+) -> Any:
     """One treatment's primary metric per collection (queries, delta, interval, p adjusted over every
-    collection's primary test, verdict), and the pooled row last."""
+    collection's primary test, as ``family`` says, verdict), and the pooled row last."""
     from rich.table import Table
 
     rows = per_collection[per_collection["treatment"] == treatment]
-    metric = rows["metric"].iloc[0] if len(rows) else pooled.attrs.get("metric", "")
-    correction = per_collection.attrs.get("correction", "")
+    metric = rows["metric"].iloc[0] if len(rows) else family.metric
+    correction = family.correction
     family = f"[dim](p adj.: every collection's primary test, {correction})[/]"
     title = f"{plain_text(treatment)} vs control on {plain_text(str(metric))}, per collection  {family}"
     table = Table(title=title, title_justify="left", header_style="bold")

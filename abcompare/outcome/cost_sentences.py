@@ -98,10 +98,10 @@ def _query_clause(row: Mapping[str, Any], control: Mapping[str, Any]) -> str:
         f"time ratio {row['query_ratio']:.2f} [{row['query_ratio_low']:.2f}, {row['query_ratio_high']:.2f}]"
     )
     sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
-    figures = (
+    figures = (  # two statistics, named: a slow spell moves the rounds' means, not the queries' medians
         f"{sample}: {format_duration(row['seconds_per_query'])} vs "
-        f"{format_duration(control['seconds_per_query'])} per query, interquartile range over rounds "
-        f"{_spread(row)} vs {_spread(control)}"
+        f"{format_duration(control['seconds_per_query'])} per query, mean over the queries of the median "
+        f"over the rounds; interquartile range of the round means {_spread(row)} vs {_spread(control)}"
     )
     head = "within the noise" if bool(row["query_within_noise"]) else _speed(row["query_ratio"])
     return f"queries {head} ({ratio}; {figures}{_untimed_encoding(row, 'both share it')})"
@@ -142,7 +142,10 @@ def _own_clauses(row: Mapping[str, Any]) -> list[str]:
         clauses.append("queries not timed")
     else:
         sample = f"{int(row['timed_queries'])} queries × {int(row['timed_rounds'])} rounds"
-        spread = f"interquartile range over rounds {_spread(row)}"
+        spread = (
+            f"mean over the queries of the median over the rounds; interquartile range of the round means "
+            f"{_spread(row)}"
+        )
         untimed = _untimed_encoding(row, "every variant shares it")
         clauses.append(
             f"queries {format_duration(row['seconds_per_query'])} per query ({sample}, {spread}{untimed})"

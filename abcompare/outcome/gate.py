@@ -9,6 +9,7 @@ is the answers' (its primary metric an answer metric), by the same rules.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,7 +92,17 @@ def check_gate_settings(gate: str | None, settings: ExperimentConfig, config: Pa
         )
 
 
-def gated_table(result: ComparisonResult) -> pd.DataFrame:
+@dataclass(frozen=True)
+class GatedTable:
+    """What ``--fail-on`` judges: one primary row per treatment, the gated verdict's metric as the gate's
+    line says it, and the non-inferiority margin (None without one)."""
+
+    table: pd.DataFrame
+    metric: str
+    margin: float | None
+
+
+def gated_table(result: ComparisonResult) -> GatedTable:
     """What ``--fail-on`` judges, read off the result's view: one collection's primary rows (with
     ``answers.gate``, the answer comparison's rows, its primary metric named as the answers'), or across
     several the pooled verdict of each treatment (one primary row each; a collection's own verdict is shown,
@@ -101,30 +112,29 @@ def gated_table(result: ComparisonResult) -> pd.DataFrame:
     pooled = [_pooled_rows(section, len(view.collections), min_effect) for section in view.sections]
     answers = result.config.answers
     alone = [_gated_alone(result.collections[name], shown, answers) for name, shown in view.alone.items()]
-    (table,) = [*pooled, *alone]
-    return table
+    (gated,) = [*pooled, *alone]
+    return gated
 
 
 def _gated_alone(
     comparison: Comparison, alone: ComparisonView, settings: AnswersSettings | None
-) -> pd.DataFrame:
+) -> GatedTable:
     """A collection shown alone: its comparison's rows, or with ``answers.gate`` its answers' rows."""
     if settings is not None and settings.gate and comparison.answers is not None:
-        table = comparison.answers.comparison.comparison.copy()
-        table.attrs = {**table.attrs, "primary_metric": f"the answers' {table.attrs.get('primary_metric')}"}
-        return table
-    return alone.comparison
+        answered = comparison.answers.comparison.tested
+        tested = answered.settings
+        return GatedTable(
+            answered.table, f"the answers' {tested.primary_metric}", tested.non_inferiority_margin
+        )
+    return GatedTable(alone.comparison, alone.primary_metric, alone.settings.non_inferiority_margin)
 
 
-def _pooled_rows(section: PooledView, collections: int, min_effect: float | None = None) -> pd.DataFrame:
+def _pooled_rows(section: PooledView, collections: int, min_effect: float | None = None) -> GatedTable:
     """The pooled verdicts as the gate reads a comparison table: one primary row per treatment, with the
     configured minimum effect read as a comparison's rows read it (a pooled row has no control mean, so
     no 1% default)."""
     pooled = section.pooled
     flags = minimum_effect_columns(pooled["verdict"].to_numpy(), pooled["delta"].to_numpy(), None, min_effect)
     table = pooled.assign(role=PRIMARY, **flags)
-    table.attrs = {
-        **section.pooled.attrs,
-        "primary_metric": f"{section.primary_metric} pooled across {collections} collections",
-    }
-    return table
+    metric = f"{section.primary_metric} pooled across {collections} collections"
+    return GatedTable(table, metric, section.settings.non_inferiority_margin)

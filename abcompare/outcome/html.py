@@ -122,14 +122,14 @@ def _header(inputs: ComparisonView, primary: str) -> str:
         f"<h1>{escape(inputs.name)}</h1>{description}{part_of}"
         f'<p class="meta">Dataset <b>{escape(inputs.dataset)}</b>: {plural(inputs.n_queries, "query")}, '
         f"level {escape(inputs.level)}, convention {escape(inputs.convention)}; primary metric "
-        f"<b>{escape(primary)}</b>.<br>{escape(settings_line(inputs.comparison))}</p>"
+        f"<b>{escape(primary)}</b>.<br>{escape(settings_line(inputs.tested))}</p>"
     )
 
 
 def _verdicts(inputs: ComparisonView) -> str:
     items: list[str] = []
     lines = verdicts.verdict_lines(
-        inputs.comparison, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes,
+        inputs.tested, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes,
         inputs.cost,
     )  # fmt: skip
     for line in lines:

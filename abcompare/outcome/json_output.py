@@ -55,7 +55,7 @@ def _collections_json(result: ComparisonResult, section: PooledView) -> dict[str
         },
         "pooled": _pooled_json(section),
         "per_collection": json_records(section.per_collection),
-        "pooled_settings": pooled_settings_line(section.pooled, section.per_collection, section.weighting),
+        "pooled_settings": pooled_settings_line(section.settings, section.family, section.weighting),
         **({} if result.pooled_judge is None else {"judge_pooled": result.pooled_judge.as_json()}),
         "tracking_uri": result.tracking_uri,
         "experiment": result.config.tracking.experiment,
@@ -76,8 +76,8 @@ def comparison_json(
         "dataset": result.dataset_name,
         "n_queries": result.n_queries,
         "primary_metric": result.primary_metric,
-        "verdicts": as_json(result.comparison),
-        "settings": settings_line(result.comparison),
+        "verdicts": as_json(result.tested),
+        "settings": settings_line(result.tested),
         "tracking_uri": where.uri if where is not None else None,
         "experiment": result.config.tracking.experiment,
         "parent_run_id": where.collection_run_ids.get(name) if where is not None else None,
@@ -141,9 +141,11 @@ def _pooled_json(section: PooledView) -> list[dict[str, Any]]:
     pooled = section.pooled
     rows = [{**json_row(row), "sentence": section.sentences[str(row["treatment"])]}
             for row in pooled.to_dict(orient="records")]  # fmt: skip
-    margin = pooled.attrs.get("non_inferiority_margin")
+    margin = section.settings.non_inferiority_margin
     for row in rows:
         if margin is not None and "non_inferiority" in row:
             row["non_inferiority_margin"] = margin
-            row["non_inferiority_sentence"] = pooled_non_inferiority_sentence(pooled, row["treatment"])
+            row["non_inferiority_sentence"] = pooled_non_inferiority_sentence(
+                pooled, section.settings, row["treatment"]
+            )
     return rows

@@ -41,7 +41,7 @@ def summary_markdown(inputs: ComparisonView) -> str:
     """One collection's job summary: a heading naming the comparison, what was compared, the verdict
     section, the table (primary metric first) and how it was tested."""
     table = inputs.comparison
-    primary = table.attrs.get("primary_metric", "")
+    primary = inputs.settings.primary_metric
     parts = [
         f"## abcompare: {inline(inputs.name)}",
         f"Dataset **{inline(inputs.dataset)}**: {plural(inputs.n_queries, 'query')}, "
@@ -50,7 +50,7 @@ def summary_markdown(inputs: ComparisonView) -> str:
     ]
     under: list[str] = []
     lines = verdicts.verdict_lines(
-        table, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes, inputs.cost
+        inputs.tested, inputs.tuned_sentence, inputs.grid, inputs.attribution, inputs.notes, inputs.cost
     )  # the lines the console prints under each verdict: unjudged hits, queries needed, cost
     for line in lines:
         if line.kind in PARAGRAPHS:
@@ -68,7 +68,7 @@ def summary_markdown(inputs: ComparisonView) -> str:
         parts.append(grid_markdown_table(inputs.grid, inputs.grid_settings))
     else:
         parts.append(markdown_table(table))
-    parts.append(f"_{inline(settings_line(table))}_")
+    parts.append(f"_{inline(settings_line(inputs.tested))}_")
     if inputs.source:
         parts.append(f"Recorded in MLflow: {inline(inputs.source)}.")
     return "\n\n".join(parts) + "\n"
@@ -91,9 +91,9 @@ def pooled_markdown(view: PooledView) -> str:
     parts = []
     for name in view.pooled["treatment"]:
         treatment = str(name)
-        verdict, rest = pooled_sentence_parts(view.pooled, view.per_collection, treatment)
+        verdict, rest = pooled_sentence_parts(view.pooled, view.per_collection, view.settings, treatment)
         parts.append(f"- **{verdict}**{rest}")  # the verdict in bold, as a comparison's description sets it
-        non_inferiority = pooled_non_inferiority_sentence(view.pooled, treatment)
+        non_inferiority = pooled_non_inferiority_sentence(view.pooled, view.settings, treatment)
         if non_inferiority:
             parts.append(f"  {non_inferiority}")
     parts += [f"- {inline(line)}" for line in view.stage_lines]  # the judge's pooled corrected verdict
@@ -109,6 +109,6 @@ def view_description(view: ComparisonView, context: str) -> str:
     """A comparison's MLflow description (``summary.md``) from its view: the verdicts, the compact table or
     a sweep's grid, what was compared (``context``), how it was tested (``verdicts.description_markdown``)."""
     return verdicts.description_markdown(
-        view.comparison, context=context, tuned=view.tuned_sentence, grid=view.grid,
+        view.tested, context=context, tuned=view.tuned_sentence, grid=view.grid,
         grid_settings=view.grid_settings, attribution=view.attribution, notes=view.notes, cost=view.cost,
     )  # fmt: skip

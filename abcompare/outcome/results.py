@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.core.settings import PairedComparison
+
 if TYPE_CHECKING:
     from abcompare.answers.stage import AnswersOutcome
     from abcompare.config import ExperimentConfig
+    from abcompare.core.settings import ComparisonSettings, FamilySettings, PooledSettings
     from abcompare.data.alignment import AlignmentReport
     from abcompare.evaluation.judgments import JudgedCoverage
     from abcompare.judging.pooled import PooledJudge
@@ -70,6 +73,14 @@ class Comparison:
     judge: JudgeOutcome | None = None
     #: The answers stage (``abcompare.answers.stage.AnswersOutcome``), None without an answers section.
     answers: AnswersOutcome | None = None
+    #: How ``comparison`` was tested (alpha, correction, the tests run, resamples, seed, ...): carried
+    #: beside the table, not in its ``attrs``.
+    settings: ComparisonSettings = field(kw_only=True)
+
+    @property
+    def tested(self) -> PairedComparison:
+        """The comparison table with its settings, as the sentences read them."""
+        return PairedComparison(self.comparison, self.settings)
 
     @property
     def alignment(self) -> dict[str, AlignmentReport]:
@@ -129,6 +140,10 @@ class ComparisonResult:
     #: Across several collections with a ``judge:`` section, the corrected verdict pooled across them
     #: (``abcompare.judging.pooled.PooledJudge``); None otherwise.
     pooled_judge: PooledJudge | None = None  # where it was recorded (None: tracking off, or not yet recorded)
+    #: Across several collections, how ``pooled`` was made and how ``per_collection``'s family was adjusted
+    #: (``stats.pooled.pooled_test``); None for one collection.
+    pooled_settings: PooledSettings | None = None
+    family: FamilySettings | None = None
 
     def __getattr__(self, name: str) -> Any:
         """One collection's comparison read through: ``result.comparison`` is its comparison table."""

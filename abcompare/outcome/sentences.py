@@ -1,9 +1,9 @@
 """The sentences and the compact tables a person reads, written once from the comparison table.
 
 The console, the MLflow description, ``--json`` and ``report.html`` call these functions; they consume only
-the comparison table (its rows and ``table.attrs``, the settings ``paired_comparison`` records), a sweep's
-grid or a :class:`~abcompare.stats.tuning.TunedComparison`, and return plain text. The orders and number
-formats they use are :mod:`abcompare.outcome.rows`'.
+a tested comparison (:class:`~abcompare.core.settings.PairedComparison`: the table's rows and the
+settings it was tested with), a sweep's grid or a :class:`~abcompare.stats.tuning.TunedComparison`, and
+return plain text. The orders and number formats they use are :mod:`abcompare.outcome.rows`'.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from abcompare.stats.intervals import interval_label
 from abcompare.stats.verdict import FROM_CONFIG, FROM_CONTROL_MEAN
 
 if TYPE_CHECKING:
+    from abcompare.core.settings import PairedComparison
     from abcompare.stats.tuning import TunedComparison
 
 #: Re-exported: the sentences' p format is the one of outcome.rows; the cost and attribution sentences
@@ -96,8 +97,8 @@ def primary_verdict(table: pd.DataFrame, treatment: str) -> str:
     return str(rows["verdict"].iloc[0]) if len(rows) else ""
 
 
-def _correction_label(table: pd.DataFrame) -> str:
-    return _correction_name(str(table.attrs.get("correction", NO_CORRECTION)))
+def _correction_label(tested: PairedComparison) -> str:
+    return _correction_name(tested.settings.correction)
 
 
 def _correction_name(correction: str) -> str:
@@ -105,10 +106,10 @@ def _correction_name(correction: str) -> str:
     return CORRECTION_LABELS.get(correction, "no")
 
 
-def _family_note(table: pd.DataFrame, size: int, what: str) -> str:
+def _family_note(tested: PairedComparison, size: int, what: str) -> str:
     """How the p-value of a family of ``size`` was adjusted, e.g. ``Holm-adjusted over 3 treatments``
-    (the table's ``attrs["correction"]``)."""
-    return _correction_note(str(table.attrs.get("correction", NO_CORRECTION)), size, what)
+    (the comparison's correction)."""
+    return _correction_note(tested.settings.correction, size, what)
 
 
 def _correction_note(correction: str, size: int, what: str) -> str:
@@ -121,7 +122,7 @@ def _correction_note(correction: str, size: int, what: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ sentences
-def verdict_sentence(table: pd.DataFrame, treatment: str) -> str:
+def verdict_sentence(tested: PairedComparison, treatment: str) -> str:
     """The verdict on the primary metric for one treatment, e.g.
 
     ``Verdict hybrid-rrf: better on ndcg@10, +0.031 (+4.5%) [0.008, 0.055], p = 0.008.``
@@ -129,13 +130,13 @@ def verdict_sentence(table: pd.DataFrame, treatment: str) -> str:
     A non-significant difference adds the minimum detectable effect, at the level the primary test was
     actually held to after its correction (and says why, if the difference is larger than it).
     """
-    return "".join(verdict_parts(table, treatment))
+    return "".join(verdict_parts(tested, treatment))
 
 
-def verdict_parts(table: pd.DataFrame, treatment: str) -> tuple[str, str]:
+def verdict_parts(tested: PairedComparison, treatment: str) -> tuple[str, str]:
     """:func:`verdict_sentence` in two parts: the verdict itself (the treatment, the verdict, the change,
     its interval and p), which a view may set in bold, and what follows it (the detectable effect, ...)."""
-    rows = _rows(table, treatment, PRIMARY)
+    rows = _rows(tested.table, treatment, PRIMARY)
     if rows.empty:
         return f"Verdict {treatment}: the primary metric was not compared", "."
     row = rows.iloc[0]
@@ -144,17 +145,17 @@ def verdict_parts(table: pd.DataFrame, treatment: str) -> tuple[str, str]:
         same = ": every query scored the same in both runs."
         return f"Verdict {treatment}: {NO_DIFFERENCE} on {metric}", same
     change = format_change(row["delta"], row["relative_delta"], row["ci_low"], row["ci_high"])
-    note = _family_note(table, int(row["family_size"]), "treatments")
+    note = _family_note(tested, int(row["family_size"]), "treatments")
     p = _p_clause(row["p_adjusted"]) + (f" ({note})" if note else "")
     head = f"Verdict {treatment}: {verdict} on {metric}, {change}, {p}"
     if verdict in SIGNIFICANT:
         return head, below_min_effect_clause(row) + "."
-    min_effect = table.attrs.get("min_effect")
+    min_effect = tested.settings.min_effect
     if verdict == INCONCLUSIVE:
         return head, (
             f": the interval includes both zero and the smallest effect you care about ({min_effect:g})."
         )
-    return head, _mde_clause(table, row) + _equivalence_clause(min_effect) + "."
+    return head, _mde_clause(tested, row) + _equivalence_clause(min_effect) + "."
 
 
 def below_min_effect_clause(row: Mapping[str, Any]) -> str:
@@ -208,22 +209,22 @@ def verdict_run_name(table: pd.DataFrame, treatment: str) -> str:
     return f"{treatment} · {metric} {change}, {_p_clause(row['p_adjusted'])} · {row['verdict']}{below}"
 
 
-def _mde_clause(table: pd.DataFrame, row: pd.Series) -> str:
+def _mde_clause(tested: PairedComparison, row: pd.Series) -> str:
     """``; this query set detects differences of about 0.030 or more`` (+ why when |delta| exceeds it)."""
     mde, level = float(row["mde"]), float(row["alpha_effective"])
-    power = table.attrs.get("power", 0.8)
-    alpha = table.attrs.get("alpha", 0.05)
+    settings = tested.settings
+    power, alpha = settings.power, settings.alpha
     if not math.isfinite(mde):
         return (
-            f"; with {table.attrs.get('n_resamples')} resamples no difference can reach alpha {alpha:g} "
+            f"; with {settings.n_resamples} resamples no difference can reach alpha {alpha:g} "
             "after the correction (use more resamples)"
         )
     at = f"alpha {alpha:g}"
     if level < alpha:
-        at = f"alpha {level:.2g} after {_correction_label(table)} correction"
+        at = f"alpha {level:.2g} after {_correction_label(tested)} correction"
     clause = f"; this query set detects differences of about {mde:.3f} or more ({power:.0%} power at {at})"
     if abs(row["delta"]) >= mde > 0:
-        test = table.attrs.get("primary", "primary")
+        test = settings.primary
         clause += (
             f". The difference is that large yet not significant: the detectable size is a normal "
             f"approximation, while the {test} test sees how the change is spread over the queries "
@@ -238,19 +239,19 @@ def _equivalence_clause(min_effect: float | None) -> str:
     return f"; the interval rules out a change of {min_effect:g} or more either way"
 
 
-def non_inferiority_sentence(table: pd.DataFrame, treatment: str) -> str:
+def non_inferiority_sentence(tested: PairedComparison, treatment: str) -> str:
     """The non-inferiority test's line under the verdict ('' without a margin), e.g.
 
     ``Non-inferiority: non-inferior on ndcg@10 at margin 0.01, p = 0.012 (one-sided permutation test of
     delta > -0.01).``
     """
-    margin = table.attrs.get("non_inferiority_margin")
-    rows = _rows(table, treatment, PRIMARY)
+    margin = tested.settings.non_inferiority_margin
+    rows = _rows(tested.table, treatment, PRIMARY)
     if margin is None or rows.empty or "non_inferiority" not in rows:
         return ""
     row = rows.iloc[0]
-    note = _family_note(table, int(row["family_size"]), "treatments")
-    test = f"one-sided {table.attrs.get('primary', 'primary')} test of delta > {_lower_bound(margin)}"
+    note = _family_note(tested, int(row["family_size"]), "treatments")
+    test = f"one-sided {tested.settings.primary} test of delta > {_lower_bound(margin)}"
     return f"Non-inferiority: {_non_inferiority_clause(row, margin, test, note)}"
 
 
@@ -269,9 +270,9 @@ def _non_inferiority_clause(row: Mapping[str, Any], margin: float, test: str, no
     )
 
 
-def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
+def secondary_summary(tested: PairedComparison, treatment: str) -> str:
     """``Secondary metrics: 12 of 14 better after max-T correction.`` ('' when there are none)."""
-    rows = _rows(table, treatment, SECONDARY)
+    rows = _rows(tested.table, treatment, SECONDARY)
     if rows.empty:
         return ""
     total = len(rows)
@@ -283,10 +284,10 @@ def secondary_summary(table: pd.DataFrame, treatment: str) -> str:
     else:
         text = f"none of {total} differs significantly"
     size = int(rows["family_size"].iloc[0])
-    if table.attrs.get("correction", NO_CORRECTION) == NO_CORRECTION or size <= 1:
+    if tested.settings.correction == NO_CORRECTION or size <= 1:
         how = "without correction" if size > 1 else ""
     else:
-        how = f"after {_correction_label(table)} correction"
+        how = f"after {_correction_label(tested)} correction"
         if size != total:
             how += f" over {size} comparisons"
     return f"Secondary metrics: {text}" + (f" {how}" if how else "") + _secondary_below(rows) + "."
@@ -307,36 +308,35 @@ def _secondary_below(rows: pd.DataFrame) -> str:
     return f"; {len(below)} of them significant but below the minimum effect ({minimum})"
 
 
-def treatment_summary(table: pd.DataFrame, treatment: str) -> str:
+def treatment_summary(tested: PairedComparison, treatment: str) -> str:
     """The verdict sentence and the secondary line of one treatment, as one paragraph."""
-    return " ".join(s for s in (verdict_sentence(table, treatment), secondary_summary(table, treatment)) if s)
+    parts = (verdict_sentence(tested, treatment), secondary_summary(tested, treatment))
+    return " ".join(s for s in parts if s)
 
 
-def settings_line(table: pd.DataFrame) -> str:
+def settings_line(tested: PairedComparison) -> str:
     """What was tested how: queries, primary metric and test, the two families, alpha, B and seed."""
-    attrs = table.attrs
+    table, settings = tested.table, tested.settings
     n_queries = int(table["n_queries"].iloc[0]) if len(table) else 0
     primary_size = int((table["role"] == PRIMARY).sum())
     secondary_size = int((table["role"] == SECONDARY).sum())
-    correction = _correction_label(table)
+    correction = _correction_label(tested)
     primary_family = "no correction" if primary_size <= 1 else f"{correction} correction over {primary_size}"
     line = (
-        f"paired tests on {plural(n_queries, 'query')}; primary metric {attrs.get('primary_metric')} "
-        f"({attrs.get('primary')} test, {primary_family})"
+        f"paired tests on {plural(n_queries, 'query')}; primary metric {settings.primary_metric} "
+        f"({settings.primary} test, {primary_family})"
     )
     if secondary_size:
         line += f"; secondary metrics: {correction} correction over {secondary_size} comparisons"
-    line += f"; alpha {attrs.get('alpha')}, B = {attrs.get('n_resamples')}, seed {attrs.get('seed')}"
-    if "ci_method" in table and attrs.get("correction"):
-        line += "; " + interval_label(
-            str(attrs["correction"]), str(attrs.get("primary")), float(attrs["alpha"])
-        )
+    line += f"; alpha {settings.alpha}, B = {settings.n_resamples}, seed {settings.seed}"
+    if "ci_method" in table:
+        line += "; " + interval_label(settings.correction, settings.primary, float(settings.alpha))
     return line
 
 
-def summary_text(table: pd.DataFrame) -> str:
+def summary_text(tested: PairedComparison) -> str:
     """Every treatment's paragraph, one per line."""
-    return "\n".join(treatment_summary(table, t) for t in treatments(table))
+    return "\n".join(treatment_summary(tested, t) for t in treatments(tested.table))
 
 
 # ------------------------------------------------------------------------------------------ robustness
@@ -534,23 +534,24 @@ def tuned_sentence(result: TunedComparison) -> str:
     return f"{head}; the setting chosen most often is {chosen} ({times} of {result.folds} folds)."
 
 
-def as_json(table: pd.DataFrame) -> dict[str, Any]:
+def as_json(tested: PairedComparison) -> dict[str, Any]:
     """The verdicts as plain data: per treatment its verdict, sentence and secondary line, and with a
     margin its non-inferiority test (``margin``, adjusted ``p``, ``verdict``, ``sentence``)."""
+    table = tested.table
     out: dict[str, Any] = {}
     for name in treatments(table):
         out[name] = {
-            "metric": table.attrs.get("primary_metric"),
+            "metric": tested.settings.primary_metric,
             "verdict": primary_verdict(table, name) or None,
-            "sentence": verdict_sentence(table, name),
-            "secondary": secondary_summary(table, name),
+            "sentence": verdict_sentence(tested, name),
+            "secondary": secondary_summary(tested, name),
             **_min_effect_json(_rows(table, name, PRIMARY)),
         }
-        sentence = non_inferiority_sentence(table, name)
+        sentence = non_inferiority_sentence(tested, name)
         if sentence:
             row = _rows(table, name, PRIMARY).iloc[0]
             out[name]["non_inferiority"] = {
-                "margin": table.attrs["non_inferiority_margin"],
+                "margin": tested.settings.non_inferiority_margin,
                 "p": float(row["p_non_inferiority_adjusted"]),
                 "p_raw": float(row["p_non_inferiority"]),
                 "verdict": row["non_inferiority"],
@@ -581,13 +582,16 @@ GATE_WORDS = {
 }
 
 
-def gate_sentence(table: pd.DataFrame, fail_on: str, failing: Sequence[str]) -> str:
+def gate_sentence(
+    table: pd.DataFrame, fail_on: str, failing: Sequence[str], *, metric: str, margin: float | None
+) -> str:
     """The gate's one line: which treatments fail it and why, or that none does, e.g. ``gate --fail-on
-    worse failed: dbsf is worse than the control on ndcg@10.``"""
+    worse failed: dbsf is worse than the control on ndcg@10.`` (``metric``: the gated verdict's metric as
+    said, ``margin``: the non-inferiority margin, for ``inferior``)."""
     fails, passes = GATE_WORDS[fail_on]
-    where = f" on {table.attrs.get('primary_metric')}"
+    where = f" on {metric}"
     if fail_on == "inferior":
-        where += f" at margin {table.attrs.get('non_inferiority_margin'):g}"
+        where += f" at margin {margin:g}"
     where += _gate_minimum(table, fail_on)
     if not failing:
         return f"gate --fail-on {fail_on} passed: {passes}{where}{_ungated_small_gains(table, fail_on)}."
@@ -666,7 +670,7 @@ def grid_frame(
 
 
 # ------------------------------------------------------------------------------------------ sweeps
-def sweep_sentence(grid: pd.DataFrame, table: pd.DataFrame) -> str:
+def sweep_sentence(grid: pd.DataFrame, tested: PairedComparison) -> str:
     """How a sweep's candidates fared on the primary metric, e.g. ``Sweep: 3 of 24 candidates better than
     the control on ndcg@10 after max-T correction, none worse; the largest difference is fusion.k=30,
     +0.012 (+1.5%).``"""
@@ -677,8 +681,8 @@ def sweep_sentence(grid: pd.DataFrame, table: pd.DataFrame) -> str:
     better, worse = int(counts.get(BETTER, 0)), int(counts.get(WORSE, 0))
     metric = grid["metric"].iloc[0]
     how = (
-        f" after {_correction_label(table)} correction"
-        if total > 1 and _correction_label(table) != "no"
+        f" after {_correction_label(tested)} correction"
+        if total > 1 and _correction_label(tested) != "no"
         else ""
     )
     head = f"Sweep: {better} of {total} candidates better than the control on {metric}{how}"

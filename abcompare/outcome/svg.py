@@ -484,7 +484,7 @@ def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, t
     verdict) and the random-effects diamond (its interval, blue), with a line at zero: :func:`forest_svg`
     of :func:`collections_forest_rows`.
     """
-    metric = str(pooled.attrs.get("metric", pooled["metric"].iloc[0] if len(pooled) else ""))
+    metric = str(pooled["metric"].iloc[0]) if len(pooled) else ""  # every row's: the pooled metric
     subtitle = f"{metric}: each collection, the pooled delta and the random effects"
     rows = collections_forest_rows(pooled, per_collection)
     return forest_svg(rows, title, subtitle=subtitle, style=COLLECTIONS_FOREST)
@@ -493,7 +493,7 @@ def collections_forest_svg(pooled: pd.DataFrame, per_collection: pd.DataFrame, t
 def collections_forest_rows(pooled: pd.DataFrame, per_collection: pd.DataFrame) -> pd.DataFrame:
     """The forest's rows across collections, in :func:`forest_svg`'s columns (``kind``, ``tip``): per
     treatment a heading (when there are several), its collections, the pooled and the random-effects row."""
-    weighting = str(pooled.attrs.get("weighting", pooled["weighting"].iloc[0] if len(pooled) else ""))
+    weighting = str(pooled["weighting"].iloc[0]) if len(pooled) else ""  # every row's
     pooled_label = "pooled (" + ("equal weight" if weighting == "collection" else "per query") + ")"
     entries: list[tuple[str, str, float, float, float, str, str]] = []
     for row in pooled.to_dict(orient="records"):

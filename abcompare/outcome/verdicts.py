@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -23,6 +24,9 @@ from abcompare.outcome.sentences import (
     sweep_sentence,
     verdict_parts,
 )
+
+if TYPE_CHECKING:
+    from abcompare.core.settings import PairedComparison
 
 # ------------------------------------------------------------------------------------------ verdicts
 #: The kinds of line that sit under a treatment's verdict line (indented in the console, in its paragraph
@@ -45,7 +49,7 @@ class VerdictLine:
 
 
 def verdict_lines(
-    table: pd.DataFrame,
+    tested: PairedComparison,
     tuned_sentence: str | None,
     grid: pd.DataFrame | None,
     attribution: pd.DataFrame | None = None,
@@ -57,20 +61,21 @@ def verdict_lines(
     secondary line, where its primary metric's change comes from (``attribution``: the attribution
     summary, when there is one), its ``notes`` (``outcome.sentences.verdict_notes``) and its cost line
     (from the ``cost`` table, when the treatment retrieved)."""
+    table = tested.table
     lines: list[VerdictLine] = []
     if tuned_sentence:
         lines.append(VerdictLine("tuned", tuned_sentence))
     if grid is not None:
-        lines.append(VerdictLine("sweep", sweep_sentence(grid, table)))
+        lines.append(VerdictLine("sweep", sweep_sentence(grid, tested)))
     for name in sentence_treatments(table, grid):
-        head, rest = verdict_parts(table, name)
+        head, rest = verdict_parts(tested, name)
         lines.append(VerdictLine("verdict", head + rest, primary_verdict(table, name), head))
-        non_inferiority = non_inferiority_sentence(table, name)
+        non_inferiority = non_inferiority_sentence(tested, name)
         if non_inferiority:
             verdict = str(table.loc[(table["treatment"] == name) & (table["role"] == PRIMARY),
                                     "non_inferiority"].iloc[0])  # fmt: skip
             lines.append(VerdictLine("non_inferiority", non_inferiority, verdict))
-        secondary = secondary_summary(table, name)
+        secondary = secondary_summary(tested, name)
         if secondary:
             lines.append(VerdictLine("secondary", secondary))
         primary = table.loc[(table["treatment"] == name) & (table["role"] == PRIMARY), "metric"]
@@ -84,7 +89,7 @@ def verdict_lines(
 
 
 def description_markdown(
-    table: pd.DataFrame,
+    tested: PairedComparison,
     *,
     context: str,
     tuned: str | None = None,
@@ -104,7 +109,7 @@ def description_markdown(
     (``outcome.sentences.tuned_sentence``).
     """
     paragraphs: list[str] = []
-    for line in verdict_lines(table, tuned, grid, attribution, notes, cost):
+    for line in verdict_lines(tested, tuned, grid, attribution, notes, cost):
         if line.kind == "tuned":
             paragraphs.append(f"**{line.text}**")
         elif line.kind == "verdict" and tuned is None and line.text.startswith(line.head):
@@ -112,8 +117,8 @@ def description_markdown(
             paragraphs.append(f"**{line.head}**{line.text[len(line.head) :]}")
         else:
             paragraphs.append(line.text)
-    body = grid_markdown_table(grid, grid_settings) if grid is not None else markdown_table(table)
+    body = grid_markdown_table(grid, grid_settings) if grid is not None else markdown_table(tested.table)
     paragraphs.append(body)
     paragraphs.append(context)
-    paragraphs.append(f"_{settings_line(table)}_")
+    paragraphs.append(f"_{settings_line(tested)}_")
     return "\n\n".join(paragraphs) + "\n"

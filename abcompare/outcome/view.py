@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from abcompare.core.settings import ComparisonSettings, FamilySettings, PairedComparison, PooledSettings
 from abcompare.core.vocabulary import PRIMARY
 from abcompare.outcome.pooled_sentences import pooled_non_inferiority_sentence, pooled_sentence
 from abcompare.outcome.sentences import tuned_sentence, verdict_notes
@@ -37,7 +38,7 @@ class ComparisonView:
     n_queries: int
     level: str
     convention: str
-    comparison: pd.DataFrame  # the statistics table (its ``attrs`` hold the settings)
+    comparison: pd.DataFrame  # the statistics table (``settings``: how it was tested)
     per_query: Mapping[str, pd.DataFrame]  # variant -> per-query metrics, indexed by query id
     queries: pd.DataFrame  # indexed by query id: text (and group ...)
     hits: Mapping[str, pd.DataFrame] = field(default_factory=dict)  # variant -> run table with ``grade``
@@ -66,13 +67,20 @@ class ComparisonView:
     #: An ``answers:`` section's largest answer wins and losses per treatment, both answers side by side
     #: (records of ``abcompare.answers.changes.largest_answer_changes``).
     answer_changes: Sequence[Mapping[str, Any]] = ()
+    #: How ``comparison`` was tested (alpha, correction, tests, resamples, seed, ...).
+    settings: ComparisonSettings = field(kw_only=True)
+
+    @property
+    def tested(self) -> PairedComparison:
+        """The statistics table with its settings, as the sentences read them."""
+        return PairedComparison(self.comparison, self.settings)
 
     @property
     def primary_metric(self) -> str:
-        """The comparison's primary metric: as the table's settings name it, else its primary rows'."""
+        """The comparison's primary metric: as its settings name it, else its primary rows'."""
         table = self.comparison
-        if table.attrs.get("primary_metric"):
-            return str(table.attrs["primary_metric"])
+        if self.settings.primary_metric:
+            return self.settings.primary_metric
         rows = table[table["role"] == PRIMARY]
         return str(rows["metric"].iloc[0]) if len(rows) else str(table["metric"].iloc[0])
 
@@ -92,7 +100,8 @@ class ComparisonView:
         return cls(
             name=cfg.name, description=cfg.description or "", dataset=result.dataset_name,
             n_queries=result.n_queries, level=cfg.dataset.level, convention=cfg.evaluation.convention,
-            comparison=result.comparison, per_query=result.per_query, queries=queries,
+            comparison=result.comparison, settings=result.settings, per_query=result.per_query,
+            queries=queries,
             hits={name: outcome.run for name, outcome in result.variants.items()},
             relevance_threshold=cfg.evaluation.relevance_threshold,
             judged={name: asdict(coverage) for name, coverage in result.judged.items()},
@@ -120,11 +129,10 @@ class ComparisonView:
         return data
 
     @classmethod
-    def from_json(
-        cls, data: Mapping[str, Any], **tables: pd.DataFrame | Mapping[str, pd.DataFrame] | str | None
-    ) -> ComparisonView:
+    def from_json(cls, data: Mapping[str, Any], **tables: _Table | ComparisonSettings) -> ComparisonView:
         """The view from :meth:`to_json`'s values and the tables read back (``comparison``, ``per_query``,
-        ``queries``, ``hits``, ``grid``, ``cost``, ``attribution``, ``attribution_per_query``, ``source``)."""
+        ``queries``, ``hits``, ``grid``, ``cost``, ``attribution``, ``attribution_per_query``, ``source``)
+        and the comparison's ``settings``."""
         values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
         values["n_queries"] = int(values["n_queries"])
         values["relevance_threshold"] = float(values.get("relevance_threshold", 1))
@@ -161,6 +169,9 @@ class PooledView:
     non_inferiority: Mapping[str, str] = field(default_factory=dict)
     #: With a ``judge:`` section: the corrected verdict pooled across the collections, as the console says it.
     stage_lines: Sequence[str] = ()
+    #: How ``pooled`` was made, and how ``per_collection``'s family was adjusted.
+    settings: PooledSettings = field(kw_only=True)
+    family: FamilySettings = field(kw_only=True)
 
     VALUES = ("name", "description", "primary_metric", "weighting", "sentences", "links", "non_inferiority",
               "stage_lines")  # fmt: skip
@@ -170,14 +181,16 @@ class PooledView:
         """The view of a fresh comparison across collections; ``links``: each collection's run page."""
 
         cfg, pooled, per_collection = result.config, result.pooled, result.per_collection
+        settings, family = result.pooled_settings, result.family
         names = [str(name) for name in pooled["treatment"]]
-        sentences = {name: pooled_sentence(pooled, per_collection, name) for name in names}
-        lines = {name: pooled_non_inferiority_sentence(pooled, name) for name in names}
+        sentences = {name: pooled_sentence(pooled, per_collection, settings, name) for name in names}
+        lines = {name: pooled_non_inferiority_sentence(pooled, settings, name) for name in names}
         return cls(
             name=cfg.name, description=cfg.description or "", primary_metric=result.primary_metric,
             weighting=result.weighting, pooled=pooled, per_collection=per_collection, sentences=sentences,
             links=dict(links), non_inferiority={name: line for name, line in lines.items() if line},
             stage_lines=result.pooled_judge.lines() if result.pooled_judge is not None else (),
+            settings=settings, family=family,
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -187,9 +200,11 @@ class PooledView:
         return {key: dict(value) if isinstance(value, Mapping) else value for key, value in data.items()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], **tables: pd.DataFrame | str) -> PooledView:
+    def from_json(
+        cls, data: Mapping[str, Any], **tables: pd.DataFrame | str | PooledSettings | FamilySettings
+    ) -> PooledView:
         """The view from :meth:`to_json`'s values and the tables read back (``pooled``, ``per_collection``,
-        ``source``)."""
+        ``source``) with their ``settings`` and ``family``."""
         values = {key: data[key] for key in cls.VALUES if data.get(key) is not None}
         values.setdefault("description", "")
         return cls(**values, **tables)

@@ -22,7 +22,9 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.core.vocabulary import (
+    BOOTSTRAP,
     CORRECTIONS,
     MAXT,
     PERMUTATION,
@@ -30,6 +32,7 @@ from abcompare.core.vocabulary import (
     SECONDARY,
     TEST_ALIASES,
     TESTS,
+    WILCOXON,
     ZERO_METHODS,
     default_primary_metric,
 )
@@ -138,6 +141,31 @@ def _ratio_or_infinity(num: float, den: float) -> float:
     return float(num / den)
 
 
+@dataclass(frozen=True)
+class _Draws:
+    """What a test of one treatment may draw on: the generator, the settings, the progress callback."""
+
+    rng: np.random.Generator
+    alpha: float
+    n_resamples: int
+    zero_method: str
+    progress: Progress | None
+
+
+#: The tests a comparison may run beside the t test (always run: it is analytic), by name: how each is
+#: computed from one treatment's differences ``d``. The permutation test's sign vectors are usually drawn
+#: once for every treatment (``_joint_sign_flips``); its entry runs when a treatment is tested alone.
+TEST_RUNNERS: dict[str, Callable[[np.ndarray, _Draws], object]] = {
+    PERMUTATION: lambda d, at: sign_flip_test(d, at.n_resamples, at.rng, progress=at.progress),
+    BOOTSTRAP: lambda d, at: paired_bootstrap(d, at.n_resamples, at.rng, at.alpha, progress=at.progress),
+    WILCOXON: lambda d, at: wilcoxon_test(d, at.zero_method),
+}
+
+#: How many resamples each test draws: once for the whole table (``joint``) or once per treatment.
+_JOINT, _PER_TREATMENT = "joint", "per treatment"
+RESAMPLING: dict[str, str] = {PERMUTATION: _JOINT, BOOTSTRAP: _PER_TREATMENT}
+
+
 def compare_treatment(
     pairs: PairedDifferences,
     rng: np.random.Generator,
@@ -152,17 +180,31 @@ def compare_treatment(
 ) -> TreatmentComparison:
     """Run the requested tests on one treatment's paired differences (all metric columns at once).
 
-    The t interval is always computed (it is analytic). A ``permutation`` result computed beforehand
-    (e.g. on sign vectors shared with other treatments) is used as is; otherwise the sign-flip test runs
-    here when requested. ``progress(done, n_resamples)`` reports each resampling test's batches.
+    The t interval is always computed (it is analytic); the others are run from :data:`TEST_RUNNERS`, in
+    canonical order on the one generator. A ``permutation`` result computed beforehand (e.g. on sign
+    vectors shared with other treatments) is used as is. ``progress(done, n_resamples)`` reports each
+    resampling test's batches.
     """
     d = pairs.d
-    perm = permutation
-    if perm is None and PERMUTATION in tests:
-        perm = sign_flip_test(d, n_resamples, rng, progress=progress)
-    boot = paired_bootstrap(d, n_resamples, rng, alpha, progress=progress) if "bootstrap" in tests else None
-    wil = wilcoxon_test(d, zero_method) if "wilcoxon" in tests else None
-    return TreatmentComparison(name, pairs, alpha, paired_ttest(d, alpha), perm, boot, wil)
+    draws = _Draws(rng, alpha, n_resamples, zero_method, progress)
+    done: dict[str, object] = {PERMUTATION: permutation} if permutation is not None else {}
+    for test in TESTS:
+        if test in tests and test not in done and test in TEST_RUNNERS:
+            done[test] = TEST_RUNNERS[test](d, draws)
+    return TreatmentComparison(
+        name, pairs, alpha, paired_ttest(d, alpha), done.get(PERMUTATION), done.get(BOOTSTRAP),
+        done.get(WILCOXON),
+    )  # type: ignore[arg-type]  # fmt: skip
+
+
+def _resampling_steps(tests: Sequence[str], n_treatments: int, n_resamples: int) -> int:
+    """The resamples the table's tests draw in all, by :data:`RESAMPLING`, plus one step per treatment
+    for its analytic tests and rows."""
+    steps = n_treatments
+    for test in tests:
+        how = RESAMPLING.get(test)
+        steps += n_resamples * (1 if how == _JOINT else n_treatments if how == _PER_TREATMENT else 0)
+    return steps
 
 
 def _bad(field: str, message: str, hint: str) -> StatisticsError:
@@ -469,8 +511,9 @@ def paired_comparison(
         One row per (treatment, metric); ``role`` is ``primary`` or ``secondary``, ``p_adjusted`` is
         adjusted within the row's role family of ``family_size`` rows, ``alpha_effective`` is the level
         the raw p was held to after that correction, ``mde`` is computed at that level, ``verdict`` is
-        ``better``, ``worse``, ``no significant difference`` or ``inconclusive``. ``table.attrs`` holds the
-        settings. See ``docs/statistics.md`` for every column.
+        ``better``, ``worse``, ``no significant difference`` or ``inconclusive``. ``table.attrs``
+        holds a copy of the settings for notebooks (:func:`paired_test` returns them as a typed object).
+        See ``docs/statistics.md`` for every column.
 
     References
     ----------
@@ -491,6 +534,38 @@ def paired_comparison(
     >>> row["metric"], row["role"], float(row["p_permutation"]), row["verdict"]
     ('ndcg@10', 'primary', 0.0078125, 'better')
     """
+    result = paired_test(
+        control, treatments, primary_metric=primary_metric, metrics=metrics, alpha=alpha,
+        n_resamples=n_resamples, seed=seed, correction=correction, primary=primary, tests=tests,
+        zero_method=zero_method, power=power, min_effect=min_effect,
+        non_inferiority_margin=non_inferiority_margin, progress=progress,
+    )  # fmt: skip
+    table = result.table
+    table.attrs = result.settings.to_dict()  # the public table's copy; nothing in abcompare reads it
+    return table
+
+
+def paired_test(
+    control: pd.DataFrame,
+    treatments: pd.DataFrame | Mapping[str, pd.DataFrame],
+    *,
+    primary_metric: str | None = None,
+    metrics: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    correction: str = "holm",
+    primary: str = "permutation",
+    tests: Sequence[str] | None = None,
+    zero_method: str = "pratt",
+    power: float = 0.8,
+    min_effect: float | None = None,
+    non_inferiority_margin: float | None = None,
+    progress: Progress | None = None,
+) -> PairedComparison:
+    """:func:`paired_comparison` as a result object: the table and the :class:`ComparisonSettings` it was
+    tested with, beside it (not in ``DataFrame.attrs``, which pandas drops on concat and merge); the
+    runner, the pooled test and the answers stage call this one."""
     tests, primary, correction = check_test_settings(
         alpha, n_resamples, seed, correction, primary, tests, zero_method, power, min_effect,
         non_inferiority_margin,
@@ -504,7 +579,7 @@ def paired_comparison(
     primary_metric = _primary_metric(primary_metric, compared)
     roles = [PRIMARY if metric == primary_metric else SECONDARY for metric in compared]
     rng = np.random.Generator(np.random.PCG64(int(seed)))
-    steps = (PERMUTATION in tests) * n_resamples + len(paired) * (("bootstrap" in tests) * n_resamples + 1)
+    steps = _resampling_steps(tests, len(paired), int(n_resamples))
     steps += (non_inferiority_margin is not None and primary == PERMUTATION) * n_resamples
     tracker = _Progress(progress, steps) if progress else None
     permutations: dict[str, PermutationResult] = {}
@@ -524,9 +599,9 @@ def paired_comparison(
             table, paired, primary_metric, non_inferiority_margin, primary, correction, alpha,
             int(n_resamples), rng, tracker,
         )  # fmt: skip
-    table.attrs.update(
+    settings = ComparisonSettings(
         alpha=alpha, n_resamples=int(n_resamples), seed=int(seed), correction=correction, primary=primary,
         primary_metric=primary_metric, min_effect=min_effect, non_inferiority_margin=non_inferiority_margin,
-        zero_method=zero_method, tests=list(tests), power=power,
+        zero_method=zero_method, tests=tuple(tests), power=power,
     )  # fmt: skip
-    return table
+    return PairedComparison(table, settings)

@@ -244,7 +244,6 @@ def cost_table(
             row["index_ratio"] = _size_ratio(float(row["index_bytes"]), float(control["index_bytes"]))
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(COST_COLUMNS))
     table.index.name = "variant"
-    table.attrs["noise_floor"] = noise_floor
     return table
 
 
@@ -291,7 +290,6 @@ def with_work_rows(table: pd.DataFrame, work: Mapping[str, tuple[str, WorkCost]]
     extra = pd.DataFrame.from_dict(rows, orient="index", columns=list(COST_COLUMNS))
     combined = pd.concat([table, extra]) if len(table) else extra
     combined.index.name = "variant"
-    combined.attrs.update(table.attrs)
     return combined
 
 

@@ -36,10 +36,17 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import StatisticsError
-from abcompare.core.vocabulary import BETTER, CONTROL, HOLM, MAXT, PERMUTATION, PRIMARY, WORSE
+from abcompare.core.settings import (
+    ComparisonSettings,
+    FamilySettings,
+    PairedComparison,
+    PooledComparison,
+    PooledSettings,
+)
+from abcompare.core.vocabulary import BETTER, CONTROL, HOLM, MAXT, NO_CORRECTION, PERMUTATION, PRIMARY, WORSE
 from abcompare.stats._chunks import chunk_sizes, single_threaded_blas
 from abcompare.stats.bootstrap import _RTOL, CountSampler, _bca
-from abcompare.stats.comparison import check_test_settings, paired_comparison
+from abcompare.stats.comparison import check_test_settings, paired_test
 from abcompare.stats.correction import adjust_pvalues, per_test_alpha
 from abcompare.stats.flips import FamilyFlips, family_correction, family_sign_flips
 from abcompare.stats.intervals import agreement, interval_note, verdict_interval
@@ -255,9 +262,10 @@ def _differences(
 
 
 def _collection_rows(
-    comparison: pd.DataFrame, collection: str, treatments: Sequence[str], metric: str
+    tested: PairedComparison, collection: str, treatments: Sequence[str], metric: str
 ) -> list[dict[str, object]]:
     """The primary-metric rows of one collection's comparison table, in treatment order."""
+    comparison = tested.table
     rows = comparison[comparison["metric"] == metric].set_index("treatment")
     missing = [t for t in treatments if t not in rows.index]
     if missing:
@@ -266,9 +274,7 @@ def _collection_rows(
             field=f"comparisons.{collection}",
             hint="pass each collection's paired_comparison table on the same metric",
         )
-    p_column = (
-        "p_primary" if "p_primary" in rows.columns else f"p_{comparison.attrs.get('primary', PERMUTATION)}"
-    )
+    p_column = "p_primary" if "p_primary" in rows.columns else f"p_{tested.settings.primary}"
     return [
         {
             "collection": collection,
@@ -299,7 +305,7 @@ def pooled_comparison(
     alpha: float,
     n_resamples: int,
     seed: int,
-    comparisons: Mapping[str, pd.DataFrame] | None = None,
+    comparisons: Mapping[str, pd.DataFrame | PairedComparison] | None = None,
     min_effect: float | None = None,
     non_inferiority_margin: float | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -316,7 +322,7 @@ def pooled_comparison(
     correction : {'holm', 'bh', 'maxt', 'none'}
         For the pooled family (the treatments; ``maxt`` on the stratified sign flips) and the per-collection
         family (every (collection, treatment) primary test; ``maxt`` has no joint resampling across
-        independent collections, so that family uses Holm, as ``attrs["correction"]`` says).
+        independent collections, so that family uses Holm, as the per-collection table's settings say).
     alpha, n_resamples, seed, min_effect
         As in :func:`~abcompare.stats.comparison.paired_comparison`.
     non_inferiority_margin : float, optional
@@ -324,15 +330,17 @@ def pooled_comparison(
         one family under ``correction``): columns ``p_non_inferiority``, ``p_non_inferiority_adjusted`` and
         ``non_inferiority``. Its sign flips are drawn after every other resample, so the other figures are
         the same with and without it.
-    comparisons : mapping collection -> paired_comparison table, optional
+    comparisons : mapping collection -> paired_comparison table (or ``paired_test`` result), optional
         Each collection's own table: its ``metric`` rows give the per-collection delta, interval and
-        primary p-value. Without them each collection's comparison is run here (permutation primary).
+        primary p-value, its settings the primary test (a table's ``attrs``, as ``paired_comparison``
+        writes them). Without them each collection's comparison is run here (permutation primary).
 
     Returns
     -------
     (pooled, per_collection) : DataFrames
         ``pooled`` one row per treatment (:data:`POOLED_COLUMNS`), ``per_collection`` one row per
-        (collection, treatment) (:data:`PER_COLLECTION_COLUMNS`); settings in ``attrs``.
+        (collection, treatment) (:data:`PER_COLLECTION_COLUMNS`); a copy of their settings in ``attrs``, for
+        notebooks (:func:`pooled_test` returns them as typed objects).
 
     Examples
     --------
@@ -351,6 +359,39 @@ def pooled_comparison(
     >>> round(float(row["delta"]), 3), float(row["p_value"]), bool(row["exact"]), str(row["verdict"])
     (0.15, 0.0625, True, 'no significant difference')
     """
+    tested = None
+    if comparisons is not None:
+        tested = {
+            name: table if isinstance(table, PairedComparison)
+            else PairedComparison(table, ComparisonSettings.from_dict(table.attrs))  # a public table's copy
+            for name, table in comparisons.items()
+        }  # fmt: skip
+    result = pooled_test(
+        per_query, metric=metric, weighting=weighting, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed, comparisons=tested, min_effect=min_effect,
+        non_inferiority_margin=non_inferiority_margin,
+    )  # fmt: skip
+    pooled, per_collection = result.pooled, result.per_collection
+    pooled.attrs, per_collection.attrs = result.settings.to_dict(), result.family.to_dict()  # the copies
+    return pooled, per_collection
+
+
+def pooled_test(
+    per_query: Mapping[str, Mapping[str, pd.DataFrame]],
+    *,
+    metric: str,
+    weighting: str = COLLECTION,
+    correction: str,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    comparisons: Mapping[str, PairedComparison] | None = None,
+    min_effect: float | None = None,
+    non_inferiority_margin: float | None = None,
+) -> PooledComparison:
+    """:func:`pooled_comparison` as a result object: the two tables and how each was made
+    (:class:`~abcompare.core.settings.PooledComparison`), not in ``DataFrame.attrs``; the runner calls
+    this one."""
     correction = _check_pooled_settings(
         alpha, n_resamples, seed, correction, weighting, min_effect, non_inferiority_margin
     )
@@ -370,7 +411,7 @@ def pooled_comparison(
                                 int(n_resamples), int(seed))  # fmt: skip
     ci_low, ci_high = interval["ci_low"], interval["ci_high"]
 
-    per_collection = _per_collection(
+    per_collection, family = _per_collection(
         per_query, treatments, metric, correction, alpha, n_resamples, seed, comparisons, min_effect
     )
     verdict = verdicts(delta, p_adjusted, ci_low, ci_high, alpha, min_effect)
@@ -384,19 +425,20 @@ def pooled_comparison(
         for j, treatment in enumerate(treatments)
     ]  # fmt: skip
     pooled = pd.DataFrame(rows, columns=list(POOLED_COLUMNS))
+    non_inferiority_correction = NO_CORRECTION
     if non_inferiority_margin is not None:  # drawn last: the figures above do not depend on it
-        _add_non_inferiority(pooled, stratified_non_inferiority(
+        non_inferiority_correction = _add_non_inferiority(pooled, stratified_non_inferiority(
             differences, weights, float(non_inferiority_margin), correction=correction, alpha=alpha,
             n_resamples=int(n_resamples), rng=rng,
         ))  # fmt: skip
-    pooled.attrs.update(
+    settings = PooledSettings(
         metric=metric, weighting=weighting, alpha=alpha, n_resamples=int(n_resamples), seed=int(seed),
         correction=pooled_correction, test="stratified permutation",
-        ci_method=[str(m) for m in np.atleast_1d(boot.ci_method)],
-        meta_method=META_LABELS[DEFAULT_META_METHOD],
-        min_effect=min_effect, collections=collections, non_inferiority_margin=non_inferiority_margin,
+        ci_method=tuple(str(m) for m in np.atleast_1d(boot.ci_method)),
+        meta_method=META_LABELS[DEFAULT_META_METHOD], min_effect=min_effect, collections=tuple(collections),
+        non_inferiority_margin=non_inferiority_margin, non_inferiority_correction=non_inferiority_correction,
     )  # fmt: skip
-    return pooled, per_collection
+    return PooledComparison(pooled, per_collection, settings, family)
 
 
 def _collection_differences(
@@ -530,17 +572,17 @@ def random_effects_heaviest(variances: np.ndarray, tau2: float, names: Sequence[
     return names[i], float(weights[i] / weights.sum())
 
 
-def _add_non_inferiority(pooled: pd.DataFrame, test: NonInferiorityResult) -> None:
-    """The pooled non-inferiority test's columns and its correction, added to the pooled table."""
+def _add_non_inferiority(pooled: pd.DataFrame, test: NonInferiorityResult) -> str:
+    """The pooled non-inferiority test's columns, added to the pooled table; its correction returned."""
     pooled["p_non_inferiority"] = np.atleast_1d(test.pvalue).astype(float)
     pooled["p_non_inferiority_adjusted"] = np.atleast_1d(test.pvalue_adjusted).astype(float)
     pooled["non_inferiority"] = [str(v) for v in np.atleast_1d(test.verdict)]
-    pooled.attrs["non_inferiority_correction"] = test.correction
+    return str(test.correction)
 
 
 def _adjusted_intervals(
     frame: pd.DataFrame, per_query: Mapping[str, Mapping[str, pd.DataFrame]], metric: str, family: str,
-    alpha: float, n_resamples: int, seed: int, comparisons: Mapping[str, pd.DataFrame] | None,
+    alpha: float, n_resamples: int, seed: int, comparisons: Mapping[str, PairedComparison] | None,
 ) -> None:  # fmt: skip
     """Each (collection, treatment) row's interval at the level its p adjusted over every collection is
     held to (:mod:`abcompare.stats.intervals`), so the per-collection table's interval and verdict agree;
@@ -553,8 +595,8 @@ def _adjusted_intervals(
     level = per_test_alpha(frame["p_value"].to_numpy(dtype=np.float64), family, alpha)
     lows, highs, methods = [], [], []
     for i, row in enumerate(frame.itertuples(index=False)):
-        table = None if comparisons is None else comparisons.get(row.collection)
-        primary = PERMUTATION if table is None else str(table.attrs.get("primary", PERMUTATION))
+        tested = None if comparisons is None else comparisons.get(row.collection)
+        primary = PERMUTATION if tested is None else tested.settings.primary
         d = _differences(str(row.collection), per_query[row.collection], str(row.treatment), metric)
         null = None
         if primary == PERMUTATION and d.size >= 2:
@@ -581,15 +623,15 @@ def _per_collection(
     alpha: float,
     n_resamples: int,
     seed: int,
-    comparisons: Mapping[str, pd.DataFrame] | None,
+    comparisons: Mapping[str, PairedComparison] | None,
     min_effect: float | None,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, FamilySettings]:
     """One row per (collection, treatment), its primary p adjusted over all of them (Holm for max-T)."""
     rows: list[dict[str, object]] = []
     for collection, variants in per_query.items():
-        table = None if comparisons is None else comparisons.get(collection)
-        if table is None:
-            table = paired_comparison(
+        tested = None if comparisons is None else comparisons.get(collection)
+        if tested is None:
+            tested = paired_test(
                 variants[CONTROL],
                 {t: variants[t] for t in treatments},
                 primary_metric=metric,
@@ -601,7 +643,7 @@ def _per_collection(
                 tests=("permutation", "bootstrap"),
                 min_effect=min_effect,
             )
-        rows.extend(_collection_rows(table, str(collection), treatments, metric))
+        rows.extend(_collection_rows(tested, str(collection), treatments, metric))
     frame = pd.DataFrame(rows)
     family = HOLM if correction == MAXT else correction
     frame["p_adjusted"] = adjust_pvalues(frame["p_value"].to_numpy(dtype=np.float64), family)
@@ -610,16 +652,9 @@ def _per_collection(
         frame["delta"], frame["p_adjusted"], frame["ci_low"], frame["ci_high"], alpha, min_effect
     )
     frame = frame[list(PER_COLLECTION_COLUMNS)]
-    frame.attrs.update(
-        metric=metric,
-        alpha=alpha,
-        correction=family,
-        family_size=len(frame),
-        correction_note=(
-            "max-T has no joint resampling across independent collections: this family uses Holm"
-            if correction == MAXT
-            else ""
-        ),
-        role=PRIMARY,
-    )
-    return frame
+    note = "max-T has no joint resampling across independent collections: this family uses Holm"
+    settings = FamilySettings(
+        metric=metric, alpha=alpha, correction=family, family_size=len(frame),
+        correction_note=note if correction == MAXT else "", role=PRIMARY,
+    )  # fmt: skip
+    return frame, settings

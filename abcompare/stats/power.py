@@ -12,6 +12,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from abcompare.core.settings import PairedComparison
 from abcompare.core.vocabulary import PRIMARY
 from abcompare.stats._chunks import chunk_sizes
 from abcompare.stats.paired import paired_differences
@@ -183,7 +184,7 @@ QUERIES_NEEDED_COLUMNS = (
 def queries_needed_table(
     control: pd.DataFrame,
     treatments: Mapping[str, pd.DataFrame],
-    comparison: pd.DataFrame,
+    tested: PairedComparison,
     *,
     n_resamples: int = 2_000,
 ) -> pd.DataFrame:
@@ -191,7 +192,7 @@ def queries_needed_table(
     observed delta on the primary metric, at the level its test was held to (``alpha_effective``, as the
     MDE) and the comparison's power; the range from a bootstrap of sd(d) seeded with the comparison's
     seed."""
-    attrs = comparison.attrs
+    settings, comparison = tested.settings, tested.table
     primary = comparison[comparison["role"] == PRIMARY].set_index("treatment")
     rows = []
     for name, frame in treatments.items():
@@ -203,8 +204,8 @@ def queries_needed_table(
         if not 0.0 < level < 1.0 or d.size < 2:
             continue
         needed = queries_needed(
-            d, attrs.get("min_effect"), alpha=level, power=float(attrs.get("power", 0.8)),
-            n_resamples=n_resamples, seed=int(attrs.get("seed", 0)),
+            d, settings.min_effect, alpha=level, power=float(settings.power), n_resamples=n_resamples,
+            seed=int(settings.seed),
         )  # fmt: skip
         rows.append(
             {

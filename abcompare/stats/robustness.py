@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from abcompare.core.settings import PairedComparison
 from abcompare.core.vocabulary import BETTER, NO_DIFFERENCE, PRIMARY, WORSE
 
 ROBUSTNESS_COLUMNS = (
@@ -100,13 +101,13 @@ def flip_rule(
 
 
 def robustness_table(
-    comparison: pd.DataFrame, ranges: Mapping[str, UnjudgedRangeLike], *, relevant_only: bool = False
+    tested: PairedComparison, ranges: Mapping[str, UnjudgedRangeLike], *, relevant_only: bool = False
 ) -> pd.DataFrame:
     """One row per treatment with a range: the primary metric's delta, the range the unjudged hits allow,
     whether the verdict holds over it, and else the fewest judgments (found greedily) that flip it and to
     what. ``relevant_only``: the judgments list relevant items only (an unjudged hit then counts as not
     relevant by construction; the range says what it would take were some relevant)."""
-    alpha = float(comparison.attrs.get("alpha", 0.05))
+    alpha, comparison = float(tested.settings.alpha), tested.table
     primary = comparison[comparison["role"] == PRIMARY].set_index("treatment")
     rows = []
     for name, span in ranges.items():

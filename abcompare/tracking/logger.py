@@ -288,6 +288,9 @@ class ComparisonLogger(RunLogger):
             self._send(Command.TABLE, PARENT, name, table)
         self._log_answers(result)
         rows = primary_first(result.comparison).set_index(["treatment", "metric"])
+        # the stored form: the settings in the parquet file's metadata (pandas writes ``attrs`` there), where
+        # load_comparison reads them back, from this run or one stored before the settings were typed
+        rows.attrs = result.settings.to_dict()
         self._send(Command.TABLE, PARENT, COMPARISON_TABLE, rows)
         self._send(Command.TABLE, PARENT, PER_QUERY_ALL_TABLE, _side_by_side(result.per_query))
         if result.grid is not None:
@@ -370,10 +373,10 @@ def _verdict_figures(result: Comparison) -> tuple[dict[str, float], dict[str, st
     comparison = result.comparison
     metrics = _parent_metrics(comparison, result.means, result.primary_metric)
     tags = {PRIMARY_METRIC_TAG: result.primary_metric}
-    sentences = {name: verdict_sentence(comparison, name) for name in result.config.treatments}
+    sentences = {name: verdict_sentence(result.tested, name) for name in result.config.treatments}
     for name, sentence in sentences.items():
         tags[verdict_tag(name)] = sentence
-        secondary = secondary_summary(comparison, name)
+        secondary = secondary_summary(result.tested, name)
         if secondary:
             tags[secondary_tag(name)] = secondary
     if result.tuned is not None:

@@ -12,12 +12,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from abcompare.core.errors import TrackingError
+from abcompare.core.settings import ComparisonSettings, FamilySettings, PooledSettings
 from abcompare.core.vocabulary import relevance_mark
 from abcompare.outcome.html import page
 from abcompare.outcome.markdown import view_markdown
@@ -59,6 +60,9 @@ if TYPE_CHECKING:
 #: How many folders above the working directory :func:`find_store` looks for ``mlflow.db``.
 SEARCH_LEVELS = 8
 
+#: A stored table's settings type (``core.settings``).
+Stored = TypeVar("Stored", PooledSettings, FamilySettings)
+
 
 @dataclass(kw_only=True)
 class LoadedRun:
@@ -98,6 +102,8 @@ class LoadedCollection(LoadedRun):
     per-query analysis needs."""
 
     summary: pd.DataFrame
+    #: How ``summary`` was tested, read from the stored table's metadata (a run of any age).
+    settings: ComparisonSettings
     per_query: dict[str, pd.DataFrame]
     queries: pd.DataFrame
     hits: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -230,6 +236,9 @@ class LoadedComparison(LoadedRun):
     collection_run_ids: dict[str, str]  # collection -> its comparison's parent run, in config order
     pooled: pd.DataFrame | None = None  # one row per treatment (``stats.pooled.pooled_comparison``)
     per_collection: pd.DataFrame | None = None  # one row per (collection, treatment)
+    #: How the two were made, read from the stored tables' metadata; None without a pooled test.
+    pooled_settings: PooledSettings | None = None
+    family: FamilySettings | None = None
     summary_markdown: str = ""  # summary.md: the run's description
     with_hits: bool = True  # whether :meth:`collection` reads each variant's hits
     #: The collections this run holds itself (a comparison's parent run: its one), read with it; a top run
@@ -461,7 +470,16 @@ def _load(client: MlflowClient, parent: Run, uri: str, *, with_hits: bool) -> Lo
     return LoadedComparison(
         **fields, collection_run_ids=run_ids, pooled=pooled, per_collection=per_collection,
         summary_markdown=summary, with_hits=with_hits, held=held,
+        # the settings as stored: each parquet file's metadata, which pandas reads into ``attrs``
+        pooled_settings=_stored_settings(pooled, PooledSettings),
+        family=_stored_settings(per_collection, FamilySettings),
     )  # fmt: skip
+
+
+def _stored_settings(table: pd.DataFrame | None, kind: type[Stored]) -> Stored | None:
+    """A stored table's settings, as ``kind`` (its parquet file's metadata, which pandas reads into
+    ``attrs``); None without the table."""
+    return kind.from_dict(table.attrs) if table is not None else None
 
 
 def _collection_runs(nested: list[Run], per_collection: pd.DataFrame | None) -> dict[str, str]:
@@ -479,8 +497,11 @@ def _load_collection(
 ) -> LoadedCollection:  # fmt: skip
     """One collection's comparison: its parent run's tables and each variant run's."""
     run_id = parent.info.run_id
-    summary = primary_first(_read_table(client, run_id, COMPARISON_TABLE, folder).reset_index())
-    summary = summary.reset_index(drop=True)  # the one reading order, numbered from 0
+    stored = _read_table(client, run_id, COMPARISON_TABLE, folder)
+    # the settings as stored: the parquet file's metadata, which pandas reads into ``attrs`` (left on the
+    # table, as notebooks read it)
+    settings = ComparisonSettings.from_dict(stored.attrs)
+    summary = primary_first(stored.reset_index()).reset_index(drop=True)  # the one reading order, from 0
     queries = _read_table(client, run_id, QUERIES_TABLE, folder)
     names = _artifact_paths(client, run_id, "tables")
     grid, cost, attribution, attribution_per_query = (
@@ -505,8 +526,8 @@ def _load_collection(
         frame.index = frame.index.astype(str)
     queries.index = queries.index.astype(str)
     return LoadedCollection(
-        **fields, summary=summary, per_query=per_query, queries=queries, hits=hits, grid=grid, cost=cost,
-        attribution_table=attribution, attribution_per_query=attribution_per_query,
+        **fields, summary=summary, settings=settings, per_query=per_query, queries=queries, hits=hits,
+        grid=grid, cost=cost, attribution_table=attribution, attribution_per_query=attribution_per_query,
     )  # fmt: skip
 
 
@@ -567,7 +588,8 @@ def loaded_view(loaded: LoadedCollection) -> ComparisonView:
         "relevance_threshold": params.get("evaluation.relevance_threshold", 1),
     }
     return ComparisonView.from_json(
-        {**said, **loaded.extras}, comparison=loaded.summary, per_query=loaded.per_query,
+        {**said, **loaded.extras}, comparison=loaded.summary, settings=loaded.settings,
+        per_query=loaded.per_query,
         queries=loaded.queries, hits=loaded.hits, grid=loaded.grid, cost=loaded.cost,
         attribution=loaded.attribution_table, attribution_per_query=loaded.attribution_per_query,
         source=loaded.source,
@@ -580,6 +602,7 @@ def loaded_pooled_view(loaded: LoadedComparison) -> PooledView | None:
 
     if loaded.pooled is None or loaded.per_collection is None:
         return None
+    settings, family = loaded.pooled_settings, loaded.family
     treatments = [str(name) for name in loaded.pooled["treatment"]]
     said = {
         "name": loaded.name,
@@ -589,5 +612,5 @@ def loaded_pooled_view(loaded: LoadedComparison) -> PooledView | None:
     }
     return PooledView.from_json(
         {**said, **{k: v for k, v in loaded.extras.items() if v}}, pooled=loaded.pooled,
-        per_collection=loaded.per_collection, source=loaded.source,
+        per_collection=loaded.per_collection, source=loaded.source, settings=settings, family=family,
     )  # fmt: skip

@@ -347,14 +347,16 @@ def _inserted_twice(exc: BaseException) -> bool:
 
 def ui_command(uri: str) -> tuple[str | None, str]:
     """How to look at a store: the ``mlflow ui`` command to start for a local store (``None`` for a server)
-    and the base URL the UI then answers on."""
+    and the base URL the UI then answers on: port 5000, or ``MLFLOW_PORT`` when set, which ``mlflow ui``
+    reads as its ``--port``."""
     if uri.startswith(("http://", "https://")):
         return None, uri
+    local_ui = f"http://127.0.0.1:{os.environ.get('MLFLOW_PORT') or 5000}"
     if uri.startswith("sqlite:///"):
         path = Path(uri[len("sqlite:///") :])
         if path.parent == Path.cwd():
-            return f"mlflow ui --backend-store-uri sqlite:///{path.name}", "http://127.0.0.1:5000"
-    return f"mlflow ui --backend-store-uri {uri}", "http://127.0.0.1:5000"
+            return f"mlflow ui --backend-store-uri sqlite:///{path.name}", local_ui
+    return f"mlflow ui --backend-store-uri {uri}", local_ui
 
 
 def quiet_mlflow() -> None:

@@ -137,8 +137,15 @@ class TopRunLogger(RunLogger):
         tags = {NOTE_TAG: markdown, VERDICT_TAG: "\n".join(sentences.values())}
         tags.update({verdict_tag(name): sentence for name, sentence in sentences.items()})
         self._send(Command.LOG, TOP, metrics=collections_metrics(result), tags=tags)
-        self._send(Command.TABLE, TOP, POOLED_TABLE, result.pooled.reset_index(drop=True))
-        self._send(Command.TABLE, TOP, PER_COLLECTION_TABLE, result.per_collection.reset_index(drop=True))
+        # the stored form: each table's settings in its parquet file's metadata (pandas writes ``attrs``
+        # there), where load_comparison reads them back
+        pooled, per_collection = (
+            result.pooled.reset_index(drop=True),
+            result.per_collection.reset_index(drop=True),
+        )
+        pooled.attrs, per_collection.attrs = result.pooled_settings.to_dict(), result.family.to_dict()
+        self._send(Command.TABLE, TOP, POOLED_TABLE, pooled)
+        self._send(Command.TABLE, TOP, PER_COLLECTION_TABLE, per_collection)
         self._send(Command.TEXT, TOP, SUMMARY_FILE, markdown)
         self._send(Command.JSON, TOP, TIMINGS_FILE, {"timings_seconds": result.timings})
         self._send_files(TOP, files)

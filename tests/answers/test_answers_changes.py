@@ -15,7 +15,7 @@ from abcompare.answers.compare import answer_attribution, compare_answers
 from abcompare.answers.scores import AnswerScores
 from abcompare.outcome.html import page
 from abcompare.outcome.view import ComparisonView, ExperimentView
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_test
 
 IDS = ["q1", "q2", "q3", "q4"]
 QUESTIONS = {"q1": "Who?", "q2": "What?", "q3": "Where?", "q4": "When?"}
@@ -98,16 +98,22 @@ def test_the_view_carries_the_changes_to_result_json_and_the_page() -> None:
     index = pd.Index(IDS, name="query_id")  # the retrieval comparison the page is about
     per_query = {"control": pd.DataFrame({"ndcg@10": [0.5, 0.2, 0.4, 0.3]}, index=index),
                  "new": pd.DataFrame({"ndcg@10": [0.5, 0.6, 0.4, 0.3]}, index=index)}  # fmt: skip
-    comparison = paired_comparison(per_query["control"], {"new": per_query["new"]}, metrics=["ndcg@10"],
-                                   primary_metric="ndcg@10", n_resamples=99)  # fmt: skip
+    tested = paired_test(per_query["control"], {"new": per_query["new"]}, metrics=["ndcg@10"],
+                         primary_metric="ndcg@10", n_resamples=99)  # fmt: skip
+    comparison = tested.table
     view = ComparisonView(
         name="n", description="", dataset="d", n_queries=4, level="document", convention="trec",
-        comparison=comparison, per_query=per_query, queries=pd.DataFrame(),
+        comparison=comparison, settings=tested.settings, per_query=per_query, queries=pd.DataFrame(),
         answer_changes=records,
     )  # fmt: skip
     data = json.loads(json.dumps(view.to_json()))
     back = ComparisonView.from_json(
-        data, comparison=comparison, per_query=per_query, queries=pd.DataFrame(), hits={}
+        data,
+        comparison=comparison,
+        settings=tested.settings,
+        per_query=per_query,
+        queries=pd.DataFrame(),
+        hits={},
     )
     assert list(back.answer_changes) == records
     html = page(ExperimentView.shown(back))

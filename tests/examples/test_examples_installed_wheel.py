@@ -4,6 +4,7 @@ lists its example configs and runs one from an empty folder, far from any checko
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import NO_TIMING, REPO
+from support.readme import doc_raw, shell_words
 
 #: What a wheel is built from (the rest of the checkout is not packaged).
 SOURCES = ("pyproject.toml", "README.md", "abcompare", "configs")
@@ -54,10 +56,15 @@ def test_the_installed_wheel_lists_and_runs_its_examples_from_an_empty_folder(
     imported = _run([str(python), "-c", "import abcompare; print(abcompare.__file__)"], empty, env)
     assert Path(imported.strip()).is_relative_to(venv), imported  # the wheel's copy, not a checkout
 
+    # the README's commands for a wheel, as written (the run without the timing pass, as everywhere)
+    (run_example,) = re.findall(r"`(abcompare run --example [^`]*)`", doc_raw())
+    assert "`abcompare examples`" in doc_raw()
     listed = _run([str(abcompare), "examples"], empty, env)
     assert "rrf_vs_dbsf" in listed and "precomputed_run" in listed, listed
     env["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
     (tmp_path / "store").mkdir()
-    ran = _run([str(abcompare), "run", "--example", "rrf_vs_dbsf", "--quiet", *NO_TIMING], empty, env)
+    program, *args = shell_words(run_example)
+    assert program == "abcompare" and args == ["run", "--example", "rrf_vs_dbsf"], run_example
+    ran = _run([str(abcompare), *args, *NO_TIMING], empty, env)
     assert "dbsf" in ran, ran
     assert (tmp_path / "store" / "mlflow.db").is_file()  # the store MLFLOW_TRACKING_URI names

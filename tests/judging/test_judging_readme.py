@@ -19,7 +19,7 @@ from support.caches import suite_cache_dir
 from support.cli import NO_TIMING, cli_command, cli_env
 from support.environment import SHARED_DIR, require, require_module, skip_unless_ci
 from support.llm_server import smollm2_grades_cache
-from support.readme import commands_and_output, readme_section, shows
+from support.readme import commands_and_output, readme_section, shell_words, shows
 
 pytestmark = pytest.mark.slow
 
@@ -105,15 +105,17 @@ def test_the_scifact_agreement_is_what_the_readme_states(tmp_path):
     if not (folder / "qrels" / "test.tsv").is_file():
         skip_unless_ci(f"SciFact is not in {folder}")
     stated = re.search(
-        r"`python (scripts/judge_agreement_scifact\.py) \.\./shared/datasets/scifact ([^`]*)`.*?"
+        r"`(python scripts/judge_agreement_scifact\.py \$SCIFACT [^`]*)` \(`SCIFACT` as above\).*?"
         r"Cohen's kappa with the qrels is (-?\d\.\d+) \(95% bootstrap interval (-?\d\.\d+) to (-?\d\.\d+)\)",
         " ".join(readme_section(SECTION).split()),  # the README's line breaks are spaces
     )
     assert stated, "the README states the SciFact agreement with the command that measures it"
-    script, options, kappa, low, high = stated.groups()
+    command, kappa, low, high = stated.groups()
+    _, script, *arguments = shell_words(command, SCIFACT=str(folder))  # as written, the folder in SCIFACT
+    assert arguments[0] == str(folder), arguments
     grades = smollm2_grades_cache(suite_cache_dir())
     done = subprocess.run(
-        [sys.executable, str(REPO / script), str(folder), *options.split(), "--cache", str(grades)],
+        [sys.executable, str(REPO / script), *arguments, "--cache", str(grades)],
         capture_output=True, text=True, timeout=1800, env=cli_env(tmp_path),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

@@ -16,7 +16,7 @@ from abcompare.outcome.sentences import attribution_json, attribution_sentence
 from abcompare.outcome.svg import PART_COLOURS, attribution_svg
 from abcompare.outcome.verdicts import description_markdown, verdict_lines
 from abcompare.outcome.view import ComparisonView, ExperimentView
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import PairedComparison, paired_test
 
 IDS = pd.Index([f"q{i}" for i in range(8)], name="query_id")
 
@@ -82,27 +82,29 @@ def test_json_carries_the_parts_the_counts_and_the_sentence() -> None:
 
 
 @pytest.fixture(scope="module")
-def comparison() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def comparison() -> tuple[PairedComparison, dict[str, pd.DataFrame]]:
     rng = np.random.default_rng(5)
     control = pd.DataFrame({"ndcg@10": rng.integers(0, 11, 8) / 10}, index=IDS)
     better = control + 0.05
-    table = paired_comparison(control, {"up": better}, primary_metric="ndcg@10", n_resamples=99)
-    return table, {"control": control, "up": better}
+    tested = paired_test(control, {"up": better}, primary_metric="ndcg@10", n_resamples=99)
+    return tested, {"control": control, "up": better}
 
 
 def test_the_attribution_line_follows_its_verdict_in_every_view(comparison) -> None:
-    table, per_query = comparison
+    tested, per_query = comparison
+    table = tested.table
     parts = summary(up__ndcg_at_10={"delta": 0.05, "new": 0.06, "lost": -0.01, "new_count": 3,
                                     "lost_count": 1})  # fmt: skip
     sentence = attribution_sentence(parts, "up", "ndcg@10")
-    lines = verdict_lines(table, None, None, parts)
+    lines = verdict_lines(tested, None, None, parts)
     assert [line.kind for line in lines] == ["verdict", "attribution"]
     assert lines[1].text == sentence
-    assert [line.kind for line in verdict_lines(table, None, None)] == ["verdict"]  # none without one
-    assert sentence in description_markdown(table, context="c", attribution=parts)
+    assert [line.kind for line in verdict_lines(tested, None, None)] == ["verdict"]  # none without one
+    assert sentence in description_markdown(tested, context="c", attribution=parts)
     inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=8, level="chunk", convention="ai4j",
-        comparison=table, per_query=per_query, queries=pd.DataFrame({"text": list("abcdefgh")}, index=IDS),
+        comparison=table, settings=tested.settings, per_query=per_query,
+        queries=pd.DataFrame({"text": list("abcdefgh")}, index=IDS),
         attribution=parts,
         attribution_per_query=pd.DataFrame({
             "treatment": "up", "metric": "ndcg@10", "query_id": IDS, "delta": 0.05,

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 import pytest
 
+from abcompare.core.settings import PooledSettings
 from abcompare.outcome.pooled_sentences import pooled_sentence, pooled_sentence_parts
 from abcompare.outcome.svg import VERDICT_COLOURS, collections_forest_svg
 from abcompare.stats.pooled import PER_COLLECTION_COLUMNS, POOLED_COLUMNS
@@ -16,7 +17,7 @@ NS = {"svg": "http://www.w3.org/2000/svg"}
 NOSIG = "no significant difference"
 
 
-def tables(rows, collections, correction="holm", i2=0.41):
+def tables(rows, collections, i2=0.41):
     """Pooled rows (treatment, delta, low, high, p_adjusted, verdict, disagree) and per-collection rows
     (collection, treatment, delta, low, high, verdict), with the columns pooled_comparison writes."""
     pooled = pd.DataFrame(
@@ -33,7 +34,6 @@ def tables(rows, collections, correction="holm", i2=0.41):
         ],
         columns=list(POOLED_COLUMNS),
     )  # fmt: skip
-    pooled.attrs.update(correction=correction, test="stratified permutation", metric="ndcg@10")
     per = pd.DataFrame(
         [
             {"collection": c, "treatment": t, "metric": "ndcg@10", "n_queries": 100, "delta": d, "ci_low": lo,
@@ -55,7 +55,8 @@ FOUR = [
 
 def test_the_sentence_of_the_issue():
     pooled, per = tables([("hybrid", 0.024, 0.011, 0.038, 0.001, "better", False)], FOUR)
-    assert pooled_sentence(pooled, per, "hybrid") == (
+    settings = PooledSettings(metric="ndcg@10", correction="holm")
+    assert pooled_sentence(pooled, per, settings, "hybrid") == (
         "Verdict hybrid across 4 collections: better on ndcg@10, +0.024 [0.011, 0.038], p = 0.001 "
         "(stratified permutation); better on 3 (scifact, hr-docs, cisi), "
         "no significant difference on cranfield; heterogeneity I² = 41%."
@@ -70,7 +71,8 @@ def test_disagreeing_collections_are_said_first():
         ("d", "x", 0.0, -0.02, 0.02, NOSIG),
     ]
     pooled, per = tables([("x", -0.01, -0.03, 0.01, 0.4, NOSIG, True)], rows, i2=0.873)
-    assert pooled_sentence(pooled, per, "x") == (
+    settings = PooledSettings(metric="ndcg@10", correction="holm")
+    assert pooled_sentence(pooled, per, settings, "x") == (
         "Verdict x across 4 collections: the collections disagree, better on a but worse on 2 (b, c); "
         "pooled, no significant difference on ndcg@10, -0.010 [-0.030, 0.010], p = 0.400 "
         "(stratified permutation); no significant difference on d; heterogeneity I² = 87%."
@@ -82,14 +84,15 @@ def test_the_verdict_part_runs_through_the_pooled_figures_even_when_the_collecti
     sentence says the disagreement first (its first ';' comes before the pooled figures)."""
     rows = [("a", "x", 0.05, 0.02, 0.08, "better"), ("b", "x", -0.04, -0.07, -0.01, "worse")]
     pooled, per = tables([("x", -0.01, -0.03, 0.01, 0.4, NOSIG, True)], rows, i2=0.5)
-    verdict, rest = pooled_sentence_parts(pooled, per, "x")
+    settings = PooledSettings(metric="ndcg@10", correction="holm")
+    verdict, rest = pooled_sentence_parts(pooled, per, settings, "x")
     assert verdict == (
         "Verdict x across 2 collections: the collections disagree, better on a but worse on b; "
         "pooled, no significant difference on ndcg@10, -0.010 [-0.030, 0.010], p = 0.400 "
         "(stratified permutation)"
     )
     assert rest == "; heterogeneity I² = 50%."
-    assert verdict + rest == pooled_sentence(pooled, per, "x")
+    assert verdict + rest == pooled_sentence(pooled, per, settings, "x")
 
 
 def test_several_treatments_note_the_correction_and_one_collection_has_no_i2():
@@ -99,7 +102,8 @@ def test_several_treatments_note_the_correction_and_one_collection_has_no_i2():
         rows,
         i2=math.nan,
     )
-    assert pooled_sentence(pooled, per, "x") == (
+    settings = PooledSettings(metric="ndcg@10", correction="holm")
+    assert pooled_sentence(pooled, per, settings, "x") == (
         "Verdict x across 1 collection: better on ndcg@10, +0.050 [0.020, 0.080], p < 0.0001 (stratified "
         "permutation, Holm-adjusted over 2 treatments); better on only."
     )

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.outcome.rows import format_bytes, format_duration, format_ratio
 from abcompare.outcome.sentences import cost_json, cost_sentence
 from abcompare.outcome.verdicts import verdict_lines
@@ -69,8 +70,9 @@ def test_a_faster_smaller_treatment_reads_as_ratios_with_its_figures(table) -> N
     # (5 rounds of 10 queries) and the rounds' spread (none here)
     assert cost_sentence(table, "small") == (
         "Cost vs control: encodes 2.4x faster (17 s vs 40 s per 1,000 chunks), queries 2.0x faster "
-        "(time ratio 0.50 [0.50, 0.50]; 10 queries × 5 rounds: 2 ms vs 4 ms per query, interquartile "
-        "range over rounds 2–2 ms vs 4–4 ms), model 0.25x the size (22.5 MB vs 90 MB), "
+        "(time ratio 0.50 [0.50, 0.50]; 10 queries × 5 rounds: 2 ms vs 4 ms per query, mean over the queries "
+        "of the median over the rounds; interquartile range of the round means 2–2 ms vs 4–4 ms), model "
+        "0.25x the size (22.5 MB vs 90 MB), "
         "index the same size (1 MB)."
     )
 
@@ -85,8 +87,10 @@ def test_equal_latency_is_within_the_noise_and_cached_embeddings_say_cached(tabl
     sentence = cost_sentence(table, "same")
     assert sentence == (
         "Cost vs control: encoding not timed (its embeddings were cached), queries within the noise "
-        "(time ratio 1.03 [1.03, 1.03]; 10 queries × 5 rounds: 4.12 ms vs 4 ms per query, interquartile "
-        "range over rounds 4.12–4.12 ms vs 4–4 ms), model the same size (90 MB), "
+        "(time ratio 1.03 [1.03, 1.03]; 10 queries × 5 rounds: 4.12 ms vs 4 ms per query, mean over the "
+        "queries of the median over the rounds; interquartile range of the round means 4.12–4.12 ms vs 4–4 "
+        "ms), "
+        "model the same size (90 MB), "
         "index 0.5x the size (500 kB vs 1 MB)."
     )
 
@@ -94,8 +98,10 @@ def test_equal_latency_is_within_the_noise_and_cached_embeddings_say_cached(tabl
 def test_a_bm25_treatment_has_no_model_and_encodes_nothing(table) -> None:
     assert cost_sentence(table, "bm25") == (
         "Cost vs control: encodes nothing (the control: 40 s per 1,000 chunks), queries 4.0x slower "
-        "(time ratio 4.00 [4.00, 4.00]; 10 queries × 5 rounds: 16 ms vs 4 ms per query, interquartile "
-        "range over rounds 16–16 ms vs 4–4 ms), no model (the control's: 90 MB), "
+        "(time ratio 4.00 [4.00, 4.00]; 10 queries × 5 rounds: 16 ms vs 4 ms per query, mean over the "
+        "queries of the median over the rounds; interquartile range of the round means 16–16 ms vs 4–4 ms), "
+        "no "
+        "model (the control's: 90 MB), "
         "index 0.25x the size (250 kB vs 1 MB)."
     )
 
@@ -119,10 +125,12 @@ def test_the_cost_line_follows_each_treatments_verdict_and_secondary_lines(table
          "delta": [0.1], "relative_delta": [0.2], "ci_low": [0.05], "ci_high": [0.15], "p_adjusted": [0.01],
          "family_size": [1]}
     )  # fmt: skip
-    lines = verdict_lines(comparison, None, None, cost=table)
+    lines = verdict_lines(PairedComparison(comparison, ComparisonSettings()), None, None, cost=table)
     assert [line.kind for line in lines] == ["verdict", "cost"]
     assert lines[1].text == cost_sentence(table, "small")
-    assert [line.kind for line in verdict_lines(comparison, None, None)] == ["verdict"]
+    assert [
+        line.kind for line in verdict_lines(PairedComparison(comparison, ComparisonSettings()), None, None)
+    ] == ["verdict"]
 
 
 def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_verdict(table) -> None:
@@ -139,7 +147,8 @@ def test_the_report_tabulates_each_variants_cost_and_puts_the_line_under_the_ver
                  "small": pd.DataFrame({"ndcg@10": [0.6]}, index=["q"])}  # fmt: skip
     inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=1, level="chunk", convention="ai4j",
-        comparison=comparison, per_query=per_query, queries=pd.DataFrame(), cost=table,
+        comparison=comparison, settings=ComparisonSettings(), per_query=per_query, queries=pd.DataFrame(),
+        cost=table,
     )  # fmt: skip
     page = render_page(ExperimentView.shown(inputs))
     assert f'<span class="cost">{cost_sentence(table, "small")}</span>' in page
@@ -178,7 +187,7 @@ def test_a_python_retriever_and_a_run_file_get_what_is_known_of_their_cost() -> 
          "verdict": ["better"] * 2, "delta": [0.1] * 2, "relative_delta": [0.2] * 2, "ci_low": [0.05] * 2,
          "ci_high": [0.15] * 2, "p_adjusted": [0.01] * 2, "family_size": [2] * 2}
     )  # fmt: skip
-    lines = verdict_lines(comparison, None, None, cost=table)
+    lines = verdict_lines(PairedComparison(comparison, ComparisonSettings()), None, None, cost=table)
     assert [(line.kind, line.text) for line in lines if line.kind != "verdict"] == [
         ("cost", cost_sentence(table, "python")),
         ("cost", cost_sentence(table, "file")),
@@ -189,7 +198,8 @@ def test_a_retrieved_treatment_beside_a_run_file_control_gives_its_own_figures()
     table = given_table({}, None, {"file": "run file", "python": "python", "control": "run file"})
     assert cost_sentence(table, "dense") == (
         "Cost: encoding not timed (its embeddings were cached), queries 4 ms per query (10 queries × 5 "
-        "rounds, interquartile range over rounds 4–4 ms), model 90 MB, index 1 MB; the control's: not "
+        "rounds, mean over the queries of the median over the rounds; interquartile range of the round means "
+        "4–4 ms), model 90 MB, index 1 MB; the control's: not "
         "measured here (a run file: it was retrieved elsewhere)."
     )
     # the Python treatment's seconds are not set against a control that was not timed
@@ -219,8 +229,9 @@ def test_a_shared_query_encoding_left_untimed_is_said_beside_the_timed_figures()
     table = cost_table(efficiency, samples, noise_floor=0.1, untimed_encoding=("all-MiniLM-L6-v2",))
     assert cost_sentence(table, "dbsf") == (
         "Cost vs control: encoding not timed (its embeddings were cached), queries within the noise "
-        "(time ratio 1.00 [1.00, 1.00]; 5 queries × 3 rounds: 2 ms vs 2 ms per query, interquartile "
-        "range over rounds 2–2 ms vs 2–2 ms; query encoding by all-MiniLM-L6-v2 not timed: both share it "
+        "(time ratio 1.00 [1.00, 1.00]; 5 queries × 3 rounds: 2 ms vs 2 ms per query, mean over the queries "
+        "of the median over the rounds; interquartile range of the round means 2–2 ms vs 2–2 ms; query "
+        "encoding by all-MiniLM-L6-v2 not timed: both share it "
         "and its vectors were cached), model the same size (90 MB), index the same size (1 MB)."
     )
     assert cost_json(table)["control"]["untimed_query_encoding"] == "all-MiniLM-L6-v2"

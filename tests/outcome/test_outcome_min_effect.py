@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from abcompare.core.settings import FamilySettings, PairedComparison, PooledSettings
 from abcompare.outcome.gate import failing_treatments
 from abcompare.outcome.html import page
 from abcompare.outcome.markdown import summary_markdown
@@ -23,7 +24,7 @@ from abcompare.outcome.sentences import (
 )
 from abcompare.outcome.verdicts import description_markdown
 from abcompare.outcome.view import ComparisonView, ExperimentView
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_test
 
 N = 10_000
 IDS = pd.Index([f"q{i}" for i in range(N)], name="query_id")
@@ -36,18 +37,18 @@ TINY = CONTROL.add(np.where(np.arange(N) % 2, 0.004, 0.002), axis=0)
 LARGE = CONTROL.add(np.where(np.arange(N) % 2, 0.03, 0.01), axis=0)
 
 
-def compare(min_effect: float | None, **treatments: pd.DataFrame) -> pd.DataFrame:
-    return paired_comparison(CONTROL, treatments, primary_metric="ndcg@10", primary="t", tests=("t",),
-                             correction="none", min_effect=min_effect)  # fmt: skip
+def compare(min_effect: float | None, **treatments: pd.DataFrame) -> PairedComparison:
+    return paired_test(CONTROL, treatments, primary_metric="ndcg@10", primary="t", tests=("t",),
+                       correction="none", min_effect=min_effect)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def default() -> pd.DataFrame:
+def default() -> PairedComparison:
     return compare(None, tiny=TINY, large=LARGE)
 
 
 @pytest.fixture(scope="module")
-def configured() -> pd.DataFrame:
+def configured() -> PairedComparison:
     return compare(0.01, tiny=TINY, large=LARGE)
 
 
@@ -80,7 +81,7 @@ def test_an_interval_that_still_reaches_the_minimum_is_said() -> None:
     ids = IDS[:400]
     control = pd.DataFrame({"ndcg@10": BASE[:400]}, index=ids)
     treatment = control.add(np.where(np.arange(400) % 2, 0.016, -0.01), axis=0)
-    table = paired_comparison(control, {"t": treatment}, primary="t", tests=("t",), min_effect=0.004)
+    table = paired_test(control, {"t": treatment}, primary="t", tests=("t",), min_effect=0.004)
     sentence = verdict_sentence(table, "t")
     assert sentence.startswith("Verdict t: better on ndcg@10, +0.003 (+0.6%) [0.002, 0.004], p < 0.0001")
     assert sentence.endswith(
@@ -107,7 +108,8 @@ def test_json_adds_the_minimum_only_where_it_applies(default, configured) -> Non
 def test_every_renderer_shows_the_words_through_the_view(default) -> None:
     view = ComparisonView(
         name="large", description="", dataset="toy", n_queries=N, level="document", convention="trec",
-        comparison=default, per_query={"control": CONTROL, "tiny": TINY, "large": LARGE},
+        comparison=default.table, settings=default.settings,
+        per_query={"control": CONTROL, "tiny": TINY, "large": LARGE},
         queries=pd.DataFrame(),
     )  # fmt: skip
     sentence = verdict_sentence(default, "tiny")
@@ -116,27 +118,30 @@ def test_every_renderer_shows_the_words_through_the_view(default) -> None:
     assert clause in description_markdown(default, context="toy")
     assert escape(clause) in page(ExperimentView.shown(view))
     # the treatment's MLflow run name, which the compare view shows first
-    assert verdict_run_name(default, "tiny").endswith(", p < 0.0001 · better (below the minimum effect)")
-    assert verdict_run_name(default, "large").endswith(", p < 0.0001 · better")
+    assert verdict_run_name(default.table, "tiny").endswith(
+        ", p < 0.0001 · better (below the minimum effect)"
+    )
+    assert verdict_run_name(default.table, "large").endswith(", p < 0.0001 · better")
 
 
 def test_not_better_fails_a_gain_below_the_configured_minimum(configured) -> None:
-    assert failing_treatments(configured, "not-better") == ["tiny"]
-    assert gate_sentence(configured, "not-better", ["tiny"]) == (
+    said = {"metric": "ndcg@10", "margin": None}
+    assert failing_treatments(configured.table, "not-better") == ["tiny"]
+    assert gate_sentence(configured.table, "not-better", ["tiny"], **said) == (
         "gate --fail-on not-better failed: tiny (better by +0.003) is not better than the control on ndcg@10 "
         "by at least the minimum effect 0.01."
     )
-    large = configured[configured["treatment"] == "large"]
+    large = configured.table[configured.table["treatment"] == "large"]
     assert failing_treatments(large, "not-better") == []
-    assert gate_sentence(large, "not-better", []) == (
+    assert gate_sentence(large, "not-better", [], **said) == (
         "gate --fail-on not-better passed: every treatment is better than the control on ndcg@10 by at "
         "least the minimum effect 0.01."
     )
 
 
 def test_the_one_percent_default_is_named_not_gated(default) -> None:
-    assert failing_treatments(default, "not-better") == []
-    assert gate_sentence(default, "not-better", []) == (
+    assert failing_treatments(default.table, "not-better") == []
+    assert gate_sentence(default.table, "not-better", [], metric="ndcg@10", margin=None) == (
         "gate --fail-on not-better passed: every treatment is better than the control on ndcg@10; not "
         "gated: gains below 1% of the control's mean (tiny +0.003); set significance.min_effect to require "
         "a minimum gain."
@@ -147,19 +152,19 @@ def test_the_worse_gate_still_fails_any_significant_loss() -> None:
     """The minimum effect is the smallest change of interest, not a tolerated loss (that is the
     non-inferiority margin's job): a significant loss below it still fails --fail-on worse."""
     table = compare(0.01, down=CONTROL.sub(TINY - CONTROL))
-    assert failing_treatments(table, "worse") == ["down"]
-    assert gate_sentence(table, "worse", ["down"]) == (
+    assert failing_treatments(table.table, "worse") == ["down"]
+    assert gate_sentence(table.table, "worse", ["down"], metric="ndcg@10", margin=None) == (
         "gate --fail-on worse failed: down is worse than the control on ndcg@10."
     )
 
 
 def test_a_table_recorded_before_the_columns_reads_as_before(default) -> None:
-    old = default.drop(columns=["below_min_effect", "min_effect_used", "min_effect_source"])
-    old.attrs = dict(default.attrs)
+    table = default.table.drop(columns=["below_min_effect", "min_effect_used", "min_effect_source"])
+    old = PairedComparison(table, default.settings)
     assert verdict_sentence(old, "tiny") == verdict_sentence(default, "tiny").split("; significant")[0] + "."
-    assert failing_treatments(old, "not-better") == []
+    assert failing_treatments(table, "not-better") == []
     assert "below_min_effect" not in as_json(old)["tiny"]
-    assert gate_sentence(old, "not-better", []).endswith("on ndcg@10.")
+    assert gate_sentence(table, "not-better", [], metric="ndcg@10", margin=None).endswith("on ndcg@10.")
 
 
 def test_a_pooled_gain_is_gated_by_the_configured_minimum_only() -> None:
@@ -170,13 +175,13 @@ def test_a_pooled_gain_is_gated_by_the_configured_minimum_only() -> None:
 
     pooled = pd.DataFrame({"treatment": ["small", "large"], "metric": ["ndcg@10"] * 2, "delta": [0.004, 0.02],
                            "verdict": ["better", "better"]})  # fmt: skip
-    pooled.attrs.update(metric="ndcg@10")
     section = PooledView(name="x", description="", primary_metric="ndcg@10", weighting="collection",
-                         pooled=pooled, per_collection=pd.DataFrame(), sentences={})  # fmt: skip
-    assert failing_treatments(_pooled_rows(section, 3, 0.01), "not-better") == ["small"]
-    assert failing_treatments(_pooled_rows(section, 3, None), "not-better") == []
+                         pooled=pooled, per_collection=pd.DataFrame(), sentences={},
+                         settings=PooledSettings(metric="ndcg@10"), family=FamilySettings())  # fmt: skip
+    assert failing_treatments(_pooled_rows(section, 3, 0.01).table, "not-better") == ["small"]
+    assert failing_treatments(_pooled_rows(section, 3, None).table, "not-better") == []
     gated = _pooled_rows(section, 3, 0.01)
-    assert gate_sentence(gated, "not-better", ["small"]) == (
+    assert gate_sentence(gated.table, "not-better", ["small"], metric=gated.metric, margin=gated.margin) == (
         "gate --fail-on not-better failed: small (better by +0.004) is not better than the control on "
         "ndcg@10 pooled across 3 collections by at least the minimum effect 0.01."
     )

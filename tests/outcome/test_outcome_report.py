@@ -16,7 +16,7 @@ from abcompare.outcome.html import HITS_SHOWN, deciding_depth, page
 from abcompare.outcome.rows import judged_line
 from abcompare.outcome.verdicts import description_markdown
 from abcompare.outcome.view import ComparisonView, ExperimentView
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import PairedComparison, paired_test
 
 IDS = pd.Index([f"q{i:02d}" for i in range(20)], name="query_id")
 
@@ -27,22 +27,24 @@ def render(view: ComparisonView) -> str:
 
 
 @pytest.fixture(scope="module")
-def comparison() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def comparison() -> tuple[PairedComparison, dict[str, pd.DataFrame]]:
     """A comparison whose table lists the primary metric (ndcg@10) after a secondary one."""
     rng = np.random.default_rng(3)
     base = rng.integers(0, 11, (20, 2)) / 10
     control = pd.DataFrame({"recall@10": base[:, 1], "ndcg@10": base[:, 0]}, index=IDS)
     better = control + 0.1
-    table = paired_comparison(control, {"up": better}, primary_metric="ndcg@10", n_resamples=199)
-    return table, {"control": control, "up": better}
+    tested = paired_test(control, {"up": better}, primary_metric="ndcg@10", n_resamples=199)
+    return tested, {"control": control, "up": better}
 
 
 def test_the_report_table_puts_the_primary_row_first_as_the_console_does(comparison) -> None:
-    table, per_query = comparison
+    tested, per_query = comparison
+    table = tested.table
     assert list(table["metric"]) == ["recall@10", "ndcg@10"]  # the table's own order: primary last
     inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
-        comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
+        comparison=table, settings=tested.settings, per_query=per_query,
+        queries=pd.DataFrame(index=IDS),
     )  # fmt: skip
     html = render(inputs)
     full = html[html.index("<h2>Every comparison</h2>") :]
@@ -87,13 +89,15 @@ def test_the_same_key_at_different_ranks_differs_and_a_different_key_at_the_same
 
 def test_largest_wins_show_the_relevant_hit_at_rank_6(comparison) -> None:
     """qa-048's case: the win comes from a relevant hit at rank 6, so both lists run to rank 6."""
-    table, per_query = comparison
+    tested, per_query = comparison
+    table = tested.table
     winner = per_query["up"]["ndcg@10"].sub(per_query["control"]["ndcg@10"]).idxmax()
     control_hits = hits([6]).assign(query_id=winner)
     treatment_hits = hits([1]).assign(query_id=winner)
     inputs = ComparisonView(
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
-        comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
+        comparison=table, settings=tested.settings, per_query=per_query,
+        queries=pd.DataFrame(index=IDS),
         hits={"control": control_hits, "up": treatment_hits}, focus=["up"],
     )  # fmt: skip
     html = render(inputs)
@@ -130,8 +134,8 @@ def test_a_sweeps_alignment_line_says_all_when_every_id_is_found() -> None:
 
 
 def test_the_description_table_is_a_markdown_table_not_a_code_block(comparison) -> None:
-    table, _ = comparison
-    text = description_markdown(table, context="**c**: context.")
+    tested, _ = comparison
+    text = description_markdown(tested, context="**c**: context.")
     assert "```" not in text
     lines = text.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("| treatment")))
@@ -151,11 +155,13 @@ def test_judged_line_says_when_the_judgments_list_relevant_items_only() -> None:
 
 
 def test_the_report_says_it_too(comparison) -> None:
-    table, per_query = comparison
+    tested, per_query = comparison
+    table = tested.table
     judged = coverage({"control": 0.11, "up": 0.12})
     common = dict(
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
-        comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS), judged=judged,
+        comparison=table, settings=tested.settings, per_query=per_query,
+        queries=pd.DataFrame(index=IDS), judged=judged,
     )  # fmt: skip
     assert "relevant items only" in render(ComparisonView(**common, judgments_relevant_only=True))
     assert "relevant items only" not in render(ComparisonView(**common))
@@ -164,10 +170,12 @@ def test_the_report_says_it_too(comparison) -> None:
 def test_a_collections_report_leads_back_to_the_comparison_across_collections(comparison) -> None:
     """A collection's page names the whole comparison and links its top run; a comparison of its own
     says nothing of the kind. The name is escaped as HTML (the page is self-contained, names are input)."""
-    table, per_query = comparison
+    tested, per_query = comparison
+    table = tested.table
     common = dict(
         name="c", description="", dataset="d", n_queries=20, level="document", convention="trec",
-        comparison=table, per_query=per_query, queries=pd.DataFrame(index=IDS),
+        comparison=table, settings=tested.settings, per_query=per_query,
+        queries=pd.DataFrame(index=IDS),
     )  # fmt: skip
     link = "http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning"
     page = render(ComparisonView(**common, part_of=("a<b 2026-12-02 06:00:00", link)))

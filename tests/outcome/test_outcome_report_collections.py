@@ -9,6 +9,7 @@ from html import escape
 
 import pandas as pd
 
+from abcompare.core.settings import FamilySettings, PooledSettings
 from abcompare.outcome.console import random_effects_line
 from abcompare.outcome.html import (
     PER_COLLECTION_HEADERS,
@@ -49,6 +50,7 @@ def inputs(**changes) -> PooledView:
     values = dict(
         name="bm25 vs hybrid", description="Across two collections.", primary_metric="ndcg@10",
         weighting="collection", pooled=pooled, per_collection=per, sentences={"hybrid": SENTENCE},
+        settings=PooledSettings(metric="ndcg@10"), family=FamilySettings(metric="ndcg@10"),
         links={"sci<fact": "http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning"},
     )  # fmt: skip
     values.update(changes)

@@ -19,7 +19,7 @@ from abcompare.outcome.sentences import (
     verdict_run_name,
     verdict_sentence,
 )
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_comparison, paired_test
 from abcompare.stats.tuning import TunedComparison
 
 IDS = pd.Index([f"q{i:02d}" for i in range(30)], name="query_id")
@@ -57,7 +57,7 @@ def test_format_change_leaves_out_an_infinite_relative_change():
 
 def test_sentences_for_one_treatment(runs):
     control, treatments = runs
-    table = paired_comparison(control, {"up": treatments["up"]}, n_resamples=999)
+    table = paired_test(control, {"up": treatments["up"]}, n_resamples=999)
     assert (
         verdict_sentence(table, "up")
         == "Verdict up: better on ndcg@10, +0.217 (+45.5%) [0.188, 0.245], p = 0.001."
@@ -70,44 +70,47 @@ def test_sentences_for_one_treatment(runs):
 
 def test_sentences_with_three_treatments_say_how_the_primary_p_was_adjusted(runs):
     control, treatments = runs
-    table = paired_comparison(control, treatments, n_resamples=999)
-    assert verdict_sentence(table, "down").startswith(
+    tested = paired_test(control, treatments, n_resamples=999)
+    table = tested.table
+    assert verdict_sentence(tested, "down").startswith(
         "Verdict down: worse on ndcg@10, -0.183 (-38.5%) [-0.221, -0.146], p = 0.003"
     )
-    assert "(Holm-adjusted over 3 treatments)." in verdict_sentence(table, "down")
-    same = verdict_sentence(table, "same")
+    assert "(Holm-adjusted over 3 treatments)." in verdict_sentence(tested, "down")
+    same = verdict_sentence(tested, "same")
     assert same.startswith("Verdict same: no significant difference on ndcg@10, ")
     row = table[(table["treatment"] == "same") & (table["role"] == "primary")].iloc[0]
     assert f"this query set detects differences of about {row['mde']:.3f} or more" in same
     # the largest p of the family is judged at Holm's last step, at alpha itself
     assert row["alpha_effective"] == 0.05 and same.endswith("(80% power at alpha 0.05).")
-    maxt = paired_comparison(control, treatments, n_resamples=999, correction="maxt")
+    maxt_tested = paired_test(control, treatments, n_resamples=999, correction="maxt")
+    maxt = maxt_tested.table
     row = maxt[(maxt["treatment"] == "same") & (maxt["role"] == "primary")].iloc[0]
     assert row["alpha_effective"] < 0.05 and row["mde"] > table.loc[row.name, "mde"]
     assert f"(80% power at alpha {row['alpha_effective']:.2g} after max-T correction)." in verdict_sentence(
-        maxt, "same"
+        maxt_tested, "same"
     )
     assert (
-        secondary_summary(table, "up")
+        secondary_summary(tested, "up")
         == "Secondary metrics: 1 of 1 better after Holm correction over 3 comparisons."
     )
-    assert "none of 1 differs significantly" in secondary_summary(table, "same")
-    assert summary_text(table).splitlines() == [treatment_summary(table, t) for t in ("up", "down", "same")]
+    assert "none of 1 differs significantly" in secondary_summary(tested, "same")
+    assert summary_text(tested).splitlines() == [treatment_summary(tested, t) for t in ("up", "down", "same")]
 
 
 def test_a_difference_larger_than_the_mde_that_is_not_significant_is_explained(runs):
     control, treatments = runs
-    table = paired_comparison(control, {"same": treatments["same"]}, n_resamples=999)
+    tested = paired_test(control, {"same": treatments["same"]}, n_resamples=999)
+    table = tested.table
     primary = table.index[table["role"] == "primary"][0]
     table.loc[primary, "mde"] = abs(table.loc[primary, "delta"]) / 2  # as if the normal approximation said so
-    sentence = verdict_sentence(table, "same")
+    sentence = verdict_sentence(tested, "same")
     assert "The difference is that large yet not significant" in sentence
     assert "the permutation test sees how the change is spread over the queries" in sentence
 
 
 def test_identical_runs_say_so(runs):
     control, _ = runs
-    table = paired_comparison(control, {"copy": control.copy()}, n_resamples=99)
+    table = paired_test(control, {"copy": control.copy()}, n_resamples=99)
     assert verdict_sentence(table, "copy") == (
         "Verdict copy: no significant difference on ndcg@10: every query scored the same in both runs."
     )
@@ -133,16 +136,16 @@ def test_a_treatment_run_is_named_with_its_primary_comparison(runs):
 
 def test_no_secondary_metrics_no_line_and_uncorrected_families(runs):
     control, treatments = runs
-    only = paired_comparison(control, {"up": treatments["up"]}, metrics=["ndcg@10"], n_resamples=99)
+    only = paired_test(control, {"up": treatments["up"]}, metrics=["ndcg@10"], n_resamples=99)
     assert secondary_summary(only, "up") == ""
-    raw = paired_comparison(control, treatments, correction="none", n_resamples=99)
+    raw = paired_test(control, treatments, correction="none", n_resamples=99)
     assert "(not adjusted for the 3 treatments)" in verdict_sentence(raw, "up")
     assert secondary_summary(raw, "up").endswith(" without correction.")
 
 
 def test_settings_line(runs):
     control, treatments = runs
-    table = paired_comparison(control, treatments, correction="maxt", n_resamples=499, seed=3)
+    table = paired_test(control, treatments, correction="maxt", n_resamples=499, seed=3)
     assert settings_line(table) == (
         "paired tests on 30 queries; primary metric ndcg@10 (permutation test, max-T correction over 3); "
         "secondary metrics: max-T correction over 3 comparisons; alpha 0.05, B = 499, seed 3; "
@@ -164,7 +167,7 @@ def test_markdown_table_is_aligned_rounded_and_puts_the_primary_metric_first(run
 
 def test_as_json(runs):
     control, treatments = runs
-    table = paired_comparison(control, {"up": treatments["up"]}, n_resamples=99)
+    table = paired_test(control, {"up": treatments["up"]}, n_resamples=99)
     assert as_json(table) == {
         "up": {
             "metric": "ndcg@10",

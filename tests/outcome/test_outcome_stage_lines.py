@@ -14,7 +14,7 @@ import pandas as pd
 from abcompare.outcome.html import page
 from abcompare.outcome.markdown import summary_markdown
 from abcompare.outcome.view import ComparisonView, ExperimentView
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_test
 
 IDS = pd.Index([f"q{i}" for i in range(20)], name="query_id")
 LINES = [
@@ -36,11 +36,13 @@ def view(stage_lines: list[str]) -> ComparisonView:
         "control": pd.DataFrame({"ndcg@10": control}, index=IDS),
         "t": pd.DataFrame({"ndcg@10": control + rng.normal(0, 0.05, IDS.size)}, index=IDS),
     }
-    table = paired_comparison(per_query["control"], {"t": per_query["t"]}, n_resamples=200)
+    tested = paired_test(per_query["control"], {"t": per_query["t"]}, n_resamples=200)
+    table = tested.table
     queries = pd.DataFrame({"text": [f"query {i}" for i in range(IDS.size)]}, index=IDS)
     return ComparisonView(
         name="c", description="", dataset="toy", n_queries=IDS.size, level="chunk", convention="trec",
-        comparison=table, per_query=per_query, queries=queries, stage_lines=stage_lines,
+        comparison=table, settings=tested.settings, per_query=per_query, queries=queries,
+        stage_lines=stage_lines,
     )  # fmt: skip
 
 
@@ -59,7 +61,11 @@ def test_the_lines_survive_result_json() -> None:
     data = json.loads(json.dumps(shown.to_json()))
     assert data["stage_lines"] == LINES
     back = ComparisonView.from_json(
-        data, comparison=shown.comparison, per_query=shown.per_query, queries=shown.queries
+        data,
+        comparison=shown.comparison,
+        settings=shown.settings,
+        per_query=shown.per_query,
+        queries=shown.queries,
     )
     assert list(back.stage_lines) == LINES and render(back) == render(shown)
 
@@ -70,6 +76,10 @@ def test_without_a_judge_or_answers_nothing_of_the_kind_is_shown() -> None:
     assert "judge" not in summary_markdown(shown)
     legacy = {k: v for k, v in shown.to_json().items() if k != "stage_lines"}  # a result.json from before
     back = ComparisonView.from_json(
-        legacy, comparison=shown.comparison, per_query=shown.per_query, queries=shown.queries
+        legacy,
+        comparison=shown.comparison,
+        settings=shown.settings,
+        per_query=shown.per_query,
+        queries=shown.queries,
     )
     assert tuple(back.stage_lines) == ()

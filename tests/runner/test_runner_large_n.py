@@ -76,19 +76,19 @@ def test_the_flag_sentence_and_gate_survive_mlflow(tmp_path: Path) -> None:
     assert (primary["wins"], primary["losses"]) == (10, 0)
     assert primary["min_effect_used"] == 0.01 and primary["min_effect_source"] == "significance.min_effect"
     assert bool(primary["below_min_effect"]) is True
-    sentence = verdict_sentence(table, "treatment")
+    sentence = verdict_sentence(comparison.tested, "treatment")
     assert "; significant but below the minimum effect (0.01, significance.min_effect): " in sentence
     # every row, secondary too, is read against the configured minimum
     assert table["min_effect_used"].tolist() == [0.01] * len(table)
     # the gate reads the result as --fail-on does: a gain below the configured minimum fails not-better
-    assert failing_treatments(gated_table(result), "not-better") == ["treatment"]
+    assert failing_treatments(gated_table(result).table, "not-better") == ["treatment"]
 
     loaded = load_comparison(result.parent_run_id, tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     (view,) = loaded.view().alone.values()
     again = view.comparison[view.comparison["role"] == "primary"].iloc[0]
     for column in ("below_min_effect", "min_effect_used", "min_effect_source"):
         assert again[column] == primary[column]
-    assert verdict_sentence(view.comparison, "treatment") == sentence
+    assert verdict_sentence(view.tested, "treatment") == sentence  # the stored settings read back
     assert failing_treatments(view.comparison, "not-better") == ["treatment"]
     clause = sentence[sentence.index("; significant but below") :]
     assert clause in loaded.tags["mlflow.note.content"]  # the MLflow description says it too

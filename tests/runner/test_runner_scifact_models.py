@@ -27,7 +27,7 @@ import pytest
 import yaml
 from support.cli import NO_TIMING, REPO, run_cli
 from support.environment import needs, skip_unless_ci
-from support.readme import as_printed, doc_text, readme_section
+from support.readme import as_printed, doc_text, readme_section, shell_words
 
 from abcompare.config import load_config
 from abcompare.data.experiment import load_dataset_for_experiment
@@ -44,8 +44,10 @@ pytestmark = [
 
 #: The configs the README gives SciFact results for.
 CONFIGS = ["embedding_model", "quantized_embeddings"]
-#: The README's placeholder for a BEIR folder, replaced by the shared copy.
-PLACEHOLDER = "dataset.path=/data/beir/scifact"
+#: The variable the README's block defines for a BEIR folder; the tests set it to the shared copy.
+VARIABLE = "SCIFACT"
+#: How the README's commands name the folder: the variable, expanded by the shell.
+PLACEHOLDER = f"dataset.path=${VARIABLE}"
 #: A row of the README's SciFact table: the comparison, the verdict on ndcg@10, recall@10, the model sizes.
 ROW = re.compile(
     r"^\| (?P<label>[\w.-]+ vs [^|]+) \| (?P<verdict>better|worse|no significant difference|inconclusive), "
@@ -59,16 +61,23 @@ def scenarios() -> str:
     return readme_section("Scenarios: the changes teams compare")
 
 
-def readme_commands() -> dict[str, list[str]]:
-    """The README's SciFact commands, by config name: the arguments after ``abcompare``."""
+def readme_lines() -> dict[str, str]:
+    """The README's SciFact commands as written, by config name, after the line that sets the variable."""
     block = re.search(r"test_runner_scifact_models\.py -->\n```bash\n(.*?)```", scenarios(), re.S)
     assert block, "the README shows the SciFact commands of the model configs"
+    first, *lines = block.group(1).splitlines()
+    assert re.fullmatch(rf"{VARIABLE}=\S+ +# BEIR's scifact folder .*", first), first
     commands = {}
-    for line in block.group(1).splitlines():
+    for line in lines:
         args = shlex.split(line)
         assert args[:2] == ["abcompare", "run"] and PLACEHOLDER in args, line
-        commands[Path(args[2]).stem] = args[1:]
+        commands[Path(args[2]).stem] = line
     return commands
+
+
+def readme_commands() -> dict[str, list[str]]:
+    """The README's SciFact commands, by config name: the arguments after ``abcompare``, as written."""
+    return {config: shlex.split(line)[1:] for config, line in readme_lines().items()}
 
 
 def readme_rows() -> dict[str, dict[str, str]]:
@@ -93,11 +102,11 @@ def models(config: str) -> tuple[str, str, str]:
 
 
 def command_args(config: str, folder: Path) -> list[str]:
-    """The README's command for ``config`` (after ``abcompare``), on the SciFact copy in ``folder``."""
-    return [
-        str(REPO / arg) if arg.startswith("configs/") else arg.replace(PLACEHOLDER, f"dataset.path={folder}")
-        for arg in readme_commands()[config]
-    ]
+    """The README's command for ``config`` (after ``abcompare``) as the shell runs it with the variable set
+    to the SciFact copy in ``folder`` (its config read from the checkout's ``configs/``)."""
+    args = shell_words(readme_lines()[config], **{VARIABLE: str(folder)})[1:]
+    assert f"dataset.path={folder}" in args, args
+    return [str(REPO / arg) if arg.startswith("configs/") else arg for arg in args]
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 from mlflow import MlflowClient
 
+from abcompare.core.settings import ComparisonSettings, PairedComparison
 from abcompare.outcome.sentences import markdown_table, secondary_summary, verdict_sentence
 
 
@@ -40,10 +41,10 @@ def test_json_console_and_mlflow_carry_the_primary_metric_and_the_roles(example_
     # the logged table reproduces the sentences: they are a function of the table and its settings
     path = client.download_artifacts(parent.info.run_id, "tables/comparison.parquet", str(workdir / "dl"))
     logged = pd.read_parquet(path).reset_index()
-    logged.attrs = {
-        "alpha": 0.05, "correction": "holm", "primary": "permutation", "primary_metric": "ndcg@10",
-        "power": 0.8, "min_effect": None, "n_resamples": 10000, "seed": 0,
-    }  # fmt: skip
-    assert verdict_sentence(logged, "dbsf") == verdict["sentence"]
-    assert secondary_summary(logged, "dbsf") == verdict["secondary"]
+    settings = ComparisonSettings(
+        alpha=0.05, correction="holm", primary="permutation", primary_metric="ndcg@10", power=0.8,
+        min_effect=None, n_resamples=10000, seed=0,
+    )  # fmt: skip
+    assert verdict_sentence(PairedComparison(logged, settings), "dbsf") == verdict["sentence"]
+    assert secondary_summary(PairedComparison(logged, settings), "dbsf") == verdict["secondary"]
     assert markdown_table(logged) in tags["mlflow.note.content"]

@@ -18,7 +18,7 @@ from stats_synthetic import METRICS, frames, paired_runs
 from abcompare.core.errors import StatisticsError
 from abcompare.core.vocabulary import default_primary_metric
 from abcompare.outcome.sentences import secondary_summary, verdict_sentence
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_comparison, paired_test
 from abcompare.stats.correction import holm, per_test_alpha
 
 
@@ -31,9 +31,10 @@ def one_real_effect() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_fifteen_correlated_columns_with_one_real_effect(one_real_effect):
     control, treatment = one_real_effect
-    table = paired_comparison(control, {"hybrid": treatment}, correction="maxt")
+    tested = paired_test(control, {"hybrid": treatment}, correction="maxt")
+    table = tested.table
     primary = table[table["role"] == "primary"]
-    assert list(primary["metric"]) == ["ndcg@10"] and table.attrs["primary_metric"] == "ndcg@10"
+    assert list(primary["metric"]) == ["ndcg@10"] and tested.settings.primary_metric == "ndcg@10"
     row = primary.iloc[0]
     # one treatment: the primary family has one member, so the verdict uses the raw p
     assert row["p_permutation"] == pytest.approx(0.0062993700629937, abs=1e-15)
@@ -50,11 +51,11 @@ def test_fifteen_correlated_columns_with_one_real_effect(one_real_effect):
     secondary = table[table["role"] == "secondary"]
     assert len(secondary) == 14 and (secondary["family_size"] == 14).all()
     assert (secondary["p_adjusted"] >= secondary["p_permutation"]).all()
-    assert verdict_sentence(table, "hybrid") == (
+    assert verdict_sentence(tested, "hybrid") == (
         "Verdict hybrid: better on ndcg@10, +0.062 (+11.9%) [0.017, 0.107], p = 0.006."
     )
-    assert secondary_summary(table, "hybrid") == "Secondary metrics: 7 of 14 better after max-T correction."
-    holm_table = paired_comparison(control, {"hybrid": treatment}, correction="holm")
+    assert secondary_summary(tested, "hybrid") == "Secondary metrics: 7 of 14 better after max-T correction."
+    holm_table = paired_test(control, {"hybrid": treatment}, correction="holm")
     assert secondary_summary(holm_table, "hybrid") == (
         "Secondary metrics: none of 14 differs significantly after Holm correction."
     )
@@ -201,15 +202,15 @@ def test_min_effect_makes_an_undecided_interval_inconclusive():
     kwargs = {"n_resamples": 999, "tests": ["t", "permutation", "bootstrap"]}
     plain = paired_comparison(control, noisy, **kwargs).iloc[0]
     assert plain["verdict"] == "no significant difference" and plain["ci_low"] < 0 < plain["ci_high"]
-    wide = paired_comparison(control, noisy, min_effect=0.02, **kwargs)
-    assert wide["verdict"].iloc[0] == "inconclusive"  # the interval reaches beyond +-0.02
+    wide = paired_test(control, noisy, min_effect=0.02, **kwargs)
+    assert wide.table["verdict"].iloc[0] == "inconclusive"  # the interval reaches beyond +-0.02
     assert "includes both zero and the smallest effect you care about (0.02)" in verdict_sentence(
         wide, "treatment"
     )
-    narrow = paired_comparison(control, noisy, min_effect=0.2, **kwargs)
-    assert narrow["verdict"].iloc[0] == "no significant difference"
+    narrow = paired_test(control, noisy, min_effect=0.2, **kwargs)
+    assert narrow.table["verdict"].iloc[0] == "no significant difference"
     assert "rules out a change of 0.2 or more either way" in verdict_sentence(narrow, "treatment")
-    assert narrow.attrs["min_effect"] == 0.2
+    assert narrow.settings.min_effect == 0.2
 
 
 @pytest.mark.parametrize(

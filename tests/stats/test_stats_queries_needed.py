@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.power import NormalIndPower, TTestPower
 
 import abcompare
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_test
 from abcompare.stats.power import minimum_detectable_effect, queries_for_effect, queries_needed_table
 
 
@@ -81,8 +81,9 @@ def test_the_table_uses_min_effect_the_effective_level_and_the_comparisons_seed(
         "a": control + rng.normal(0.0, 0.05, (60, 1)),
         "b": control + rng.normal(0.002, 0.08, (60, 1)),
     }
-    table = paired_comparison(control, treatments, n_resamples=200, seed=11, min_effect=0.01)
-    needed = queries_needed_table(control, treatments, table)
+    tested = paired_test(control, treatments, n_resamples=200, seed=11, min_effect=0.01)
+    table = tested.table
+    needed = queries_needed_table(control, treatments, tested)
     assert list(needed["treatment"]) == ["a", "b"]
     for row in needed.itertuples():
         primary = table[(table["treatment"] == row.treatment) & (table["role"] == "primary")].iloc[0]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from abcompare.core.vocabulary import BETTER, NO_DIFFERENCE, WORSE
 from abcompare.evaluation.unjudged import unjudged_ranges
-from abcompare.stats.comparison import paired_comparison
+from abcompare.stats.comparison import paired_test
 from abcompare.stats.robustness import flip_rule, robustness_table
 
 
@@ -59,17 +59,17 @@ def _compare(control_run, treatment_run, annotations, ids):
         )  # fmt: skip
         for run in (control_run, treatment_run)
     ]
-    comparison = paired_comparison(tables[0], {"t": tables[1]}, metrics=["ndcg@2"], n_resamples=500, seed=0)
-    return comparison
+    return paired_test(tables[0], {"t": tables[1]}, metrics=["ndcg@2"], n_resamples=500, seed=0)
 
 
 def test_a_verdict_the_unjudged_hits_cannot_flip_holds():
     control_run, treatment_run, annotations = _case(30, 0)
     ids = [f"q{i}" for i in range(30)]
-    comparison = _compare(control_run, treatment_run, annotations, ids)
+    tested = _compare(control_run, treatment_run, annotations, ids)
+    comparison = tested.table
     ranges = unjudged_ranges(control_run, {"t": treatment_run}, annotations, ids, metric="ndcg@2",
                              convention="ai4j")  # fmt: skip
-    row = robustness_table(comparison, ranges).iloc[0]
+    row = robustness_table(tested, ranges).iloc[0]
     assert comparison["verdict"].iloc[0] == BETTER
     # only the treatment's x at rank 2 (odd queries) is unjudged: judged relevant it raises the treatment
     assert row["unjudged_hits"] == 15 and row["unjudged_min"] == pytest.approx(row["delta"])
@@ -82,10 +82,11 @@ def test_a_verdict_a_few_judgments_flip_names_how_few():
     counts two relevant hits, 1 / (1 + 1/log2 3) = 0.613: a delta of -0.387."""
     control_run, treatment_run, annotations = _case(30, 30)
     ids = [f"q{i}" for i in range(30)]
-    comparison = _compare(control_run, treatment_run, annotations, ids)
+    tested = _compare(control_run, treatment_run, annotations, ids)
+    comparison = tested.table
     ranges = unjudged_ranges(control_run, {"t": treatment_run}, annotations, ids, metric="ndcg@2",
                              convention="ai4j")  # fmt: skip
-    row = robustness_table(comparison, ranges).iloc[0]
+    row = robustness_table(tested, ranges).iloc[0]
     assert comparison["verdict"].iloc[0] == BETTER and not row["holds"]
     after = 1 / (1 + 1 / np.log2(3)) - 1
     assert row["unjudged_min"] == pytest.approx(after, abs=1e-12)

@@ -124,6 +124,11 @@ PARTS: dict[str, Part] = {
         install="apt-get install chromium",
         present=lambda: chromium_path() is not None,
     ),
+    "jq": Part(
+        name="jq on PATH (docs/cli.md pipes --json into it)",
+        install="apt-get install jq",
+        present=lambda: shutil.which("jq") is not None,
+    ),
     "shared_data": Part(
         name=f"the shared data folder {SHARED_DIR} (datasets: scifact, cranfield, cisi; conformance)",
         install="put the shared collections beside the checkout, in ../shared",

@@ -8,8 +8,10 @@ A page is named by its path in the checkout: ``README.md`` (the default) or ``do
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 from fractions import Fraction
 from pathlib import Path
 
@@ -94,6 +96,17 @@ def readme_run_command() -> list[str]:
     assert block, "README has a 'Two commands' section with a bash block"
     line = next(line for line in block.group(1).splitlines() if "abcompare run" in line)
     return shlex.split(line.split("&&", 1)[1])
+
+
+def shell_words(command: str, **variables: str) -> list[str]:
+    """The arguments bash passes for ``command`` (one simple command, as a page writes it, ``$NAME``s and
+    a trailing ``# comment`` allowed) with ``variables`` set in its environment: bash itself expands and
+    splits the line, so a test runs the text as written, not a copy with its placeholders replaced."""
+    done = subprocess.run(
+        ["bash", "-c", f"set -- {command}\nprintf '%s\\0' \"$@\""], env={**os.environ, **variables},
+        capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    return done.stdout.split("\0")[:-1]
 
 
 def as_printed(value: float, printed: str) -> str:

@@ -80,9 +80,11 @@ def ran(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def compared(ran):
-    """The whole config, each collection's comparison and the pooled tables (``pooled_comparison``'s)."""
+    """The whole config, each collection's comparison, the pooled tables (``pooled_test``'s) and their
+    settings."""
     path, _, _, result = ran
-    return path, result.config, result.collections, result.pooled, result.per_collection
+    settings = (result.pooled_settings, result.family)
+    return path, result.config, result.collections, result.pooled, result.per_collection, settings
 
 
 def tracked(config, uri: str, experiment: str, folder: Path):
@@ -109,7 +111,7 @@ def log_collection(result: Comparison, logger, scratch: Path, *, fail_after=None
 def log_all(compared, uri: str, experiment: str, folder: Path, *, fail_in=None, error=None, background=False):
     """The whole comparison logged as the runner logs it, in one tracking session; ``fail_in``: the
     collection that raises ``error`` half-way. Returns the result with where it was recorded."""
-    path, config, results, pooled, per_collection = compared
+    path, config, results, pooled, per_collection, (settings, family) = compared
     config = tracked(config, uri, experiment, folder)
     collections = {
         name: replace(r, config=tracked(r.config, uri, experiment, folder)) for name, r in results.items()
@@ -128,7 +130,8 @@ def log_all(compared, uri: str, experiment: str, folder: Path, *, fail_in=None, 
                 log_collection(r, logger, parts[name].scratch, fail_after=failing)
         result = ComparisonResult(
             config=config, primary_metric=PRIMARY, collections=collections, pooled=pooled,
-            per_collection=per_collection, weighting=config.significance.pooling,
+            per_collection=per_collection, weighting=config.significance.pooling, pooled_settings=settings,
+            family=family,
         )  # fmt: skip
         log.experiment(result)
     return replace(result, where=log.where)
@@ -157,7 +160,7 @@ def children(client: MlflowClient, run) -> list:
 
 def test_the_top_run_holds_the_pooled_comparison(logged, compared) -> None:
     _, _, result, client, top = logged
-    *_, pooled, per_collection = compared
+    *_, pooled, per_collection, (settings, _) = compared
     tags, metrics, params = top.data.tags, top.data.metrics, top.data.params
     assert tags[L.ROLE_TAG] == L.ROLE_COLLECTIONS and tags[L.COMPARISON_TAG] == "two-hr"
     assert tags[L.PRIMARY_METRIC_TAG] == PRIMARY
@@ -181,7 +184,7 @@ def test_the_top_run_holds_the_pooled_comparison(logged, compared) -> None:
     # equal weight per collection: the pooled delta is the mean of the two collections' deltas
     deltas = [metrics[f"collection.{n}.loose.ndcg_at_10.delta"] for n in ("hr-docs", "hr-small")]
     assert metrics["_pooled.loose.ndcg_at_10.delta"] == pytest.approx(sum(deltas) / 2, abs=1e-12)
-    sentence = pooled_sentence(pooled, per_collection, TREATMENT)
+    sentence = pooled_sentence(pooled, per_collection, settings, TREATMENT)
     assert tags[L.VERDICT_TAG] == sentence == tags[L.verdict_tag(TREATMENT)]
     note = tags[L.NOTE_TAG]
     verdict, rest = sentence.split("; ", 1)  # the verdict in bold, as a comparison's description sets it
@@ -238,9 +241,10 @@ def test_each_collection_is_nested_laid_out_as_a_single_comparison(logged, compa
 
 def test_load_comparison_reads_both_levels(logged, compared) -> None:
     uri, _, result, _, top = logged
-    *_, pooled, per_collection = compared
+    *_, pooled, per_collection, (settings, family) = compared
     loaded = load_comparison(top.info.run_id, tracking_uri=uri, with_hits=False)
     assert isinstance(loaded, LoadedComparison) and loaded.held == {}  # its collections are nested runs
+    assert (loaded.pooled_settings, loaded.family) == (settings, family)  # the typed settings read back
     assert loaded.collections == ["hr-docs", "hr-small"] and loaded.treatments == [TREATMENT]
     pd.testing.assert_frame_equal(loaded.pooled, pooled.reset_index(drop=True), check_like=False)
     pd.testing.assert_frame_equal(loaded.per_collection, per_collection.reset_index(drop=True))
@@ -271,11 +275,11 @@ def test_load_comparison_reads_both_levels(logged, compared) -> None:
 
 def test_the_top_report_links_each_collection_run(logged, compared) -> None:
     uri, _, result, client, top = logged
-    *_, pooled, per_collection = compared
+    *_, pooled, per_collection, (settings, _) = compared
     html, loaded = logged_report(top.info.run_id, tracking_uri=uri)
     logged_html = Path(client.download_artifacts(top.info.run_id, L.REPORT_FILE)).read_text()
     for page in (html, logged_html):
-        assert pooled_sentence(pooled, per_collection, TREATMENT).replace("'", "&#x27;") in page
+        assert pooled_sentence(pooled, per_collection, settings, TREATMENT).replace("'", "&#x27;") in page
         assert page.count("<svg") == 1 and "<script" not in page
         for name, run_id in result.collection_run_ids.items():
             url = f"#/experiments/{top.info.experiment_id}/runs/{run_id}?workflowType=machine_learning"

@@ -217,7 +217,17 @@ def test_what_is_written_is_what_analysis_reads(logged) -> None:
     workdir, payload, _, parent, _ = logged
     loaded = load_comparison(parent.info.run_id, tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
     assert loaded.name == "rrf-vs-dbsf" and loaded.treatments == ["dbsf"]
-    assert loaded.summary.attrs["primary_metric"] == "ndcg@10"  # the settings travel with the table
+    assert loaded.summary.attrs["primary_metric"] == "ndcg@10"  # the stored settings, as notebooks read them
+    said = loaded.settings  # typed, as the example config's significance section sets them
+    expected = ("ndcg@10", ("t", "permutation", "bootstrap", "wilcoxon"), "permutation", "holm", 10000, 0)
+    assert (
+        said.primary_metric,
+        said.tests,
+        said.primary,
+        said.correction,
+        said.n_resamples,
+        said.seed,
+    ) == expected
     row = loaded.summary.set_index(["treatment", "metric"]).loc[("dbsf", "ndcg@10")]
     expected = next(r for r in payload["comparison"] if r["metric"] == "ndcg@10")
     assert row["delta"] == expected["delta"] and row["p_adjusted"] == expected["p_adjusted"]  # every digit

@@ -13,6 +13,7 @@ import pytest
 
 from abcompare.tracking.layout import compare_url, run_url, ui_url, view_url
 from abcompare.tracking.logger import PARENT, recorded_lines
+from abcompare.tracking.store import ui_command
 from abcompare.tracking.writer import RecordedRuns
 
 BASE = "http://127.0.0.1:5000"
@@ -75,3 +76,18 @@ def test_a_sweeps_many_run_ids_are_one_line() -> None:
     )
     assert len(lines) == 4  # the experiment and parent, the ids, the parent's link, the runs view
     assert all(query_of(url)["workflowType"] == ["machine_learning"] for url in links(lines))
+
+
+def test_the_local_ui_link_follows_the_port_mlflow_ui_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlflow.utils.cli_args import PORT  # the decorator that gives `mlflow ui` its --port option
+
+    (port,) = PORT(lambda: None).__click_params__
+    assert port.envvar == "MLFLOW_PORT" and port.default == 5000
+    monkeypatch.delenv("MLFLOW_PORT", raising=False)
+    assert ui_command("sqlite:////elsewhere/mlflow.db")[1] == "http://127.0.0.1:5000"
+    monkeypatch.setenv("MLFLOW_PORT", "5123")
+    assert ui_command("sqlite:////elsewhere/mlflow.db") == (
+        "mlflow ui --backend-store-uri sqlite:////elsewhere/mlflow.db",
+        "http://127.0.0.1:5123",
+    )
+    assert ui_command("http://127.0.0.1:7000") == (None, "http://127.0.0.1:7000")  # a server: its own URL
