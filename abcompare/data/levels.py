@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from abcompare.core.codes import encode, encode_grouped, lookup
 from abcompare.core.errors import AbcompareWarning, DataError
+from abcompare.core.ranking import repeated_within_queries
 from abcompare.data.alignment import (
     alignment_report,
     check_alignment,
@@ -110,8 +111,11 @@ def collapse_to_documents(run_df: pd.DataFrame) -> pd.DataFrame:
     query_codes, _ = encode_grouped(strings(run_df["query_id"].astype("str")))
     key_codes, labels = encode(strings(keys))
     order = np.lexsort((run_df["rank"].to_numpy(), query_codes))
-    pair = query_codes[order] * (len(labels) + 1) + key_codes[order]
-    rows = order[~pd.Series(pair).duplicated(keep="first").to_numpy()]
+    if len(order) and min(query_codes.min(), key_codes.min()) >= 0:  # queries ascending: sorted per query
+        rows = order[~repeated_within_queries(query_codes[order], key_codes[order])]
+    else:  # a missing id (code -1): one hash of the pairs
+        pair = query_codes[order] * (len(labels) + 1) + key_codes[order]
+        rows = order[~pd.Series(pair).duplicated(keep="first").to_numpy()]
     unchanged = len(rows) == len(run_df) and bool((rows == np.arange(len(rows))).all())
     frame = run_df.copy(deep=False) if unchanged else run_df.iloc[rows].reset_index(drop=True)
     frame["key"] = keys.array if unchanged else keys.array.take(rows)

@@ -283,17 +283,30 @@ def in_evaluation_order(run: pd.DataFrame, convention: str) -> pd.DataFrame:
 
     Anything that must see the lists as they are scored (pooling their tops, say) takes them from here.
     """
+    order, query, _ = evaluation_order(run, convention)
+    out = run.iloc[order].reset_index(drop=True)
+    out["rank"] = np.arange(query.size, dtype=np.int64) - np.searchsorted(query, query, side="left") + 1
+    return out
+
+
+def evaluation_order(run: pd.DataFrame, convention: str) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """:func:`in_evaluation_order` as ``(rows, query codes, query labels)``: the rows of ``run`` it keeps,
+    in its order, each row's query code (ascending: a query's rows are one block) and the query ids, for
+    a caller that needs a part of each list and not the whole table re-sorted (issue 38)."""
     flat = flatten_run(run, convention)
-    query, _ = codes.encode_grouped(codes.as_strings(flat.query_id))
+    query, labels = codes.encode_grouped(codes.as_strings(flat.query_id))
     keys = codes.as_strings(flat.key)
     keys = keys if flat.keys_are_clean else codes.clean_strings(keys)
     order = run_order(query, flat.score, flat.rank, keys)
-    out = run.iloc[order]
-    if convention == "trec":
-        out = out[~out.duplicated(["query_id", "key"], keep="first").to_numpy()]
-    out = out.reset_index(drop=True)
-    out["rank"] = out.groupby(pd.factorize(out["query_id"], sort=False)[0]).cumcount().to_numpy() + 1
-    return out
+    query = query[order]  # grouped by query, codes ascending: the blocks are read from the codes
+    if convention == "trec":  # a key's later rows in its query go, on codes (the key column hashed once)
+        key = codes.encode(codes.as_strings(run["key"]))[0][order]
+        if query.size and (query[0] < 0 or key.min() < 0):  # a missing id: pandas' rule, on the strings
+            kept = ~run.iloc[order].duplicated(["query_id", "key"], keep="first").to_numpy()
+        else:
+            kept = ~repeated_within_queries(query, key)
+        order, query = order[kept], query[kept]
+    return order, query, labels
 
 
 def _judged_by_sorting(

@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 
 from abcompare.core.vocabulary import CONTROL
-from abcompare.evaluation import codes
-from abcompare.evaluation.batch import in_evaluation_order
+from abcompare.evaluation.batch import evaluation_order
 from abcompare.evaluation.convention import Convention, ratio_or_zero
 from abcompare.evaluation.gains import discounts
 from abcompare.evaluation.measures import parse_metric
@@ -344,12 +343,13 @@ def _top_lists(run: pd.DataFrame, convention: str, k: int) -> dict[str, tuple[li
     """Each query's keys in the evaluator's order (stripped), cut at ``k``, and the list's full length."""
     if run.empty:
         return {}
-    ordered = in_evaluation_order(run, convention)  # each query's hits one block, in order
-    block_query, labels, lengths = codes.encode_blocks(codes.as_strings(ordered["query_id"].astype("str")))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    order, query, labels = evaluation_order(run, convention)  # each query's rows one block, in order
+    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    lengths = np.diff(np.append(starts, query.size))
+    block_query = query[starts]
     shown = np.minimum(lengths, k)  # only each list's top k becomes Python strings, not the whole run
     rows = np.repeat(starts, shown) + (np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown))
-    keys = ordered["key"].astype("str").iloc[rows].str.strip().tolist()
+    keys = run["key"].iloc[order[rows]].astype("str").str.strip().tolist()
     bounds = np.concatenate(([0], np.cumsum(shown))).tolist()
     names = labels.to_pylist()
     return {

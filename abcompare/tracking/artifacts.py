@@ -17,6 +17,7 @@ from abcompare.outcome.view import ComparisonView, ExperimentView
 from abcompare.tracking.layout import (
     DELTAS_PLOT,
     DISTRIBUTION_PLOT,
+    HITS_FILE,
     PARETO_PLOT,
     POOLED_FOREST_PLOT,
     REPORT_FILE,
@@ -25,6 +26,12 @@ from abcompare.tracking.layout import (
     paired_plot,
 )
 
+#: Above this many hits a variant's run carries its hits once, as ``run/hits.parquet`` (the same hits, ranks
+#: and scores, plus each hit's grade), and no ``run/run.trec`` beside it: at 10k queries x 1,000 hits the
+#: TREC text is 10 million lines (about 370 MB a variant) written, staged and copied for a file nothing
+#: reads back. Below it both are logged, so trec_eval runs on the artifact as it is.
+RUN_FILE_MAX_HITS = 1_000_000
+
 if TYPE_CHECKING:
     from abcompare.config import ExperimentConfig
     from abcompare.outcome.results import Comparison, VariantOutcome
@@ -32,20 +39,37 @@ if TYPE_CHECKING:
 
 
 def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Path) -> dict[str, str | Path]:
-    """The files of a variant's run: its hits as a TREC run file and its per-query score histogram."""
+    """The files of a variant's run: its hits (as compressed, dictionary-encoded Parquet, and as a TREC run
+    file up to :data:`RUN_FILE_MAX_HITS` hits) and its per-query score histogram. The hits are written here,
+    in the comparison's process, and handed to the writer as a file: a 10-million-hit table pickled through
+    the writer's pipe cost more time and memory than the Parquet itself."""
     if not config.tracking.enabled:
         return {}
-    import warnings
-
     folder = scratch / "files" / mlflow_safe_name(outcome.name)
     folder.mkdir(parents=True, exist_ok=True)
-    # the trec convention scores lists as trec_eval orders them (score, then key, descending): the file
-    # keeps the real scores, so trec_eval (or any peer tool) on it gives the tool's numbers, ties included;
-    # lists judged in served order (ai4j), or hits without scores, get rank-derived scores instead
+    hits = folder / "hits.parquet"
+    outcome.run.to_parquet(hits, compression="zstd")  # pyarrow dictionary-encodes the ids' columns
+    files: dict[str, str | Path] = {HITS_FILE: hits}
+    if len(outcome.run) <= RUN_FILE_MAX_HITS:
+        files[RUN_FILE] = _trec_file(config, outcome, folder)
+    k = max(config.evaluation.cutoffs)
+    metrics = [metric_name(m, k) for m in config.evaluation.metrics]
+    title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"
+    files[DISTRIBUTION_PLOT] = histogram_svg(outcome.per_query, metrics, title)
+    return files
+
+
+def _trec_file(config: ExperimentConfig, outcome: VariantOutcome, folder: Path) -> Path:
+    """The variant's hits as a TREC run file. The trec convention scores lists as trec_eval orders them
+    (score, then key, descending): the file keeps the real scores, so trec_eval (or any peer tool) on it
+    gives the tool's numbers, ties included; lists judged in served order (ai4j), or hits without scores,
+    get rank-derived scores instead."""
+    import warnings
+
     real = config.evaluation.convention == "trec" and bool(outcome.run["score"].notna().all())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AbcompareWarning)  # rank-derived scores replace tied ones: on purpose
-        trec = Path(
+        return Path(
             write_run(
                 outcome.run,
                 folder / "run.trec",
@@ -54,10 +78,6 @@ def variant_files(config: ExperimentConfig, outcome: VariantOutcome, scratch: Pa
                 scores="keep" if real else "auto",
             )
         )
-    k = max(config.evaluation.cutoffs)
-    metrics = [metric_name(m, k) for m in config.evaluation.metrics]
-    title = f"{outcome.name}: per-query scores at cutoff {k} ({len(outcome.per_query)} queries)"
-    return {RUN_FILE: trec, DISTRIBUTION_PLOT: histogram_svg(outcome.per_query, metrics, title)}
 
 
 def comparison_files(result: Comparison, part_of: tuple[str, str] | None = None) -> dict[str, str | Path]:

@@ -50,7 +50,6 @@ from abcompare.tracking.layout import (
     DATASET_TAG,
     GRID_TABLE,
     HELD_OUT_TABLE,
-    HITS_FILE,
     JUDGMENTS_TAG,
     N_QUERIES_METRIC,
     NON_INFERIORITY_FIELDS,
@@ -235,7 +234,7 @@ class ComparisonLogger(RunLogger):
         self, outcome: VariantOutcome, settings: Mapping[str, Any], files: Mapping[str, str | Path]
     ) -> None:
         """A child run: the variant's settings as params, its means and cost as metrics, its per-query table,
-        its hits (with each hit's judgment grade) and the files the runner made for it."""
+        and the files the runner made for it (its hits, with each hit's judgment grade, among them)."""
         handle = variant_handle(outcome.name)
         tags = {**self._common_tags(), ROLE_TAG: outcome.role, VARIANT_TAG: outcome.name}
         self._send(Command.START_RUN, handle, outcome.name, tags, parent=PARENT)
@@ -249,7 +248,6 @@ class ComparisonLogger(RunLogger):
         self.logged_efficiency[handle] = set(outcome.efficiency)
         self._send(Command.LOG, handle, metrics=metrics, params=flatten(settings))
         self._send(Command.TABLE, handle, PER_QUERY_TABLE, outcome.per_query)
-        self._send(Command.PARQUET, handle, HITS_FILE, outcome.run)
         self._send(Command.JSON, handle, ALIGNMENT_FILE, outcome.alignment.to_dict())
         self._send_files(handle, files)
         self._send(
