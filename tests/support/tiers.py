@@ -178,6 +178,7 @@ E2E: dict[str, tuple[str, ...]] = {
         "test_the_held_out_table_scores_each_query_by_the_choice_of_its_fold",
         "test_the_pareto_plot_marks_every_candidate_and_labels_the_front",
     ),
+    "tracking/test_tracking_hits_artifact.py": ALL,  # the shared example run, on the session's server
     "tracking/test_tracking_metrics_as_computed.py": ALL,
 }
 
